@@ -1,0 +1,1 @@
+//! Fold: the log as a provider request (DESIGN §3).

@@ -1,0 +1,16 @@
+//! `ag`: the library behind the `ag-*` commands.
+//!
+//! Lower modules never import higher ones: `ids clock paths config` → `log fold reduce policy`
+//! (pure) → `store` → `provider tools room` → `fork agent summon` → `cli`.
+
+pub mod clock;
+pub mod ids;
+pub mod paths;
+
+pub mod fold;
+pub mod log;
+pub mod reduce;
+
+pub mod store;
+
+pub mod cli;

@@ -1,0 +1,1 @@
+//! Reduce: provider stream events to chunk ops.

@@ -1,1 +1,3 @@
-fn main() {}
+fn main() -> std::process::ExitCode {
+    ag::cli::unavailable("ag-summon")
+}

@@ -4,13 +4,18 @@
 //! (pure) → `store` → `provider tools room` → `fork agent summon` → `cli`.
 
 pub mod clock;
+pub mod config;
 pub mod ids;
 pub mod paths;
+pub mod proc;
 
 pub mod fold;
 pub mod log;
+pub mod policy;
 pub mod reduce;
 
 pub mod store;
+
+// pub mod agent; (enabled once tools and provider land)
 
 pub mod cli;

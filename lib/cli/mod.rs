@@ -1,1 +1,90 @@
-//! The command-line front ends.
+//! The command-line front ends: the only module that knows clap, terminals, colour and exit
+//! codes. Each command parses its flags into one resolved context, runs, and maps errors to
+//! the exit statuses of DESIGN §8.
+
+pub mod log;
+// pub mod prompt;
+mod error;
+mod output;
+
+use std::io::IsTerminal;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+pub use error::{CliError, CliResult, Exit};
+pub use output::{escape_controls, Out};
+
+use crate::paths::Home;
+use crate::store::Store;
+
+/// Flags every command takes.
+#[derive(Debug, Clone, clap::Args)]
+pub struct GlobalArgs {
+    /// The store directory [default: $AG_HOME, else $XDG_DATA_HOME/ag, else ~/.local/share/ag]
+    #[arg(long, global = true, value_name = "DIR")]
+    pub home: Option<PathBuf>,
+    /// Print machine-readable JSON (NDJSON for streams)
+    #[arg(long, global = true)]
+    pub json: bool,
+    /// Print nothing on stdout but data that was asked for; no notices on stderr
+    #[arg(short, long, global = true)]
+    pub quiet: bool,
+    /// Say more on stderr
+    #[arg(short, long, global = true)]
+    pub verbose: bool,
+    /// When to colour output (NO_COLOR is honoured by `auto`)
+    #[arg(long, global = true, value_name = "WHEN", default_value = "auto")]
+    pub color: ColorChoice,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ColorChoice {
+    Auto,
+    Always,
+    Never,
+}
+
+/// What every verb gets: the resolved flags and the place to print.
+pub struct Ctx {
+    pub global: GlobalArgs,
+    pub home: Home,
+    pub out: Out,
+}
+
+impl Ctx {
+    pub fn new(global: GlobalArgs) -> CliResult<Ctx> {
+        let home = Home::resolve(global.home.as_deref()).map_err(CliError::from)?;
+        let color = match global.color {
+            ColorChoice::Always => true,
+            ColorChoice::Never => false,
+            ColorChoice::Auto => {
+                std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+                    && std::io::stdout().is_terminal()
+            }
+        };
+        let out = Out::new(color, global.quiet, global.verbose);
+        Ok(Ctx { global, home, out })
+    }
+
+    pub fn store(&self) -> CliResult<Store> {
+        Store::open(&self.home).map_err(CliError::from)
+    }
+}
+
+/// Run a command's body, render its error, and turn the outcome into an exit status.
+pub fn finish(program: &str, result: CliResult<()>) -> ExitCode {
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) if e.is_broken_pipe() => ExitCode::SUCCESS,
+        Err(e) => {
+            e.render(program);
+            ExitCode::from(e.exit.code())
+        }
+    }
+}
+
+/// The entry point of a command that is not available in this build.
+pub fn unavailable(program: &str) -> ExitCode {
+    eprintln!("{program}: not yet available in this version of ag");
+    ExitCode::from(1)
+}

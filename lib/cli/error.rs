@@ -1,0 +1,155 @@
+//! Errors as the user sees them: `PROG: error: …`, `  caused by: …`, `hint: …`, and the exit
+//! status that goes with each kind (DESIGN §8).
+
+use std::fmt::Write as _;
+use std::io;
+
+use crate::store::StoreError;
+
+/// Exit statuses (DESIGN §8).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Exit {
+    Error,
+    Usage,
+    Conflict,
+    NotFound,
+    TempFail,
+    Interrupted,
+}
+
+impl Exit {
+    pub fn code(self) -> u8 {
+        match self {
+            Exit::Error => 1,
+            Exit::Usage => 2,
+            Exit::Conflict => 3,
+            Exit::NotFound => 4,
+            Exit::TempFail => 75,
+            Exit::Interrupted => 130,
+        }
+    }
+}
+
+#[derive(Debug)]
+pub struct CliError {
+    pub exit: Exit,
+    pub error: anyhow::Error,
+    pub hint: Option<String>,
+}
+
+pub type CliResult<T> = Result<T, CliError>;
+
+impl CliError {
+    pub fn new(exit: Exit, message: impl std::fmt::Display) -> CliError {
+        CliError {
+            exit,
+            error: anyhow::anyhow!("{message}"),
+            hint: None,
+        }
+    }
+
+    pub fn msg(message: impl std::fmt::Display) -> CliError {
+        CliError::new(Exit::Error, message)
+    }
+
+    pub fn usage(message: impl std::fmt::Display) -> CliError {
+        CliError::new(Exit::Usage, message)
+    }
+
+    pub fn with_hint(mut self, hint: impl Into<String>) -> CliError {
+        self.hint = Some(hint.into());
+        self
+    }
+
+    pub fn context(mut self, what: impl std::fmt::Display + Send + Sync + 'static) -> CliError {
+        self.error = self.error.context(what);
+        self
+    }
+
+    pub fn is_broken_pipe(&self) -> bool {
+        self.error.chain().any(|c| {
+            c.downcast_ref::<io::Error>()
+                .is_some_and(|e| e.kind() == io::ErrorKind::BrokenPipe)
+        })
+    }
+
+    pub fn render(&self, program: &str) {
+        let mut s = String::new();
+        let mut chain = self.error.chain();
+        if let Some(top) = chain.next() {
+            let _ = writeln!(s, "{program}: error: {top}");
+        }
+        for cause in chain {
+            let _ = writeln!(s, "  caused by: {cause}");
+        }
+        if let Some(h) = &self.hint {
+            let _ = writeln!(s, "hint: {h}");
+        }
+        eprint!("{}", super::escape_controls(&s, true));
+    }
+}
+
+impl From<io::Error> for CliError {
+    fn from(e: io::Error) -> Self {
+        CliError {
+            exit: Exit::Error,
+            error: e.into(),
+            hint: None,
+        }
+    }
+}
+
+impl From<crate::paths::HomeError> for CliError {
+    fn from(e: crate::paths::HomeError) -> Self {
+        CliError {
+            exit: Exit::Error,
+            error: e.into(),
+            hint: Some("pass --home DIR or set AG_HOME to a writable directory".into()),
+        }
+    }
+}
+
+impl From<StoreError> for CliError {
+    fn from(e: StoreError) -> Self {
+        let (exit, hint) = match &e {
+            StoreError::SessionNotFound(_) => (
+                Exit::NotFound,
+                Some("`ag-log ls` lists sessions; a reference is a full id, a unique prefix or `last`".to_string()),
+            ),
+            StoreError::Ambiguous { candidates, .. } => {
+                let mut h = String::from("use a longer prefix; candidates:");
+                for (id, title) in candidates {
+                    let _ = write!(h, "\n  {id}  {title}");
+                }
+                (Exit::Usage, Some(h))
+            }
+            StoreError::HasForks { .. } => (Exit::Conflict, None),
+            StoreError::Busy => (
+                Exit::Conflict,
+                Some("another ag process is writing; try again".to_string()),
+            ),
+            StoreError::NotADatabase { .. } => (
+                Exit::Error,
+                Some("point --home or AG_HOME at an ag store, or move the file away".to_string()),
+            ),
+            StoreError::ReadOnly { .. } => (
+                Exit::Error,
+                Some("make the store writable, or pass --home DIR to use another one".to_string()),
+            ),
+            StoreError::TooNew { .. } => (
+                Exit::Error,
+                Some("upgrade ag, or pass --home DIR to use another store".to_string()),
+            ),
+            StoreError::Open { .. } | StoreError::Home(_) => (
+                Exit::Error,
+                Some("pass --home DIR or set AG_HOME to a writable directory".to_string()),
+            ),
+            _ => (Exit::Error, None),
+        };
+        CliError {
+            exit,
+            error: e.into(),
+            hint,
+        }
+    }
+}

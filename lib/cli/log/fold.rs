@@ -1,0 +1,85 @@
+//! `ag-log fold`: the provider request body a session folds into.
+
+use crate::cli::{CliError, CliResult, Ctx};
+use crate::fold::{fold, Dialect, FoldOptions};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum DialectArg {
+    /// Anthropic Messages API
+    Anthropic,
+    /// OpenAI Chat Completions
+    Openai,
+}
+
+impl From<DialectArg> for Dialect {
+    fn from(d: DialectArg) -> Self {
+        match d {
+            DialectArg::Anthropic => Dialect::Anthropic,
+            DialectArg::Openai => Dialect::OpenAi,
+        }
+    }
+}
+
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// The session (full id, unique prefix, or `last`)
+    #[arg(value_name = "SESSION", default_value = "last")]
+    session: String,
+    /// The request dialect
+    #[arg(long, value_name = "DIALECT", default_value = "anthropic")]
+    dialect: DialectArg,
+    /// System prompt: the text itself, or @FILE to read it from a file
+    #[arg(long, value_name = "TEXT|@FILE")]
+    system: Option<String>,
+    /// The model name to put in the request
+    #[arg(long, value_name = "MODEL")]
+    model: Option<String>,
+    /// Add `"stream": true` (and the dialect's usage option)
+    #[arg(long)]
+    stream: bool,
+    /// Pretty-print the JSON
+    #[arg(long)]
+    pretty: bool,
+}
+
+/// `TEXT` or `@FILE`.
+pub fn text_or_file(v: &str, flag: &str) -> CliResult<String> {
+    match v.strip_prefix('@') {
+        Some(path) => std::fs::read_to_string(path).map_err(|e| {
+            CliError::from(e).context(format!("{flag} @{path}: cannot read the file"))
+        }),
+        None => Ok(v.to_string()),
+    }
+}
+
+pub fn run(ctx: &mut Ctx, args: Args) -> CliResult<()> {
+    let system = args
+        .system
+        .as_deref()
+        .map(|s| text_or_file(s, "--system"))
+        .transpose()?;
+    let store = ctx.store()?;
+    let session = store.resolve(&args.session)?;
+    let chunks = store.load_view(&session)?;
+    let opts = FoldOptions {
+        model: args.model.or_else(|| {
+            // Stored names carry the provider (`anthropic/claude-…`); the API wants the rest.
+            session
+                .model
+                .as_deref()
+                .map(|m| m.split_once('/').map_or(m, |(_, name)| name).to_string())
+        }),
+        system,
+        stream: args.stream,
+        ..Default::default()
+    };
+    let body = fold(&chunks, args.dialect.into(), &opts);
+    let text = if args.pretty {
+        serde_json::to_string_pretty(&body)
+    } else {
+        serde_json::to_string(&body)
+    }
+    .map_err(|e| CliError::msg(e.to_string()))?;
+    ctx.out.line(&text)?;
+    Ok(())
+}

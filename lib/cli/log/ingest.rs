@@ -1,0 +1,151 @@
+//! `ag-log ingest`: a provider SSE stream on stdin becomes one assistant step of a session.
+
+use std::io::Read;
+
+use serde_json::json;
+
+use super::fold::DialectArg;
+use crate::cli::{CliError, CliResult, Ctx};
+use crate::log::{ChunkData, NewChunk, Role};
+use crate::reduce::{reducer, ChunkOp, SseParser};
+use crate::store::Page;
+
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// The session to append to (full id, unique prefix, or `last`)
+    #[arg(short, long, value_name = "SESSION")]
+    session: String,
+    /// The stream's dialect
+    #[arg(long, value_name = "DIALECT", default_value = "anthropic")]
+    dialect: DialectArg,
+    /// The turn the step belongs to [default: the session's open turn, else a new one]
+    #[arg(long, value_name = "TURN")]
+    turn: Option<String>,
+    /// Also end the turn with a `turn_end` record when the stream completes
+    #[arg(long)]
+    end_turn: bool,
+}
+
+pub fn run(ctx: &mut Ctx, args: Args) -> CliResult<()> {
+    let store = ctx.store()?;
+    let session = store.resolve(&args.session)?;
+
+    // Which turn and step: continue an open turn (no turn_end yet), else start one.
+    let mut last = None;
+    store.for_each_chunk(
+        &session,
+        &Page {
+            limit: Some(1),
+            ..Default::default()
+        },
+        |c| {
+            last = Some(c);
+            Ok::<(), crate::store::StoreError>(())
+        },
+    )?;
+    let open_turn = last
+        .filter(|c| c.data.system_kind() != Some("turn_end"))
+        .map(|c| c.turn);
+    let turn = args.turn.or(open_turn).unwrap_or_else(crate::ids::new_id);
+    let mut step = 0;
+    store.for_each_chunk(
+        &session,
+        &Page {
+            turn: Some(turn.clone()),
+            ..Default::default()
+        },
+        |c| {
+            step = step.max(c.step);
+            Ok::<(), crate::store::StoreError>(())
+        },
+    )?;
+    let step = step + 1;
+
+    let mut parser = SseParser::new();
+    let mut red = reducer(args.dialect.into());
+    let mut sealed: Vec<NewChunk> = Vec::new();
+    let mut failure: Option<String> = None;
+    let mut stdin = std::io::stdin().lock();
+    let mut buf = vec![0u8; 64 * 1024];
+    'read: loop {
+        let n = match stdin.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => {
+                failure = Some(format!("reading stdin: {e}"));
+                break;
+            }
+        };
+        for ev in parser.push(&buf[..n]) {
+            match red.event(&ev) {
+                Ok(ops) => {
+                    for op in ops {
+                        if let ChunkOp::Seal { data, .. } = op {
+                            sealed.push(NewChunk::new(Role::Assistant, data).in_turn(&turn, step));
+                        }
+                    }
+                }
+                Err(e) => {
+                    failure = Some(e.to_string());
+                    break 'read;
+                }
+            }
+        }
+    }
+    let end = match failure {
+        Some(f) => Err(f),
+        None => red.finish().map_err(|e| e.to_string()),
+    };
+    let mut batch = sealed;
+    match &end {
+        Ok(step_end) if args.end_turn => batch.push(
+            NewChunk::new(
+                Role::System,
+                ChunkData::system(
+                    "turn_end",
+                    json!({
+                        "stop_reason": step_end.stop_reason,
+                        "usage": {
+                            "input": step_end.usage.input,
+                            "output": step_end.usage.output,
+                            "cache_read": step_end.usage.cache_read,
+                            "cache_write": step_end.usage.cache_write,
+                        },
+                        "model": step_end.model,
+                        "duration_ms": 0,
+                    }),
+                ),
+            )
+            .in_turn(&turn, step),
+        ),
+        Ok(_) => {}
+        Err(message) => batch.push(
+            NewChunk::new(
+                Role::System,
+                ChunkData::Error {
+                    message: format!("ingest: {message}"),
+                    status: None,
+                },
+            )
+            .in_turn(&turn, step),
+        ),
+    }
+    let stored = store.append(&session.id, batch)?;
+    if !ctx.global.quiet {
+        for c in &stored {
+            ctx.out.line(&c.to_ndjson())?;
+        }
+    }
+    match end {
+        Ok(_) => Ok(()),
+        Err(message) => Err(
+            CliError::msg(format!("the stream on stdin is incomplete: {message}")).with_hint(
+                format!(
+                    "the {} block(s) sealed before the break were kept, followed by an error chunk",
+                    stored.len().saturating_sub(1)
+                ),
+            ),
+        ),
+    }
+}

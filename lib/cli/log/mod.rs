@@ -1,0 +1,98 @@
+//! `ag-log`: the append-only chunk log from the shell.
+
+mod append;
+mod fold;
+mod ingest;
+mod read;
+mod render;
+mod sessions;
+
+use std::process::ExitCode;
+
+pub use fold::text_or_file;
+pub use render::clip;
+
+use clap::{CommandFactory, Parser, Subcommand};
+
+use super::{finish, CliResult, Ctx, GlobalArgs};
+
+const ABOUT: &str =
+    "The append-only chunk log of agent sessions: write, read, follow, search, fold";
+
+const EXAMPLES: &str = "\
+Examples:
+  ag-log append --new --title demo 'What is in this repo?'
+  printf '%s\\n' '{\"role\":\"assistant\",\"type\":\"text\",\"data\":{\"text\":\"Hi\"}}' | ag-log append -s last
+  ag-log cat last                      # the whole session, for people
+  ag-log cat last --limit 50 --json    # the newest 50 chunks as NDJSON
+  ag-log tail -f last                  # follow new chunks as they are written
+  ag-log fold last --dialect openai --system @prompt.md | curl … -d @-
+  ag-log search 'cache breakpoint' -s last";
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "ag-log",
+    version,
+    about = ABOUT,
+    long_about = None,
+    after_help = EXAMPLES,
+    disable_help_subcommand = true
+)]
+pub struct Cli {
+    #[command(flatten)]
+    pub global: GlobalArgs,
+    #[command(subcommand)]
+    pub verb: Verb,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Verb {
+    /// Append chunks: one user text, or NDJSON chunks from stdin, in one transaction
+    Append(append::Args),
+    /// Print a session's chunks (text, --json NDJSON, or --format md)
+    Cat(read::CatArgs),
+    /// Print the newest chunks; -f follows new ones as they are written
+    Tail(read::TailArgs),
+    /// List sessions
+    Ls(sessions::LsArgs),
+    /// Show one session: metadata, lineage, counts by type, token usage
+    Show(sessions::ShowArgs),
+    /// Print the provider request body a session folds into
+    Fold(fold::Args),
+    /// Append a provider SSE stream from stdin as one assistant step
+    Ingest(ingest::Args),
+    /// Full-text search over text chunks
+    Search(read::SearchArgs),
+    /// Set a session's title
+    Title(sessions::TitleArgs),
+    /// Remove sessions and their chunks
+    Rm(sessions::RmArgs),
+}
+
+/// The clap command, for man pages and completions.
+pub fn command() -> clap::Command {
+    Cli::command()
+}
+
+pub fn main() -> ExitCode {
+    let cli = Cli::parse();
+    finish("ag-log", run(cli))
+}
+
+fn run(cli: Cli) -> CliResult<()> {
+    let mut ctx = Ctx::new(cli.global)?;
+    let result = match cli.verb {
+        Verb::Append(a) => append::run(&mut ctx, a),
+        Verb::Cat(a) => read::cat(&mut ctx, a),
+        Verb::Tail(a) => read::tail(&mut ctx, a),
+        Verb::Ls(a) => sessions::ls(&mut ctx, a),
+        Verb::Show(a) => sessions::show(&mut ctx, a),
+        Verb::Fold(a) => fold::run(&mut ctx, a),
+        Verb::Ingest(a) => ingest::run(&mut ctx, a),
+        Verb::Search(a) => read::search(&mut ctx, a),
+        Verb::Title(a) => sessions::title(&mut ctx, a),
+        Verb::Rm(a) => sessions::rm(&mut ctx, a),
+    };
+    ctx.out.flush()?;
+    result
+}

@@ -1,0 +1,216 @@
+//! Reading verbs: `cat`, `tail` (with `-f`) and `search`.
+
+use std::sync::mpsc;
+use std::time::Duration;
+
+use serde_json::json;
+
+use super::render::{markdown, Transcript};
+use crate::cli::{CliError, CliResult, Ctx};
+use crate::log::Chunk;
+use crate::store::{Page, Session, Store};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    /// A compact transcript for people
+    Text,
+    /// One JSON chunk per line (same as --json)
+    Json,
+    /// Markdown
+    Md,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct CatArgs {
+    /// The session (full id, unique prefix, or `last`)
+    #[arg(value_name = "SESSION", default_value = "last")]
+    session: String,
+    /// Only the newest N chunks (of what the other bounds allow)
+    #[arg(long, value_name = "N")]
+    limit: Option<u64>,
+    /// Only chunks with seq below SEQ
+    #[arg(long, value_name = "SEQ")]
+    before: Option<i64>,
+    /// Only chunks with seq above SEQ
+    #[arg(long, value_name = "SEQ")]
+    after: Option<i64>,
+    /// Only the chunks of one turn
+    #[arg(long, value_name = "TURN")]
+    turn: Option<String>,
+    /// Output format
+    #[arg(long, value_name = "FORMAT", default_value = "text")]
+    format: Format,
+}
+
+pub fn cat(ctx: &mut Ctx, args: CatArgs) -> CliResult<()> {
+    let store = ctx.store()?;
+    let session = store.resolve(&args.session)?;
+    let format = if ctx.global.json {
+        Format::Json
+    } else {
+        args.format
+    };
+    let page = Page {
+        limit: args.limit,
+        before: args.before,
+        after: args.after,
+        turn: args.turn,
+    };
+    print_page(ctx, &store, &session, &page, format)
+}
+
+fn print_page(
+    ctx: &mut Ctx,
+    store: &Store,
+    session: &Session,
+    page: &Page,
+    format: Format,
+) -> CliResult<()> {
+    let mut transcript = Transcript::default();
+    let out = &mut ctx.out;
+    store.for_each_chunk(session, page, |c| -> CliResult<()> {
+        match format {
+            Format::Json => out.line(&c.to_ndjson())?,
+            Format::Md => out.line(&markdown(&c))?,
+            Format::Text => transcript.chunk(out, &c)?,
+        }
+        Ok(())
+    })
+}
+
+#[derive(Debug, clap::Args)]
+pub struct TailArgs {
+    /// The session (full id, unique prefix, or `last`)
+    #[arg(value_name = "SESSION", default_value = "last")]
+    session: String,
+    /// How many of the newest chunks to print first
+    #[arg(short = 'n', long = "lines", value_name = "N", default_value_t = 10)]
+    n: u64,
+    /// Keep printing new chunks as they are written, until interrupted
+    #[arg(short, long)]
+    follow: bool,
+}
+
+pub fn tail(ctx: &mut Ctx, args: TailArgs) -> CliResult<()> {
+    let store = ctx.store()?;
+    let session = store.resolve(&args.session)?;
+    let json = ctx.global.json;
+    let mut transcript = Transcript::default();
+    let mut last = 0i64;
+    let page = Page {
+        limit: Some(args.n),
+        ..Default::default()
+    };
+    let emit =
+        |out: &mut crate::cli::Out, c: Chunk, transcript: &mut Transcript| -> CliResult<()> {
+            if json && args.follow {
+                out.line(&json!({"type": "chunk-seal", "chunk": c.to_value()}).to_string())?;
+                if c.data.system_kind() == Some("turn_end") {
+                    if let crate::log::ChunkData::System(m) = &c.data {
+                        let ev = json!({
+                            "type": "turn-done",
+                            "session": c.session,
+                            "turn": c.turn,
+                            "stop_reason": m.get("stop_reason"),
+                            "usage": m.get("usage"),
+                        });
+                        out.line(&ev.to_string())?;
+                    }
+                }
+            } else if json {
+                out.line(&c.to_ndjson())?;
+            } else {
+                transcript.chunk(out, &c)?;
+            }
+            Ok(())
+        };
+    {
+        let out = &mut ctx.out;
+        store.for_each_chunk(&session, &page, |c| -> CliResult<()> {
+            last = last.max(c.seq);
+            emit(out, c, &mut transcript)
+        })?;
+    }
+    last = last.max(store.view_len(&session)?);
+    ctx.out.flush()?;
+    if !args.follow {
+        return Ok(());
+    }
+    // Any change under the home wakes us; the poll interval is the backstop for file
+    // systems where notifications do not arrive.
+    let (tx, rx) = mpsc::channel();
+    let _watcher = watch(&ctx.home.dir, tx);
+    loop {
+        let _ = rx.recv_timeout(Duration::from_millis(500));
+        while rx.try_recv().is_ok() {}
+        let page = Page {
+            after: Some(last),
+            ..Default::default()
+        };
+        let out = &mut ctx.out;
+        store.for_each_chunk(&session, &page, |c| -> CliResult<()> {
+            last = last.max(c.seq);
+            emit(out, c, &mut transcript)
+        })?;
+        ctx.out.flush()?;
+    }
+}
+
+fn watch(dir: &std::path::Path, tx: mpsc::Sender<()>) -> Option<notify::RecommendedWatcher> {
+    use notify::Watcher;
+    let mut w = notify::recommended_watcher(move |_res: notify::Result<notify::Event>| {
+        let _ = tx.send(());
+    })
+    .ok()?;
+    w.watch(dir, notify::RecursiveMode::NonRecursive).ok()?;
+    Some(w)
+}
+
+#[derive(Debug, clap::Args)]
+pub struct SearchArgs {
+    /// Words to find (all must occur)
+    #[arg(value_name = "QUERY", required = true, num_args = 1..)]
+    query: Vec<String>,
+    /// Only this session (and what it inherits from forks)
+    #[arg(short, long, value_name = "SESSION")]
+    session: Option<String>,
+    /// At most N hits
+    #[arg(long, value_name = "N", default_value_t = 20)]
+    limit: u64,
+}
+
+pub fn search(ctx: &mut Ctx, args: SearchArgs) -> CliResult<()> {
+    let store = ctx.store()?;
+    let session = match &args.session {
+        Some(r) => Some(store.resolve(r)?),
+        None => None,
+    };
+    let query = args.query.join(" ");
+    if query.trim().is_empty() {
+        return Err(CliError::usage("the search query is empty"));
+    }
+    let hits = store.search(&query, session.as_ref(), args.limit)?;
+    for h in &hits {
+        if ctx.global.json {
+            let mut v = h.chunk.to_value();
+            v["snippet"] = h.snippet.clone().into();
+            ctx.out.line(&v.to_string())?;
+        } else {
+            let tag = ctx.out.dim(&format!(
+                "{} #{}",
+                crate::ids::short(&h.chunk.session),
+                h.chunk.seq
+            ));
+            let line = format!(
+                "{tag} {}: {}",
+                h.chunk.role,
+                crate::cli::escape_controls(&h.snippet.replace('\n', " "), false)
+            );
+            ctx.out.line(&line)?;
+        }
+    }
+    if hits.is_empty() {
+        ctx.out.note("no matches");
+    }
+    Ok(())
+}

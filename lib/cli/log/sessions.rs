@@ -1,0 +1,210 @@
+//! Session verbs: `ls`, `show`, `title`, `rm`.
+
+use serde_json::{json, Value};
+use tabled::settings::Style;
+
+use crate::cli::{escape_controls, CliResult, Ctx};
+use crate::clock;
+use crate::store::Session;
+
+#[derive(Debug, clap::Args)]
+pub struct LsArgs {
+    /// At most N sessions, most recently updated first
+    #[arg(long, value_name = "N")]
+    limit: Option<u64>,
+}
+
+pub fn session_json(s: &Session, chunks: i64) -> Value {
+    json!({
+        "id": s.id,
+        "title": s.title,
+        "kind": s.kind.as_str(),
+        "parent_id": s.parent_id,
+        "fork_of": s.fork_of,
+        "fork_seq": s.fork_seq,
+        "agent": s.agent,
+        "model": s.model,
+        "cwd": s.cwd,
+        "policy": s.policy,
+        "status": s.status.as_str(),
+        "pid": s.pid,
+        "chunks": chunks,
+        "created": clock::iso(s.created_at),
+        "updated": clock::iso(s.updated_at),
+    })
+}
+
+pub fn ls(ctx: &mut Ctx, args: LsArgs) -> CliResult<()> {
+    let store = ctx.store()?;
+    let sessions = store.list_sessions(args.limit)?;
+    if ctx.global.json {
+        for (s, n) in &sessions {
+            ctx.out.line(&session_json(s, *n).to_string())?;
+        }
+        return Ok(());
+    }
+    if sessions.is_empty() {
+        ctx.out
+            .note("no sessions yet; start one with: ag-log append --new 'hello'");
+        return Ok(());
+    }
+    let now = clock::now_ms();
+    let mut rows = vec![[
+        "ID".to_string(),
+        "TITLE".into(),
+        "KIND".into(),
+        "CHUNKS".into(),
+        "STATUS".into(),
+        "UPDATED".into(),
+    ]];
+    for (s, n) in &sessions {
+        rows.push([
+            crate::ids::short(&s.id).to_string(),
+            escape_controls(&super::render::clip(&s.title, 48), false),
+            s.kind.as_str().into(),
+            n.to_string(),
+            s.status.as_str().into(),
+            format!("{} ago", clock::age(s.updated_at, now)),
+        ]);
+    }
+    let mut table = tabled::builder::Builder::from_iter(rows).build();
+    table.with(Style::blank());
+    ctx.out.line(&table.to_string())?;
+    Ok(())
+}
+
+#[derive(Debug, clap::Args)]
+pub struct ShowArgs {
+    /// The session (full id, unique prefix, or `last`)
+    #[arg(value_name = "SESSION", default_value = "last")]
+    session: String,
+}
+
+pub fn show(ctx: &mut Ctx, args: ShowArgs) -> CliResult<()> {
+    let store = ctx.store()?;
+    let s = store.resolve(&args.session)?;
+    let len = store.view_len(&s)?;
+    let lineage = store.lineage(&s)?;
+    let counts = store.type_counts(&s)?;
+    let usage = store.usage(&s)?;
+    if ctx.global.json {
+        let mut v = session_json(&s, len);
+        v["lineage"] = lineage
+            .iter()
+            .zip(lineage.iter().skip(1))
+            .map(|(src, child)| json!({"session": src.id, "title": src.title, "through_seq": child.fork_seq}))
+            .collect::<Vec<_>>()
+            .into();
+        v["counts"] = counts
+            .iter()
+            .map(|c| json!({"role": c.role.as_str(), "type": c.ty.as_str(), "count": c.count}))
+            .collect::<Vec<_>>()
+            .into();
+        v["usage"] = json!({
+            "turns": usage.turns, "input": usage.input, "output": usage.output,
+            "cache_read": usage.cache_read, "cache_write": usage.cache_write,
+        });
+        ctx.out.line(&v.to_string())?;
+        return Ok(());
+    }
+    let opt = |v: &Option<String>| v.clone().unwrap_or_else(|| "-".into());
+    let mut lines = vec![
+        format!("session   {}", s.id),
+        format!("title     {}", escape_controls(&s.title, false)),
+        format!("kind      {}", s.kind.as_str()),
+        format!("status    {}", s.status.as_str()),
+        format!("model     {}", opt(&s.model)),
+        format!("agent     {}", opt(&s.agent)),
+        format!("cwd       {}", opt(&s.cwd)),
+        format!("created   {}", clock::iso(s.created_at)),
+        format!("updated   {}", clock::iso(s.updated_at)),
+        format!("chunks    {len}"),
+    ];
+    if let Some(p) = &s.parent_id {
+        lines.push(format!("parent    {p}"));
+    }
+    if let Some(tools) = s.policy.get("tools").and_then(Value::as_array) {
+        let names: Vec<&str> = tools.iter().filter_map(Value::as_str).collect();
+        lines.push(format!("tools     {}", names.join(", ")));
+    }
+    if lineage.len() > 1 {
+        lines.push("lineage".into());
+        for (src, child) in lineage.iter().zip(lineage.iter().skip(1)) {
+            lines.push(format!(
+                "  {} {:?} through seq {}",
+                src.id,
+                escape_controls(&src.title, false),
+                child.fork_seq.unwrap_or(0)
+            ));
+        }
+        lines.push(format!("  {} (this session)", s.id));
+    }
+    if !counts.is_empty() {
+        lines.push("counts".into());
+        for c in &counts {
+            lines.push(format!(
+                "  {:<10} {:<12} {}",
+                c.role.as_str(),
+                c.ty.as_str(),
+                c.count
+            ));
+        }
+    }
+    lines.push(format!(
+        "usage     {} turns · input {} · output {} · cache read {} · cache write {}",
+        usage.turns, usage.input, usage.output, usage.cache_read, usage.cache_write
+    ));
+    for l in lines {
+        ctx.out.line(&l)?;
+    }
+    Ok(())
+}
+
+#[derive(Debug, clap::Args)]
+pub struct TitleArgs {
+    /// The session (full id, unique prefix, or `last`)
+    #[arg(value_name = "SESSION")]
+    session: String,
+    /// The new title
+    #[arg(value_name = "TITLE")]
+    title: String,
+}
+
+pub fn title(ctx: &mut Ctx, args: TitleArgs) -> CliResult<()> {
+    let store = ctx.store()?;
+    let s = store.resolve(&args.session)?;
+    store.set_title(&s.id, &args.title)?;
+    ctx.out.note(&format!("{}: {}", s.id, args.title));
+    Ok(())
+}
+
+#[derive(Debug, clap::Args)]
+pub struct RmArgs {
+    /// Sessions to remove (full id or unique prefix; `last` too)
+    #[arg(value_name = "SESSION", required = true, num_args = 1..)]
+    sessions: Vec<String>,
+    /// Also remove the sessions forked from these (recursively)
+    #[arg(long)]
+    cascade: bool,
+}
+
+pub fn rm(ctx: &mut Ctx, args: RmArgs) -> CliResult<()> {
+    let store = ctx.store()?;
+    // Resolve everything first so a typo removes nothing.
+    let targets: Vec<Session> = args
+        .sessions
+        .iter()
+        .map(|r| store.resolve(r))
+        .collect::<Result<_, _>>()?;
+    for s in targets {
+        let removed = match store.remove_session(&s.id, args.cascade) {
+            Ok(r) => r,
+            Err(crate::store::StoreError::SessionNotFound(_)) => continue, // taken by a cascade
+            Err(e) => return Err(e.into()),
+        };
+        for id in removed {
+            ctx.out.note(&format!("removed {id}"));
+        }
+    }
+    Ok(())
+}

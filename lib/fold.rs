@@ -1,1 +1,0 @@
-//! Fold: the log as a provider request (DESIGN §3).

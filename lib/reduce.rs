@@ -1,1 +1,0 @@
-//! Reduce: provider stream events to chunk ops.

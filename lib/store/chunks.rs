@@ -1,0 +1,390 @@
+//! The chunk log: atomic appends with gapless per-session seqs, paginated streaming reads over
+//! a session's lineage, full-text search and per-session summaries.
+
+use rusqlite::{params, params_from_iter, Connection, Row, TransactionBehavior};
+use serde_json::Value;
+
+use super::sessions::Segment;
+use super::{Result, Session, Store, StoreError};
+use crate::log::{Chunk, ChunkData, ChunkType, NewChunk, Role};
+use crate::{clock, ids};
+
+/// Which part of a view to read. `limit` keeps the newest N of what the other bounds allow.
+#[derive(Debug, Clone, Default)]
+pub struct Page {
+    pub limit: Option<u64>,
+    /// Only chunks with `seq < before`.
+    pub before: Option<i64>,
+    /// Only chunks with `seq > after`.
+    pub after: Option<i64>,
+    pub turn: Option<String>,
+}
+
+#[derive(Debug, Clone)]
+pub struct SearchHit {
+    pub chunk: Chunk,
+    pub snippet: String,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct TypeCount {
+    pub role: Role,
+    pub ty: ChunkType,
+    pub count: i64,
+}
+
+/// Token usage summed over a session's `turn_end` records.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Usage {
+    pub turns: i64,
+    pub input: i64,
+    pub output: i64,
+    pub cache_read: i64,
+    pub cache_write: i64,
+}
+
+const COLUMNS: &str = "id, session_id, seq, turn_id, step, role, type, data_json, created_at";
+
+fn from_row(r: &Row<'_>) -> rusqlite::Result<Chunk> {
+    let id: String = r.get(0)?;
+    let role: String = r.get(5)?;
+    let ty: String = r.get(6)?;
+    let data: String = r.get(7)?;
+    let corrupt = |what: String| {
+        rusqlite::Error::FromSqlConversionFailure(
+            7,
+            rusqlite::types::Type::Text,
+            format!("chunk {id}: {what}").into(),
+        )
+    };
+    let role = Role::parse(&role).ok_or_else(|| corrupt(format!("unknown role {role:?}")))?;
+    let ty = ChunkType::parse(&ty).ok_or_else(|| corrupt(format!("unknown type {ty:?}")))?;
+    let value: Value = serde_json::from_str(&data).map_err(|e| corrupt(e.to_string()))?;
+    let data = ChunkData::from_value(ty, value).map_err(corrupt)?;
+    Ok(Chunk {
+        session: r.get(1)?,
+        seq: r.get(2)?,
+        turn: r.get(3)?,
+        step: r.get(4)?,
+        role,
+        data,
+        ts: r.get(8)?,
+        id,
+    })
+}
+
+/// SQL for "the chunks of these segments", with `?` parameters in order.
+fn segment_filter(segs: &[Segment], lo: i64, hi: i64) -> (String, Vec<rusqlite::types::Value>) {
+    let mut sql = Vec::new();
+    let mut args: Vec<rusqlite::types::Value> = Vec::new();
+    for s in segs {
+        let a = s.lo.max(lo);
+        let b = s.hi.min(hi);
+        if b <= a {
+            continue;
+        }
+        sql.push("(session_id = ? AND seq > ? AND seq <= ?)".to_string());
+        args.push(s.session.clone().into());
+        args.push(a.into());
+        args.push(b.into());
+    }
+    if sql.is_empty() {
+        return ("0".into(), args);
+    }
+    (format!("({})", sql.join(" OR ")), args)
+}
+
+impl Store {
+    /// Append a batch to a session in one transaction; seqs are allocated under the write
+    /// lock, so concurrent writers interleave whole batches and never collide. Chunks with no
+    /// `turn` share one new turn. Returns the stored chunks.
+    pub fn append(&self, session_id: &str, chunks: Vec<NewChunk>) -> Result<Vec<Chunk>> {
+        let tx = rusqlite::Transaction::new_unchecked(self.conn(), TransactionBehavior::Immediate)
+            .map_err(|e| self.classify(e))?;
+        // A write refused inside the transaction (read-only store with -wal/-shm present) is
+        // classified like one refused at BEGIN.
+        let stored = append_in(&tx, session_id, chunks).map_err(|e| match e {
+            StoreError::Sql(e) => self.classify(e),
+            e => e,
+        })?;
+        tx.commit().map_err(|e| self.classify(e))?;
+        Ok(stored)
+    }
+
+    /// The last seq of a session's view (0 when empty). Seqs are gapless, so this is also its
+    /// length.
+    pub fn view_len(&self, session: &Session) -> Result<i64> {
+        view_len(self.conn(), session)
+    }
+
+    /// Stream a page of a session's view, oldest first, without holding it in memory.
+    pub fn for_each_chunk<E>(
+        &self,
+        session: &Session,
+        page: &Page,
+        mut f: impl FnMut(Chunk) -> std::result::Result<(), E>,
+    ) -> std::result::Result<(), E>
+    where
+        E: From<StoreError>,
+    {
+        let segs = self.segments(session)?;
+        let len = self.view_len(session)?;
+        let mut hi = len;
+        if let Some(b) = page.before {
+            hi = hi.min(b - 1);
+        }
+        let mut lo = page.after.unwrap_or(0).max(0);
+        if let Some(limit) = page.limit {
+            match &page.turn {
+                None => lo = lo.max(hi - limit as i64),
+                Some(turn) => {
+                    // The turn's chunks need not be contiguous: find the newest N by seq.
+                    let (filter, mut args) = segment_filter(&segs, lo, hi);
+                    args.push(turn.clone().into());
+                    args.push((limit as i64).into());
+                    let sql = format!(
+                        "SELECT MIN(seq) FROM (SELECT seq FROM chunks WHERE {filter} AND turn_id = ? \
+                         ORDER BY seq DESC LIMIT ?)"
+                    );
+                    let min: Option<i64> = self
+                        .conn()
+                        .query_row(&sql, params_from_iter(args), |r| r.get(0))
+                        .map_err(StoreError::from)?;
+                    lo = lo.max(min.unwrap_or(hi + 1) - 1);
+                }
+            }
+        }
+        if hi <= lo {
+            return Ok(());
+        }
+        for seg in &segs {
+            let (filter, mut args) = segment_filter(std::slice::from_ref(seg), lo, hi);
+            if filter == "0" {
+                continue;
+            }
+            let mut sql = format!("SELECT {COLUMNS} FROM chunks WHERE {filter}");
+            if let Some(turn) = &page.turn {
+                sql.push_str(" AND turn_id = ?");
+                args.push(turn.clone().into());
+            }
+            sql.push_str(" ORDER BY seq");
+            let mut stmt = self.conn().prepare(&sql).map_err(StoreError::from)?;
+            let mut rows = stmt
+                .query(params_from_iter(args))
+                .map_err(StoreError::from)?;
+            while let Some(row) = rows.next().map_err(StoreError::from)? {
+                f(from_row(row).map_err(StoreError::from)?)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// The whole view in memory, for folding.
+    pub fn load_view(&self, session: &Session) -> Result<Vec<Chunk>> {
+        let mut out = Vec::new();
+        self.for_each_chunk(session, &Page::default(), |c| {
+            out.push(c);
+            Ok::<(), StoreError>(())
+        })?;
+        Ok(out)
+    }
+
+    /// Full-text search over text chunks, best match first. Every word of `query` must occur.
+    pub fn search(
+        &self,
+        query: &str,
+        session: Option<&Session>,
+        limit: u64,
+    ) -> Result<Vec<SearchHit>> {
+        let words: Vec<String> = query
+            .split_whitespace()
+            .map(|w| format!("\"{}\"", w.replace('"', "\"\"")))
+            .collect();
+        if words.is_empty() {
+            return Err(StoreError::Invalid("the search query is empty".into()));
+        }
+        let mut args: Vec<rusqlite::types::Value> = vec![words.join(" ").into()];
+        let mut sql = format!(
+            "SELECT {cols}, snippet(chunks_fts, 0, '[', ']', '…', 12) FROM chunks_fts \
+             JOIN chunks c ON c.rowid = chunks_fts.rowid WHERE chunks_fts MATCH ?",
+            cols = COLUMNS
+                .split(", ")
+                .map(|c| format!("c.{c}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+        if let Some(s) = session {
+            let segs = self.segments(s)?;
+            let (filter, more) = segment_filter(&segs, 0, i64::MAX);
+            sql.push_str(" AND ");
+            sql.push_str(
+                &filter
+                    .replace("session_id", "c.session_id")
+                    .replace("seq", "c.seq"),
+            );
+            args.extend(more);
+        }
+        sql.push_str(" ORDER BY rank LIMIT ?");
+        args.push((limit as i64).into());
+        let mut stmt = self.conn().prepare(&sql)?;
+        let hits = stmt
+            .query_map(params_from_iter(args), |r| {
+                Ok(SearchHit {
+                    chunk: from_row(r)?,
+                    snippet: r.get(9)?,
+                })
+            })?
+            .collect::<rusqlite::Result<_>>()?;
+        Ok(hits)
+    }
+
+    /// How many chunks of each role and type a session's view holds.
+    pub fn type_counts(&self, session: &Session) -> Result<Vec<TypeCount>> {
+        let segs = self.segments(session)?;
+        let (filter, args) = segment_filter(&segs, 0, i64::MAX);
+        let sql = format!(
+            "SELECT role, type, COUNT(*) FROM chunks WHERE {filter} GROUP BY role, type ORDER BY role, type"
+        );
+        let mut stmt = self.conn().prepare(&sql)?;
+        let rows = stmt
+            .query_map(params_from_iter(args), |r| {
+                Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?, r.get(2)?))
+            })?
+            .collect::<rusqlite::Result<Vec<(String, String, i64)>>>()?;
+        Ok(rows
+            .into_iter()
+            .filter_map(|(role, ty, count)| {
+                Some(TypeCount {
+                    role: Role::parse(&role)?,
+                    ty: ChunkType::parse(&ty)?,
+                    count,
+                })
+            })
+            .collect())
+    }
+
+    /// Token usage summed from the `turn_end` records of a session's view.
+    pub fn usage(&self, session: &Session) -> Result<Usage> {
+        let segs = self.segments(session)?;
+        let (filter, args) = segment_filter(&segs, 0, i64::MAX);
+        let sql = format!(
+            "SELECT COUNT(*), \
+               COALESCE(SUM(json_extract(data_json, '$.usage.input')), 0), \
+               COALESCE(SUM(json_extract(data_json, '$.usage.output')), 0), \
+               COALESCE(SUM(json_extract(data_json, '$.usage.cache_read')), 0), \
+               COALESCE(SUM(json_extract(data_json, '$.usage.cache_write')), 0) \
+             FROM chunks WHERE {filter} AND type = 'system' \
+               AND json_extract(data_json, '$.kind') = 'turn_end'"
+        );
+        Ok(self.conn().query_row(&sql, params_from_iter(args), |r| {
+            Ok(Usage {
+                turns: r.get(0)?,
+                input: r.get(1)?,
+                output: r.get(2)?,
+                cache_read: r.get(3)?,
+                cache_write: r.get(4)?,
+            })
+        })?)
+    }
+}
+
+pub(super) fn view_len(conn: &Connection, session: &Session) -> Result<i64> {
+    let own: Option<i64> = conn.query_row(
+        "SELECT MAX(seq) FROM chunks WHERE session_id = ?1",
+        [&session.id],
+        |r| r.get(0),
+    )?;
+    Ok(own.or(session.fork_seq).unwrap_or(0))
+}
+
+/// Append inside an open write transaction (shared with the queue drain).
+pub(super) fn append_in(
+    conn: &Connection,
+    session_id: &str,
+    chunks: Vec<NewChunk>,
+) -> Result<Vec<Chunk>> {
+    let fork_seq: Option<i64> = conn
+        .query_row(
+            "SELECT fork_seq FROM sessions WHERE id = ?1",
+            [session_id],
+            |r| r.get(0),
+        )
+        .map_err(|e| match e {
+            rusqlite::Error::QueryReturnedNoRows => StoreError::SessionNotFound(session_id.into()),
+            e => e.into(),
+        })?;
+    let last: Option<i64> = conn.query_row(
+        "SELECT MAX(seq) FROM chunks WHERE session_id = ?1",
+        [session_id],
+        |r| r.get(0),
+    )?;
+    let first = last.or(fork_seq).unwrap_or(0) + 1;
+    let now = clock::now_ms();
+    let default_turn = ids::new_id();
+    let mut insert = conn.prepare_cached(
+        "INSERT INTO chunks (id, session_id, seq, turn_id, step, role, type, data_json, created_at) \
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+    )?;
+    let mut index = conn.prepare_cached("INSERT INTO chunks_fts (rowid, text) VALUES (?1, ?2)")?;
+    let mut out = Vec::with_capacity(chunks.len());
+    for (i, c) in chunks.into_iter().enumerate() {
+        let next = first + i as i64;
+        let bad = |message: String| StoreError::BadChunk { index: i, message };
+        if let Some(s) = &c.session {
+            if s != session_id {
+                return Err(bad(format!(
+                    "field `session`: {s} is not the target session {session_id}"
+                )));
+            }
+        }
+        if let Some(seq) = c.seq {
+            if seq != next {
+                return Err(bad(format!(
+                    "field `seq`: {seq} is not the next seq of the session ({next})"
+                )));
+            }
+        }
+        crate::log::check_role_type(c.role, c.data.chunk_type()).map_err(bad)?;
+        let chunk = Chunk {
+            id: c.id.unwrap_or_else(ids::new_id),
+            session: session_id.to_string(),
+            seq: next,
+            turn: c.turn.unwrap_or_else(|| default_turn.clone()),
+            step: c.step,
+            role: c.role,
+            ts: c.ts.unwrap_or(now),
+            data: c.data,
+        };
+        let data_json = chunk.data.to_json();
+        insert
+            .execute(params![
+                chunk.id,
+                chunk.session,
+                chunk.seq,
+                chunk.turn,
+                chunk.step,
+                chunk.role.as_str(),
+                chunk.chunk_type().as_str(),
+                data_json,
+                chunk.ts
+            ])
+            .map_err(|e| match e.sqlite_error_code() {
+                Some(rusqlite::ErrorCode::ConstraintViolation) => bad(format!(
+                    "field `id`: a chunk with id {} already exists",
+                    chunk.id
+                )),
+                _ => e.into(),
+            })?;
+        if let ChunkData::Text { text } = &chunk.data {
+            index.execute(params![conn.last_insert_rowid(), text])?;
+        }
+        out.push(chunk);
+    }
+    if !out.is_empty() {
+        conn.execute(
+            "UPDATE sessions SET updated_at = ?2 WHERE id = ?1",
+            params![session_id, now],
+        )?;
+    }
+    Ok(out)
+}

@@ -1,0 +1,78 @@
+//! Queued input: text sent to a running session waits here until the agent loop takes it at
+//! a step boundary, moving it into the log and off the queue in one transaction.
+
+use rusqlite::{params, TransactionBehavior};
+
+use super::chunks::append_in;
+use super::{Result, Store};
+use crate::clock;
+use crate::log::{Chunk, ChunkData, NewChunk, Role};
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Queued {
+    pub id: i64,
+    pub session: String,
+    pub text: String,
+    pub created_at: i64,
+}
+
+impl Store {
+    pub fn enqueue(&self, session_id: &str, text: &str) -> Result<i64> {
+        self.conn()
+            .execute(
+                "INSERT INTO queued_input (session_id, text, created_at) VALUES (?1, ?2, ?3)",
+                params![session_id, text, clock::now_ms()],
+            )
+            .map_err(|e| self.classify(e))?;
+        Ok(self.conn().last_insert_rowid())
+    }
+
+    pub fn queued(&self, session_id: &str) -> Result<Vec<Queued>> {
+        let mut stmt = self.conn().prepare(
+            "SELECT id, session_id, text, created_at FROM queued_input WHERE session_id = ?1 ORDER BY id",
+        )?;
+        let rows = stmt
+            .query_map([session_id], |r| {
+                Ok(Queued {
+                    id: r.get(0)?,
+                    session: r.get(1)?,
+                    text: r.get(2)?,
+                    created_at: r.get(3)?,
+                })
+            })?
+            .collect::<rusqlite::Result<_>>()?;
+        Ok(rows)
+    }
+
+    /// Move every queued item of a session into its log as `user/text` chunks of `turn`,
+    /// `step`, in queue order, and delete them from the queue: both or neither.
+    pub fn drain_queue(&self, session_id: &str, turn: &str, step: i64) -> Result<Vec<Chunk>> {
+        let tx = rusqlite::Transaction::new_unchecked(self.conn(), TransactionBehavior::Immediate)
+            .map_err(|e| self.classify(e))?;
+        let items: Vec<(i64, String)> = {
+            let mut stmt =
+                tx.prepare("SELECT id, text FROM queued_input WHERE session_id = ?1 ORDER BY id")?;
+            let rows = stmt
+                .query_map([session_id], |r| Ok((r.get(0)?, r.get(1)?)))?
+                .collect::<rusqlite::Result<_>>()?;
+            rows
+        };
+        if items.is_empty() {
+            return Ok(Vec::new());
+        }
+        let chunks = items
+            .iter()
+            .map(|(_, text)| {
+                NewChunk::new(Role::User, ChunkData::text(text.clone())).in_turn(turn, step)
+            })
+            .collect();
+        let stored = append_in(&tx, session_id, chunks)?;
+        let last = items.last().map(|(id, _)| *id).unwrap_or(0);
+        tx.execute(
+            "DELETE FROM queued_input WHERE session_id = ?1 AND id <= ?2",
+            params![session_id, last],
+        )?;
+        tx.commit().map_err(|e| self.classify(e))?;
+        Ok(stored)
+    }
+}

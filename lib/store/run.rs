@@ -1,0 +1,151 @@
+//! Who is running a session: claiming it for a turn, queueing behind a live owner, and ending
+//! a turn atomically with the last look at the queue, so no queued input is ever stranded.
+
+use rusqlite::{params, TransactionBehavior};
+
+use super::chunks::append_in;
+use super::{Result, Store, StoreError};
+use crate::log::{Chunk, ChunkData, NewChunk, Role};
+use crate::{clock, proc};
+
+/// What `claim_or_queue` did.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Claim {
+    /// This process now runs the session.
+    Claimed,
+    /// A live process runs it; the text was queued (queue id, owner pid).
+    Queued { id: i64, owner: i64 },
+    /// A live process runs it and queueing was not wanted.
+    Busy { owner: i64 },
+}
+
+/// What `end_turn_or_drain` did.
+#[derive(Debug, Clone, PartialEq)]
+pub enum TurnEnd {
+    /// The turn ended; the session is released.
+    Ended(Box<Chunk>),
+    /// Input was waiting: it is now in the log, and the turn goes on.
+    Drained(Vec<Chunk>),
+}
+
+impl Store {
+    /// Become the running owner of a session, or (when another live process owns it) queue
+    /// `text` for it, all under the write lock.
+    pub fn claim_or_queue(&self, session_id: &str, text: Option<&str>) -> Result<Claim> {
+        let tx = rusqlite::Transaction::new_unchecked(self.conn(), TransactionBehavior::Immediate)
+            .map_err(|e| self.classify(e))?;
+        let (status, pid, start): (String, Option<i64>, Option<i64>) = tx
+            .query_row(
+                "SELECT status, pid, pid_start FROM sessions WHERE id = ?1",
+                [session_id],
+                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+            )
+            .map_err(|e| match e {
+                rusqlite::Error::QueryReturnedNoRows => {
+                    StoreError::SessionNotFound(session_id.into())
+                }
+                e => e.into(),
+            })?;
+        let (me, my_start) = proc::me();
+        if status == "running" {
+            if let Some(owner) = pid.filter(|p| *p != me && proc::alive(*p, start)) {
+                let claim = match text {
+                    Some(t) => {
+                        tx.execute(
+                            "INSERT INTO queued_input (session_id, text, created_at) VALUES (?1, ?2, ?3)",
+                            params![session_id, t, clock::now_ms()],
+                        )?;
+                        Claim::Queued {
+                            id: tx.last_insert_rowid(),
+                            owner,
+                        }
+                    }
+                    None => Claim::Busy { owner },
+                };
+                tx.commit()?;
+                return Ok(claim);
+            }
+        }
+        tx.execute(
+            "UPDATE sessions SET status = 'running', pid = ?2, pid_start = ?3, updated_at = ?4 WHERE id = ?1",
+            params![session_id, me, my_start, clock::now_ms()],
+        )?;
+        tx.commit()?;
+        Ok(Claim::Claimed)
+    }
+
+    /// Take waiting input into the log (as user chunks of `turn`/`step`) if there is any;
+    /// otherwise append `turn_end`, set the final status and release the session. One
+    /// transaction, so input queued a moment before the end is never left behind.
+    pub fn end_turn_or_drain(
+        &self,
+        session_id: &str,
+        turn: &str,
+        step: i64,
+        turn_end: NewChunk,
+        status: &str,
+    ) -> Result<TurnEnd> {
+        let tx = rusqlite::Transaction::new_unchecked(self.conn(), TransactionBehavior::Immediate)
+            .map_err(|e| self.classify(e))?;
+        let items: Vec<(i64, String)> = {
+            let mut stmt =
+                tx.prepare("SELECT id, text FROM queued_input WHERE session_id = ?1 ORDER BY id")?;
+            let rows = stmt
+                .query_map([session_id], |r| Ok((r.get(0)?, r.get(1)?)))?
+                .collect::<rusqlite::Result<_>>()?;
+            rows
+        };
+        let out = if items.is_empty() {
+            let mut stored = append_in(&tx, session_id, vec![turn_end])?;
+            release_in(&tx, session_id, status)?;
+            TurnEnd::Ended(Box::new(stored.remove(0)))
+        } else {
+            let chunks = items
+                .iter()
+                .map(|(_, t)| {
+                    NewChunk::new(Role::User, ChunkData::text(t.clone())).in_turn(turn, step)
+                })
+                .collect();
+            let stored = append_in(&tx, session_id, chunks)?;
+            let last = items.last().map(|(id, _)| *id).unwrap_or(0);
+            tx.execute(
+                "DELETE FROM queued_input WHERE session_id = ?1 AND id <= ?2",
+                params![session_id, last],
+            )?;
+            TurnEnd::Drained(stored)
+        };
+        tx.commit().map_err(|e| self.classify(e))?;
+        Ok(out)
+    }
+
+    /// Give up ownership (after a failure or an interrupt) with a final status.
+    pub fn release(&self, session_id: &str, status: &str) -> Result<()> {
+        release_in(self.conn(), session_id, status)
+    }
+
+    /// Record the model a session runs on and its durable policy.
+    pub fn set_model_and_policy(
+        &self,
+        session_id: &str,
+        model: &str,
+        policy: &serde_json::Value,
+    ) -> Result<()> {
+        self.conn()
+            .execute(
+                "UPDATE sessions SET model = ?2, policy_json = ?3 WHERE id = ?1",
+                params![session_id, model, policy.to_string()],
+            )
+            .map_err(|e| self.classify(e))?;
+        Ok(())
+    }
+}
+
+fn release_in(conn: &rusqlite::Connection, session_id: &str, status: &str) -> Result<()> {
+    let (me, _) = proc::me();
+    conn.execute(
+        "UPDATE sessions SET status = ?2, pid = NULL, pid_start = NULL, updated_at = ?3 \
+         WHERE id = ?1 AND (pid IS NULL OR pid = ?4)",
+        params![session_id, status, clock::now_ms(), me],
+    )?;
+    Ok(())
+}

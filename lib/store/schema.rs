@@ -1,0 +1,90 @@
+//! The schema and its forward migrations, tracked in `PRAGMA user_version`.
+
+use std::path::Path;
+
+use rusqlite::{Connection, TransactionBehavior};
+
+use super::{Result, StoreError};
+
+/// Each entry moves the schema one version forward. Never edit a shipped entry: add one.
+const MIGRATIONS: &[&str] = &[
+    // 1: sessions, the chunk log, queued input, full-text index over text chunks.
+    r#"
+    CREATE TABLE sessions (
+      id          TEXT PRIMARY KEY,
+      title       TEXT NOT NULL DEFAULT '',
+      kind        TEXT NOT NULL DEFAULT 'chat'
+                  CHECK (kind IN ('chat', 'side', 'subagent', 'user_agent')),
+      parent_id   TEXT REFERENCES sessions(id),
+      fork_of     TEXT REFERENCES sessions(id),
+      fork_seq    INTEGER,
+      agent       TEXT,
+      model       TEXT,
+      cwd         TEXT,
+      policy_json TEXT NOT NULL DEFAULT '{}',
+      status      TEXT NOT NULL DEFAULT 'idle'
+                  CHECK (status IN ('idle', 'running', 'done', 'failed', 'cancelled')),
+      pid         INTEGER,
+      pid_start   INTEGER,
+      created_at  INTEGER NOT NULL,
+      updated_at  INTEGER NOT NULL
+    );
+    CREATE INDEX sessions_updated ON sessions(updated_at);
+    CREATE INDEX sessions_fork_of ON sessions(fork_of);
+    CREATE INDEX sessions_parent ON sessions(parent_id);
+
+    CREATE TABLE chunks (
+      id         TEXT PRIMARY KEY,
+      session_id TEXT NOT NULL REFERENCES sessions(id),
+      seq        INTEGER NOT NULL,
+      turn_id    TEXT NOT NULL,
+      step       INTEGER NOT NULL,
+      role       TEXT NOT NULL,
+      type       TEXT NOT NULL,
+      data_json  TEXT NOT NULL,
+      created_at INTEGER NOT NULL,
+      UNIQUE (session_id, seq)
+    );
+    CREATE INDEX chunks_turn ON chunks(session_id, turn_id);
+
+    CREATE TABLE queued_input (
+      id         INTEGER PRIMARY KEY AUTOINCREMENT,
+      session_id TEXT NOT NULL REFERENCES sessions(id),
+      text       TEXT NOT NULL,
+      created_at INTEGER NOT NULL
+    );
+    CREATE INDEX queued_input_session ON queued_input(session_id, id);
+
+    CREATE VIRTUAL TABLE chunks_fts USING fts5(text, tokenize = 'unicode61 remove_diacritics 2');
+    "#,
+];
+
+pub const VERSION: i64 = MIGRATIONS.len() as i64;
+
+pub fn migrate(conn: &Connection, path: &Path) -> Result<()> {
+    let version = |c: &Connection| -> rusqlite::Result<i64> {
+        c.query_row("PRAGMA user_version", [], |r| r.get(0))
+    };
+    let current = version(conn).map_err(|e| super::classify_open(path, e))?;
+    if current > VERSION {
+        return Err(StoreError::TooNew {
+            path: path.to_path_buf(),
+            found: current,
+            known: VERSION,
+        });
+    }
+    if current == VERSION {
+        return Ok(());
+    }
+    // Several processes may open a fresh store at once: take the write lock, then look again.
+    let tx = rusqlite::Transaction::new_unchecked(conn, TransactionBehavior::Immediate)
+        .map_err(|e| super::classify_open(path, e))?;
+    let mut v = version(&tx)?;
+    while v < VERSION {
+        tx.execute_batch(MIGRATIONS[v as usize])?;
+        v += 1;
+        tx.pragma_update(None, "user_version", v)?;
+    }
+    tx.commit()?;
+    Ok(())
+}

@@ -1,0 +1,727 @@
+//! The Anthropic Messages stream: `message_start`, `content_block_start/delta/stop`,
+//! `message_delta`, `message_stop`, `ping`, `error`.
+
+use serde_json::Value;
+
+use super::{
+    non_empty, parse_arguments, read_count, ChunkOp, Reducer, SseEvent, StepEnd, StreamError, Usage,
+};
+use crate::log::{ChunkData, ChunkType, Role};
+
+const EVENTS: [&str; 8] = [
+    "message_start",
+    "content_block_start",
+    "content_block_delta",
+    "content_block_stop",
+    "message_delta",
+    "message_stop",
+    "ping",
+    "error",
+];
+
+/// Reduces one Anthropic Messages stream.
+#[derive(Debug, Default)]
+pub struct AnthropicReducer {
+    /// Open blocks by the provider's content index.
+    open: Vec<(u64, usize, Block)>,
+    /// Open blocks of types the log cannot hold (server tools, future types): their deltas
+    /// and stop are swallowed so a newer API does not break an older client.
+    skipped: Vec<u64>,
+    next_key: usize,
+    usage: Usage,
+    model: Option<String>,
+    stop_reason: Option<String>,
+    done: bool,
+}
+
+#[derive(Debug)]
+enum Block {
+    Text(String),
+    Thinking {
+        text: String,
+        signature: String,
+    },
+    Redacted(String),
+    Tool {
+        id: String,
+        name: String,
+        json: String,
+    },
+}
+
+impl AnthropicReducer {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    fn open_block(&mut self, v: &Value, ops: &mut Vec<ChunkOp>) -> Result<(), StreamError> {
+        const EV: &str = "content_block_start";
+        let index = index(v, EV)?;
+        if self.open.iter().any(|b| b.0 == index) || self.skipped.contains(&index) {
+            return Err(StreamError::malformed(
+                EV,
+                format!("block {index} started twice"),
+            ));
+        }
+        let cb = &v["content_block"];
+        let mut initial = None;
+        let (ty, block) = match cb["type"].as_str() {
+            Some("text") => {
+                initial = non_empty(&cb["text"]).map(str::to_owned);
+                (
+                    ChunkType::Text,
+                    Block::Text(initial.clone().unwrap_or_default()),
+                )
+            }
+            Some("thinking") => {
+                initial = non_empty(&cb["thinking"]).map(str::to_owned);
+                let block = Block::Thinking {
+                    text: initial.clone().unwrap_or_default(),
+                    signature: cb["signature"].as_str().unwrap_or_default().to_owned(),
+                };
+                (ChunkType::Thinking, block)
+            }
+            Some("redacted_thinking") => {
+                let data = cb["data"].as_str().ok_or_else(|| {
+                    StreamError::malformed(
+                        EV,
+                        format!("redacted_thinking block {index} has no data"),
+                    )
+                })?;
+                (ChunkType::Thinking, Block::Redacted(data.to_owned()))
+            }
+            Some("tool_use") => {
+                let (Some(id), Some(name)) = (non_empty(&cb["id"]), non_empty(&cb["name"])) else {
+                    return Err(StreamError::malformed(
+                        EV,
+                        format!("tool_use block {index} lacks id or name"),
+                    ));
+                };
+                // The start carries `input: {}` and the real input follows as fragments; a
+                // non-empty start input (no fragments) is kept as the whole argument text.
+                let json = match &cb["input"] {
+                    Value::Object(m) if !m.is_empty() => cb["input"].to_string(),
+                    _ => String::new(),
+                };
+                (
+                    ChunkType::ToolCall,
+                    Block::Tool {
+                        id: id.to_owned(),
+                        name: name.to_owned(),
+                        json,
+                    },
+                )
+            }
+            _ => {
+                self.skipped.push(index);
+                return Ok(());
+            }
+        };
+        let key = self.next_key;
+        self.next_key += 1;
+        self.open.push((index, key, block));
+        ops.push(ChunkOp::Open {
+            key,
+            role: Role::Assistant,
+            ty,
+        });
+        if let Some(text) = initial {
+            ops.push(ChunkOp::Delta { key, text });
+        }
+        Ok(())
+    }
+
+    fn delta(&mut self, v: &Value, ops: &mut Vec<ChunkOp>) -> Result<(), StreamError> {
+        const EV: &str = "content_block_delta";
+        let index = index(v, EV)?;
+        if self.skipped.contains(&index) {
+            return Ok(());
+        }
+        let Some((_, key, block)) = self.open.iter_mut().find(|b| b.0 == index) else {
+            return Err(StreamError::malformed(
+                EV,
+                format!("block {index} is not open"),
+            ));
+        };
+        let key = *key;
+        let d = &v["delta"];
+        let dtype = d["type"].as_str().unwrap_or_default();
+        let field = match dtype {
+            "text_delta" => "text",
+            "thinking_delta" => "thinking",
+            "signature_delta" => "signature",
+            "input_json_delta" => "partial_json",
+            // citations_delta and whatever comes next carry nothing the log keeps.
+            _ => return Ok(()),
+        };
+        let piece = d[field]
+            .as_str()
+            .ok_or_else(|| StreamError::malformed(EV, format!("{dtype} without {field}")))?;
+        let target = match (dtype, block) {
+            ("text_delta", Block::Text(text)) => text,
+            ("thinking_delta", Block::Thinking { text, .. }) => text,
+            ("signature_delta", Block::Thinking { signature, .. }) => {
+                // The signature is opaque replay data, not something to show as it streams.
+                signature.push_str(piece);
+                return Ok(());
+            }
+            ("input_json_delta", Block::Tool { json, .. }) => json,
+            (_, block) => {
+                return Err(StreamError::malformed(
+                    EV,
+                    format!("{dtype} for block {index} ({block:?})"),
+                ));
+            }
+        };
+        if !piece.is_empty() {
+            target.push_str(piece);
+            ops.push(ChunkOp::Delta {
+                key,
+                text: piece.to_owned(),
+            });
+        }
+        Ok(())
+    }
+
+    fn stop_block(&mut self, v: &Value, ops: &mut Vec<ChunkOp>) -> Result<(), StreamError> {
+        const EV: &str = "content_block_stop";
+        let index = index(v, EV)?;
+        if let Some(p) = self.skipped.iter().position(|&i| i == index) {
+            self.skipped.swap_remove(p);
+            return Ok(());
+        }
+        let Some(p) = self.open.iter().position(|b| b.0 == index) else {
+            return Err(StreamError::malformed(
+                EV,
+                format!("block {index} is not open"),
+            ));
+        };
+        let (_, key, block) = self.open.remove(p);
+        let data = match block {
+            Block::Text(text) => ChunkData::Text { text },
+            Block::Thinking { text, signature } => ChunkData::Thinking {
+                text,
+                signature: (!signature.is_empty()).then_some(signature),
+                redacted: None,
+            },
+            Block::Redacted(data) => ChunkData::Thinking {
+                text: String::new(),
+                signature: None,
+                redacted: Some(data),
+            },
+            Block::Tool { id, name, json } => {
+                let arguments = parse_arguments(&json, EV, &name)?;
+                ChunkData::ToolCall {
+                    call_id: id,
+                    name,
+                    arguments,
+                }
+            }
+        };
+        ops.push(ChunkOp::Seal { key, data });
+        Ok(())
+    }
+
+    fn read_usage(&mut self, u: &Value) {
+        read_count(u, "input_tokens", &mut self.usage.input);
+        read_count(u, "output_tokens", &mut self.usage.output);
+        read_count(u, "cache_read_input_tokens", &mut self.usage.cache_read);
+        read_count(
+            u,
+            "cache_creation_input_tokens",
+            &mut self.usage.cache_write,
+        );
+    }
+}
+
+fn index(v: &Value, event: &str) -> Result<u64, StreamError> {
+    v["index"]
+        .as_u64()
+        .ok_or_else(|| StreamError::malformed(event, "no block index"))
+}
+
+impl Reducer for AnthropicReducer {
+    fn event(&mut self, ev: &SseEvent) -> Result<Vec<ChunkOp>, StreamError> {
+        let name = ev.event.as_deref();
+        if self.done || name.is_some_and(|n| !EVENTS.contains(&n)) || name == Some("ping") {
+            return Ok(Vec::new());
+        }
+        let label = name.unwrap_or("message");
+        let v: Value =
+            serde_json::from_str(&ev.data).map_err(|e| StreamError::malformed(label, e))?;
+        // The payload's `type` is authoritative; the SSE name is only a fallback.
+        let Some(ty) = v["type"].as_str().or(name) else {
+            return Err(StreamError::malformed(label, "event has no type"));
+        };
+        let mut ops = Vec::new();
+        match ty {
+            "message_start" => {
+                let m = &v["message"];
+                if let Some(model) = non_empty(&m["model"]) {
+                    self.model = Some(model.to_owned());
+                }
+                self.read_usage(&m["usage"]);
+            }
+            "content_block_start" => self.open_block(&v, &mut ops)?,
+            "content_block_delta" => self.delta(&v, &mut ops)?,
+            "content_block_stop" => self.stop_block(&v, &mut ops)?,
+            "message_delta" => {
+                if let Some(reason) = non_empty(&v["delta"]["stop_reason"]) {
+                    self.stop_reason = Some(reason.to_owned());
+                }
+                // Newer API versions repeat input and cache counts here, cumulatively.
+                self.read_usage(&v["usage"]);
+            }
+            "message_stop" => {
+                if let Some((index, ..)) = self.open.first() {
+                    return Err(StreamError::malformed(
+                        ty,
+                        format!("block {index} was never stopped"),
+                    ));
+                }
+                self.done = true;
+            }
+            "error" => {
+                let e = &v["error"];
+                return Err(StreamError::Provider {
+                    kind: e["type"].as_str().unwrap_or("error").to_owned(),
+                    message: e["message"]
+                        .as_str()
+                        .map_or_else(|| ev.data.clone(), str::to_owned),
+                });
+            }
+            _ => {}
+        }
+        Ok(ops)
+    }
+
+    fn finish(&mut self) -> Result<StepEnd, StreamError> {
+        if !self.done {
+            return Err(StreamError::Truncated);
+        }
+        Ok(StepEnd {
+            stop_reason: self
+                .stop_reason
+                .clone()
+                .unwrap_or_else(|| "unknown".to_owned()),
+            usage: self.usage.clone(),
+            model: self.model.clone(),
+        })
+    }
+
+    fn is_done(&self) -> bool {
+        self.done
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::reduce::SseParser;
+
+    /// Runs a literal SSE text through a fresh reducer, stopping at the first error the way
+    /// the agent loop does.
+    fn run(sse: &str) -> (Vec<ChunkOp>, Result<StepEnd, StreamError>) {
+        let mut r = AnthropicReducer::new();
+        let mut ops = Vec::new();
+        for ev in SseParser::new().push(sse.as_bytes()) {
+            match r.event(&ev) {
+                Ok(more) => ops.extend(more),
+                Err(e) => return (ops, Err(e)),
+            }
+        }
+        let end = r.finish();
+        (ops, end)
+    }
+
+    fn open(key: usize, ty: ChunkType) -> ChunkOp {
+        ChunkOp::Open {
+            key,
+            role: Role::Assistant,
+            ty,
+        }
+    }
+    fn delta(key: usize, text: &str) -> ChunkOp {
+        ChunkOp::Delta {
+            key,
+            text: text.to_owned(),
+        }
+    }
+    fn seal(key: usize, data: ChunkData) -> ChunkOp {
+        ChunkOp::Seal { key, data }
+    }
+
+    const FULL: &str = r#"event: message_start
+data: {"type":"message_start","message":{"id":"msg_01Aq9w938a90dw8q","type":"message","role":"assistant","content":[],"model":"claude-sonnet-4-5-20250929","stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":2095,"cache_creation_input_tokens":1024,"cache_read_input_tokens":8192,"output_tokens":1}}}
+
+event: content_block_start
+data: {"type":"content_block_start","index":0,"content_block":{"type":"thinking","thinking":""}}
+
+event: ping
+data: {"type": "ping"}
+
+event: content_block_delta
+data: {"type":"content_block_delta","index":0,"delta":{"type":"thinking_delta","thinking":"The user wants the weather in San Francisco."}}
+
+event: content_block_delta
+data: {"type":"content_block_delta","index":0,"delta":{"type":"thinking_delta","thinking":" I should call get_weather."}}
+
+event: content_block_delta
+data: {"type":"content_block_delta","index":0,"delta":{"type":"signature_delta","signature":"EqQBCgIYAhIM1gbcDa9GJwZA2b3h"}}
+
+event: content_block_delta
+data: {"type":"content_block_delta","index":0,"delta":{"type":"signature_delta","signature":"GgxBdjrkzLoky3dl1pkiMOYds=="}}
+
+event: content_block_stop
+data: {"type":"content_block_stop","index":0}
+
+event: content_block_start
+data: {"type":"content_block_start","index":1,"content_block":{"type":"text","text":""}}
+
+event: content_block_delta
+data: {"type":"content_block_delta","index":1,"delta":{"type":"text_delta","text":"Okay, let's check"}}
+
+event: content_block_delta
+data: {"type":"content_block_delta","index":1,"delta":{"type":"text_delta","text":" the weather for San Francisco, CA:"}}
+
+event: content_block_stop
+data: {"type":"content_block_stop","index":1}
+
+event: content_block_start
+data: {"type":"content_block_start","index":2,"content_block":{"type":"tool_use","id":"toolu_01T1x1fJ34qAmk2tNTrN7Up6","name":"get_weather","input":{}}}
+
+event: content_block_delta
+data: {"type":"content_block_delta","index":2,"delta":{"type":"input_json_delta","partial_json":""}}
+
+event: content_block_delta
+data: {"type":"content_block_delta","index":2,"delta":{"type":"input_json_delta","partial_json":"{\"location\":"}}
+
+event: content_block_delta
+data: {"type":"content_block_delta","index":2,"delta":{"type":"input_json_delta","partial_json":" \"San Fra"}}
+
+event: content_block_delta
+data: {"type":"content_block_delta","index":2,"delta":{"type":"input_json_delta","partial_json":"ncisco, CA\", \"unit\": \"fah"}}
+
+event: content_block_delta
+data: {"type":"content_block_delta","index":2,"delta":{"type":"input_json_delta","partial_json":"renheit\"}"}}
+
+event: content_block_stop
+data: {"type":"content_block_stop","index":2}
+
+event: message_delta
+data: {"type":"message_delta","delta":{"stop_reason":"tool_use","stop_sequence":null},"usage":{"output_tokens":89}}
+
+event: message_stop
+data: {"type":"message_stop"}
+
+"#;
+
+    #[test]
+    fn full_stream() {
+        let (ops, end) = run(FULL);
+        assert_eq!(
+            ops,
+            vec![
+                open(0, ChunkType::Thinking),
+                delta(0, "The user wants the weather in San Francisco."),
+                delta(0, " I should call get_weather."),
+                seal(
+                    0,
+                    ChunkData::Thinking {
+                        text: "The user wants the weather in San Francisco. I should call get_weather.".into(),
+                        signature: Some("EqQBCgIYAhIM1gbcDa9GJwZA2b3hGgxBdjrkzLoky3dl1pkiMOYds==".into()),
+                        redacted: None,
+                    }
+                ),
+                open(1, ChunkType::Text),
+                delta(1, "Okay, let's check"),
+                delta(1, " the weather for San Francisco, CA:"),
+                seal(1, ChunkData::Text { text: "Okay, let's check the weather for San Francisco, CA:".into() }),
+                open(2, ChunkType::ToolCall),
+                delta(2, "{\"location\":"),
+                delta(2, " \"San Fra"),
+                delta(2, "ncisco, CA\", \"unit\": \"fah"),
+                delta(2, "renheit\"}"),
+                seal(
+                    2,
+                    ChunkData::ToolCall {
+                        call_id: "toolu_01T1x1fJ34qAmk2tNTrN7Up6".into(),
+                        name: "get_weather".into(),
+                        arguments: json!({"location": "San Francisco, CA", "unit": "fahrenheit"}),
+                    }
+                ),
+            ]
+        );
+        assert_eq!(
+            end,
+            Ok(StepEnd {
+                stop_reason: "tool_use".into(),
+                usage: Usage {
+                    input: 2095,
+                    output: 89,
+                    cache_read: 8192,
+                    cache_write: 1024
+                },
+                model: Some("claude-sonnet-4-5-20250929".into()),
+            })
+        );
+    }
+
+    #[test]
+    fn full_stream_fed_in_small_reads() {
+        let mut p = SseParser::new();
+        let mut r = AnthropicReducer::new();
+        let mut ops = Vec::new();
+        for piece in FULL.as_bytes().chunks(7) {
+            for ev in p.push(piece) {
+                ops.extend(r.event(&ev).unwrap());
+            }
+        }
+        assert!(r.is_done());
+        assert_eq!(ops, run(FULL).0);
+        assert_eq!(r.finish().unwrap().stop_reason, "tool_use");
+    }
+
+    #[test]
+    fn redacted_thinking_and_empty_text() {
+        let (ops, end) = run(r#"event: message_start
+data: {"type":"message_start","message":{"id":"msg_01","type":"message","role":"assistant","content":[],"model":"claude-3-7-sonnet-20250219","stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":12,"output_tokens":1}}}
+
+event: content_block_start
+data: {"type":"content_block_start","index":0,"content_block":{"type":"redacted_thinking","data":"EmwKAhgBEgy3va3pzix/LafPsn4aDFIT2Xlxh0L5L8rLVyIwxtE3rAFBa8cr3qpP"}}
+
+event: content_block_stop
+data: {"type":"content_block_stop","index":0}
+
+event: content_block_start
+data: {"type":"content_block_start","index":1,"content_block":{"type":"text","text":""}}
+
+event: content_block_stop
+data: {"type":"content_block_stop","index":1}
+
+event: message_delta
+data: {"type":"message_delta","delta":{"stop_reason":"end_turn","stop_sequence":null},"usage":{"output_tokens":3}}
+
+event: message_stop
+data: {"type":"message_stop"}
+
+"#);
+        assert_eq!(
+            ops,
+            vec![
+                open(0, ChunkType::Thinking),
+                seal(
+                    0,
+                    ChunkData::Thinking {
+                        text: String::new(),
+                        signature: None,
+                        redacted: Some(
+                            "EmwKAhgBEgy3va3pzix/LafPsn4aDFIT2Xlxh0L5L8rLVyIwxtE3rAFBa8cr3qpP"
+                                .into()
+                        ),
+                    }
+                ),
+                open(1, ChunkType::Text),
+                seal(
+                    1,
+                    ChunkData::Text {
+                        text: String::new()
+                    }
+                ),
+            ]
+        );
+        let end = end.unwrap();
+        assert_eq!(end.stop_reason, "end_turn");
+        assert_eq!(
+            end.usage,
+            Usage {
+                input: 12,
+                output: 3,
+                cache_read: 0,
+                cache_write: 0
+            }
+        );
+    }
+
+    #[test]
+    fn error_event() {
+        let (ops, end) = run(r#"event: message_start
+data: {"type":"message_start","message":{"id":"msg_01","type":"message","role":"assistant","content":[],"model":"claude-opus-4-1-20250805","stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":472,"output_tokens":2}}}
+
+event: error
+data: {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}
+
+"#);
+        assert!(ops.is_empty());
+        let err = end.unwrap_err();
+        assert_eq!(
+            err,
+            StreamError::Provider {
+                kind: "overloaded_error".into(),
+                message: "Overloaded".into()
+            }
+        );
+        assert!(err.retryable());
+        assert_eq!(
+            err.to_string(),
+            "provider error (overloaded_error): Overloaded"
+        );
+
+        let (_, end) = run("event: error\ndata: {\"type\":\"error\",\"error\":{\"type\":\"invalid_request_error\",\"message\":\"prompt is too long\"}}\n\n");
+        assert!(!end.unwrap_err().retryable());
+    }
+
+    #[test]
+    fn truncated_keeps_earlier_seals() {
+        // The connection drops in the middle of the second block.
+        let cut = FULL
+            .find("event: content_block_stop\ndata: {\"type\":\"content_block_stop\",\"index\":1}")
+            .unwrap();
+        let (ops, end) = run(&FULL[..cut]);
+        assert_eq!(end, Err(StreamError::Truncated));
+        let seals: Vec<usize> = ops
+            .iter()
+            .filter(|op| matches!(op, ChunkOp::Seal { .. }))
+            .map(ChunkOp::key)
+            .collect();
+        assert_eq!(
+            seals,
+            vec![0],
+            "the thinking block sealed before the drop stays sealed"
+        );
+        assert_eq!(
+            ops.last(),
+            Some(&delta(1, " the weather for San Francisco, CA:"))
+        );
+
+        // Everything but message_stop: still not an answer.
+        let cut = FULL.find("event: message_stop").unwrap();
+        let mut r = AnthropicReducer::new();
+        for ev in SseParser::new().push(&FULL.as_bytes()[..cut]) {
+            r.event(&ev).unwrap();
+        }
+        assert!(!r.is_done());
+        assert_eq!(r.finish(), Err(StreamError::Truncated));
+    }
+
+    #[test]
+    fn malformed_json() {
+        let (_, end) = run(
+            "event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,\n\n",
+        );
+        match end {
+            Err(StreamError::Malformed { event, .. }) => assert_eq!(event, "content_block_start"),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn unparseable_tool_input_is_malformed() {
+        let (ops, end) = run(r#"event: content_block_start
+data: {"type":"content_block_start","index":0,"content_block":{"type":"tool_use","id":"toolu_01","name":"bash","input":{}}}
+
+event: content_block_delta
+data: {"type":"content_block_delta","index":0,"delta":{"type":"input_json_delta","partial_json":"{\"command\": \"ls"}}
+
+event: content_block_stop
+data: {"type":"content_block_stop","index":0}
+
+"#);
+        assert_eq!(
+            ops,
+            vec![open(0, ChunkType::ToolCall), delta(0, "{\"command\": \"ls")]
+        );
+        assert!(
+            matches!(end, Err(StreamError::Malformed { ref event, .. }) if event == "content_block_stop")
+        );
+    }
+
+    #[test]
+    fn tool_without_input_gets_empty_object() {
+        let (ops, _) = run(r#"event: content_block_start
+data: {"type":"content_block_start","index":0,"content_block":{"type":"tool_use","id":"toolu_01","name":"peer_inbox","input":{}}}
+
+event: content_block_stop
+data: {"type":"content_block_stop","index":0}
+
+"#);
+        assert_eq!(
+            ops[1],
+            seal(
+                0,
+                ChunkData::ToolCall {
+                    call_id: "toolu_01".into(),
+                    name: "peer_inbox".into(),
+                    arguments: json!({})
+                }
+            )
+        );
+    }
+
+    #[test]
+    fn unknown_events_and_blocks_are_ignored() {
+        let (ops, end) = run(r#"event: message_start
+data: {"type":"message_start","message":{"model":"claude-x","usage":{"input_tokens":5,"output_tokens":0}}}
+
+event: some_future_event
+data: not even json
+
+event: content_block_start
+data: {"type":"content_block_start","index":0,"content_block":{"type":"server_tool_use","id":"srvtoolu_01","name":"web_search","input":{}}}
+
+event: content_block_delta
+data: {"type":"content_block_delta","index":0,"delta":{"type":"input_json_delta","partial_json":"{\"query\":\"x\"}"}}
+
+event: content_block_stop
+data: {"type":"content_block_stop","index":0}
+
+event: content_block_start
+data: {"type":"content_block_start","index":1,"content_block":{"type":"text","text":""}}
+
+event: content_block_delta
+data: {"type":"content_block_delta","index":1,"delta":{"type":"citations_delta","citation":{"type":"char_location"}}}
+
+event: content_block_delta
+data: {"type":"content_block_delta","index":1,"delta":{"type":"text_delta","text":"hi"}}
+
+event: content_block_stop
+data: {"type":"content_block_stop","index":1}
+
+event: message_delta
+data: {"type":"message_delta","delta":{"stop_reason":"end_turn","stop_sequence":null},"usage":{"output_tokens":4}}
+
+event: message_stop
+data: {"type":"message_stop"}
+
+"#);
+        assert_eq!(
+            ops,
+            vec![
+                open(0, ChunkType::Text),
+                delta(0, "hi"),
+                seal(0, ChunkData::Text { text: "hi".into() })
+            ]
+        );
+        assert_eq!(end.unwrap().usage.output, 4);
+    }
+
+    #[test]
+    fn protocol_violations_are_malformed() {
+        let bad = [
+            // delta for a block never started
+            "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":3,\"delta\":{\"type\":\"text_delta\",\"text\":\"x\"}}\n\n",
+            // message_stop with a block still open
+            "event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"text\",\"text\":\"\"}}\n\nevent: message_stop\ndata: {\"type\":\"message_stop\"}\n\n",
+            // a text delta aimed at a tool call
+            "event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"tool_use\",\"id\":\"t\",\"name\":\"n\",\"input\":{}}}\n\nevent: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"x\"}}\n\n",
+        ];
+        for sse in bad {
+            assert!(
+                matches!(run(sse).1, Err(StreamError::Malformed { .. })),
+                "{sse}"
+            );
+        }
+    }
+}

@@ -1,0 +1,153 @@
+# Print an optspec for argparse to handle cmd's options that are independent of any subcommand.
+function __fish_ag_log_global_optspecs
+    string join \n home= json q/quiet v/verbose color= h/help V/version
+end
+
+function __fish_ag_log_needs_command
+    # Figure out if the current invocation already has a command.
+    set -l cmd (commandline -opc)
+    set -e cmd[1]
+    argparse -s (__fish_ag_log_global_optspecs) -- $cmd 2>/dev/null
+    or return
+    if set -q argv[1]
+        # Also print the command, so this can be used to figure out what it is.
+        echo $argv[1]
+        return 1
+    end
+    return 0
+end
+
+function __fish_ag_log_using_subcommand
+    set -l cmd (__fish_ag_log_needs_command)
+    test -z "$cmd"
+    and return 1
+    contains -- $cmd[1] $argv
+end
+
+complete -c ag-log -n "__fish_ag_log_needs_command" -l home -d 'The store directory [default: $AG_HOME, else $XDG_DATA_HOME/ag, else ~/.local/share/ag]' -r -F
+complete -c ag-log -n "__fish_ag_log_needs_command" -l color -d 'When to colour output (NO_COLOR is honoured by `auto`)' -r -f -a "auto\t''
+always\t''
+never\t''"
+complete -c ag-log -n "__fish_ag_log_needs_command" -l json -d 'Print machine-readable JSON (NDJSON for streams)'
+complete -c ag-log -n "__fish_ag_log_needs_command" -s q -l quiet -d 'Print nothing on stdout but data that was asked for; no notices on stderr'
+complete -c ag-log -n "__fish_ag_log_needs_command" -s v -l verbose -d 'Say more on stderr'
+complete -c ag-log -n "__fish_ag_log_needs_command" -s h -l help -d 'Print help'
+complete -c ag-log -n "__fish_ag_log_needs_command" -s V -l version -d 'Print version'
+complete -c ag-log -n "__fish_ag_log_needs_command" -f -a "append" -d 'Append chunks: one user text, or NDJSON chunks from stdin, in one transaction'
+complete -c ag-log -n "__fish_ag_log_needs_command" -f -a "cat" -d 'Print a session\'s chunks (text, --json NDJSON, or --format md)'
+complete -c ag-log -n "__fish_ag_log_needs_command" -f -a "tail" -d 'Print the newest chunks; -f follows new ones as they are written'
+complete -c ag-log -n "__fish_ag_log_needs_command" -f -a "ls" -d 'List sessions'
+complete -c ag-log -n "__fish_ag_log_needs_command" -f -a "show" -d 'Show one session: metadata, lineage, counts by type, token usage'
+complete -c ag-log -n "__fish_ag_log_needs_command" -f -a "fold" -d 'Print the provider request body a session folds into'
+complete -c ag-log -n "__fish_ag_log_needs_command" -f -a "ingest" -d 'Append a provider SSE stream from stdin as one assistant step'
+complete -c ag-log -n "__fish_ag_log_needs_command" -f -a "search" -d 'Full-text search over text chunks'
+complete -c ag-log -n "__fish_ag_log_needs_command" -f -a "title" -d 'Set a session\'s title'
+complete -c ag-log -n "__fish_ag_log_needs_command" -f -a "rm" -d 'Remove sessions and their chunks'
+complete -c ag-log -n "__fish_ag_log_using_subcommand append" -s s -l session -d 'The session to append to (full id, unique prefix, or `last`)' -r
+complete -c ag-log -n "__fish_ag_log_using_subcommand append" -l title -d 'Title of the new session' -r
+complete -c ag-log -n "__fish_ag_log_using_subcommand append" -l cwd -d 'Working directory recorded for the new session [default: the current directory]' -r -F
+complete -c ag-log -n "__fish_ag_log_using_subcommand append" -l home -d 'The store directory [default: $AG_HOME, else $XDG_DATA_HOME/ag, else ~/.local/share/ag]' -r -F
+complete -c ag-log -n "__fish_ag_log_using_subcommand append" -l color -d 'When to colour output (NO_COLOR is honoured by `auto`)' -r -f -a "auto\t''
+always\t''
+never\t''"
+complete -c ag-log -n "__fish_ag_log_using_subcommand append" -l new -d 'Start a new session and append to it'
+complete -c ag-log -n "__fish_ag_log_using_subcommand append" -l json -d 'Print machine-readable JSON (NDJSON for streams)'
+complete -c ag-log -n "__fish_ag_log_using_subcommand append" -s q -l quiet -d 'Print nothing on stdout but data that was asked for; no notices on stderr'
+complete -c ag-log -n "__fish_ag_log_using_subcommand append" -s v -l verbose -d 'Say more on stderr'
+complete -c ag-log -n "__fish_ag_log_using_subcommand append" -s h -l help -d 'Print help'
+complete -c ag-log -n "__fish_ag_log_using_subcommand cat" -l limit -d 'Only the newest N chunks (of what the other bounds allow)' -r
+complete -c ag-log -n "__fish_ag_log_using_subcommand cat" -l before -d 'Only chunks with seq below SEQ' -r
+complete -c ag-log -n "__fish_ag_log_using_subcommand cat" -l after -d 'Only chunks with seq above SEQ' -r
+complete -c ag-log -n "__fish_ag_log_using_subcommand cat" -l turn -d 'Only the chunks of one turn' -r
+complete -c ag-log -n "__fish_ag_log_using_subcommand cat" -l format -d 'Output format' -r -f -a "text\t'A compact transcript for people'
+json\t'One JSON chunk per line (same as --json)'
+md\t'Markdown'"
+complete -c ag-log -n "__fish_ag_log_using_subcommand cat" -l home -d 'The store directory [default: $AG_HOME, else $XDG_DATA_HOME/ag, else ~/.local/share/ag]' -r -F
+complete -c ag-log -n "__fish_ag_log_using_subcommand cat" -l color -d 'When to colour output (NO_COLOR is honoured by `auto`)' -r -f -a "auto\t''
+always\t''
+never\t''"
+complete -c ag-log -n "__fish_ag_log_using_subcommand cat" -l json -d 'Print machine-readable JSON (NDJSON for streams)'
+complete -c ag-log -n "__fish_ag_log_using_subcommand cat" -s q -l quiet -d 'Print nothing on stdout but data that was asked for; no notices on stderr'
+complete -c ag-log -n "__fish_ag_log_using_subcommand cat" -s v -l verbose -d 'Say more on stderr'
+complete -c ag-log -n "__fish_ag_log_using_subcommand cat" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c ag-log -n "__fish_ag_log_using_subcommand tail" -s n -l lines -d 'How many of the newest chunks to print first' -r
+complete -c ag-log -n "__fish_ag_log_using_subcommand tail" -l home -d 'The store directory [default: $AG_HOME, else $XDG_DATA_HOME/ag, else ~/.local/share/ag]' -r -F
+complete -c ag-log -n "__fish_ag_log_using_subcommand tail" -l color -d 'When to colour output (NO_COLOR is honoured by `auto`)' -r -f -a "auto\t''
+always\t''
+never\t''"
+complete -c ag-log -n "__fish_ag_log_using_subcommand tail" -s f -l follow -d 'Keep printing new chunks as they are written, until interrupted'
+complete -c ag-log -n "__fish_ag_log_using_subcommand tail" -l json -d 'Print machine-readable JSON (NDJSON for streams)'
+complete -c ag-log -n "__fish_ag_log_using_subcommand tail" -s q -l quiet -d 'Print nothing on stdout but data that was asked for; no notices on stderr'
+complete -c ag-log -n "__fish_ag_log_using_subcommand tail" -s v -l verbose -d 'Say more on stderr'
+complete -c ag-log -n "__fish_ag_log_using_subcommand tail" -s h -l help -d 'Print help'
+complete -c ag-log -n "__fish_ag_log_using_subcommand ls" -l limit -d 'At most N sessions, most recently updated first' -r
+complete -c ag-log -n "__fish_ag_log_using_subcommand ls" -l home -d 'The store directory [default: $AG_HOME, else $XDG_DATA_HOME/ag, else ~/.local/share/ag]' -r -F
+complete -c ag-log -n "__fish_ag_log_using_subcommand ls" -l color -d 'When to colour output (NO_COLOR is honoured by `auto`)' -r -f -a "auto\t''
+always\t''
+never\t''"
+complete -c ag-log -n "__fish_ag_log_using_subcommand ls" -l json -d 'Print machine-readable JSON (NDJSON for streams)'
+complete -c ag-log -n "__fish_ag_log_using_subcommand ls" -s q -l quiet -d 'Print nothing on stdout but data that was asked for; no notices on stderr'
+complete -c ag-log -n "__fish_ag_log_using_subcommand ls" -s v -l verbose -d 'Say more on stderr'
+complete -c ag-log -n "__fish_ag_log_using_subcommand ls" -s h -l help -d 'Print help'
+complete -c ag-log -n "__fish_ag_log_using_subcommand show" -l home -d 'The store directory [default: $AG_HOME, else $XDG_DATA_HOME/ag, else ~/.local/share/ag]' -r -F
+complete -c ag-log -n "__fish_ag_log_using_subcommand show" -l color -d 'When to colour output (NO_COLOR is honoured by `auto`)' -r -f -a "auto\t''
+always\t''
+never\t''"
+complete -c ag-log -n "__fish_ag_log_using_subcommand show" -l json -d 'Print machine-readable JSON (NDJSON for streams)'
+complete -c ag-log -n "__fish_ag_log_using_subcommand show" -s q -l quiet -d 'Print nothing on stdout but data that was asked for; no notices on stderr'
+complete -c ag-log -n "__fish_ag_log_using_subcommand show" -s v -l verbose -d 'Say more on stderr'
+complete -c ag-log -n "__fish_ag_log_using_subcommand show" -s h -l help -d 'Print help'
+complete -c ag-log -n "__fish_ag_log_using_subcommand fold" -l dialect -d 'The request dialect' -r -f -a "anthropic\t'Anthropic Messages API'
+openai\t'OpenAI Chat Completions'"
+complete -c ag-log -n "__fish_ag_log_using_subcommand fold" -l system -d 'System prompt: the text itself, or @FILE to read it from a file' -r
+complete -c ag-log -n "__fish_ag_log_using_subcommand fold" -l model -d 'The model name to put in the request' -r
+complete -c ag-log -n "__fish_ag_log_using_subcommand fold" -l home -d 'The store directory [default: $AG_HOME, else $XDG_DATA_HOME/ag, else ~/.local/share/ag]' -r -F
+complete -c ag-log -n "__fish_ag_log_using_subcommand fold" -l color -d 'When to colour output (NO_COLOR is honoured by `auto`)' -r -f -a "auto\t''
+always\t''
+never\t''"
+complete -c ag-log -n "__fish_ag_log_using_subcommand fold" -l stream -d 'Add `"stream": true` (and the dialect\'s usage option)'
+complete -c ag-log -n "__fish_ag_log_using_subcommand fold" -l pretty -d 'Pretty-print the JSON'
+complete -c ag-log -n "__fish_ag_log_using_subcommand fold" -l json -d 'Print machine-readable JSON (NDJSON for streams)'
+complete -c ag-log -n "__fish_ag_log_using_subcommand fold" -s q -l quiet -d 'Print nothing on stdout but data that was asked for; no notices on stderr'
+complete -c ag-log -n "__fish_ag_log_using_subcommand fold" -s v -l verbose -d 'Say more on stderr'
+complete -c ag-log -n "__fish_ag_log_using_subcommand fold" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c ag-log -n "__fish_ag_log_using_subcommand ingest" -s s -l session -d 'The session to append to (full id, unique prefix, or `last`)' -r
+complete -c ag-log -n "__fish_ag_log_using_subcommand ingest" -l dialect -d 'The stream\'s dialect' -r -f -a "anthropic\t'Anthropic Messages API'
+openai\t'OpenAI Chat Completions'"
+complete -c ag-log -n "__fish_ag_log_using_subcommand ingest" -l turn -d 'The turn the step belongs to [default: the session\'s open turn, else a new one]' -r
+complete -c ag-log -n "__fish_ag_log_using_subcommand ingest" -l home -d 'The store directory [default: $AG_HOME, else $XDG_DATA_HOME/ag, else ~/.local/share/ag]' -r -F
+complete -c ag-log -n "__fish_ag_log_using_subcommand ingest" -l color -d 'When to colour output (NO_COLOR is honoured by `auto`)' -r -f -a "auto\t''
+always\t''
+never\t''"
+complete -c ag-log -n "__fish_ag_log_using_subcommand ingest" -l end-turn -d 'Also end the turn with a `turn_end` record when the stream completes'
+complete -c ag-log -n "__fish_ag_log_using_subcommand ingest" -l json -d 'Print machine-readable JSON (NDJSON for streams)'
+complete -c ag-log -n "__fish_ag_log_using_subcommand ingest" -s q -l quiet -d 'Print nothing on stdout but data that was asked for; no notices on stderr'
+complete -c ag-log -n "__fish_ag_log_using_subcommand ingest" -s v -l verbose -d 'Say more on stderr'
+complete -c ag-log -n "__fish_ag_log_using_subcommand ingest" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c ag-log -n "__fish_ag_log_using_subcommand search" -s s -l session -d 'Only this session (and what it inherits from forks)' -r
+complete -c ag-log -n "__fish_ag_log_using_subcommand search" -l limit -d 'At most N hits' -r
+complete -c ag-log -n "__fish_ag_log_using_subcommand search" -l home -d 'The store directory [default: $AG_HOME, else $XDG_DATA_HOME/ag, else ~/.local/share/ag]' -r -F
+complete -c ag-log -n "__fish_ag_log_using_subcommand search" -l color -d 'When to colour output (NO_COLOR is honoured by `auto`)' -r -f -a "auto\t''
+always\t''
+never\t''"
+complete -c ag-log -n "__fish_ag_log_using_subcommand search" -l json -d 'Print machine-readable JSON (NDJSON for streams)'
+complete -c ag-log -n "__fish_ag_log_using_subcommand search" -s q -l quiet -d 'Print nothing on stdout but data that was asked for; no notices on stderr'
+complete -c ag-log -n "__fish_ag_log_using_subcommand search" -s v -l verbose -d 'Say more on stderr'
+complete -c ag-log -n "__fish_ag_log_using_subcommand search" -s h -l help -d 'Print help'
+complete -c ag-log -n "__fish_ag_log_using_subcommand title" -l home -d 'The store directory [default: $AG_HOME, else $XDG_DATA_HOME/ag, else ~/.local/share/ag]' -r -F
+complete -c ag-log -n "__fish_ag_log_using_subcommand title" -l color -d 'When to colour output (NO_COLOR is honoured by `auto`)' -r -f -a "auto\t''
+always\t''
+never\t''"
+complete -c ag-log -n "__fish_ag_log_using_subcommand title" -l json -d 'Print machine-readable JSON (NDJSON for streams)'
+complete -c ag-log -n "__fish_ag_log_using_subcommand title" -s q -l quiet -d 'Print nothing on stdout but data that was asked for; no notices on stderr'
+complete -c ag-log -n "__fish_ag_log_using_subcommand title" -s v -l verbose -d 'Say more on stderr'
+complete -c ag-log -n "__fish_ag_log_using_subcommand title" -s h -l help -d 'Print help'
+complete -c ag-log -n "__fish_ag_log_using_subcommand rm" -l home -d 'The store directory [default: $AG_HOME, else $XDG_DATA_HOME/ag, else ~/.local/share/ag]' -r -F
+complete -c ag-log -n "__fish_ag_log_using_subcommand rm" -l color -d 'When to colour output (NO_COLOR is honoured by `auto`)' -r -f -a "auto\t''
+always\t''
+never\t''"
+complete -c ag-log -n "__fish_ag_log_using_subcommand rm" -l cascade -d 'Also remove the sessions forked from these (recursively)'
+complete -c ag-log -n "__fish_ag_log_using_subcommand rm" -l json -d 'Print machine-readable JSON (NDJSON for streams)'
+complete -c ag-log -n "__fish_ag_log_using_subcommand rm" -s q -l quiet -d 'Print nothing on stdout but data that was asked for; no notices on stderr'
+complete -c ag-log -n "__fish_ag_log_using_subcommand rm" -s v -l verbose -d 'Say more on stderr'
+complete -c ag-log -n "__fish_ag_log_using_subcommand rm" -s h -l help -d 'Print help'

@@ -14,8 +14,10 @@ pub mod log;
 pub mod policy;
 pub mod reduce;
 
+pub mod provider;
 pub mod store;
+pub mod tools;
 
-// pub mod agent; (enabled once tools and provider land)
+pub mod agent;
 
 pub mod cli;

@@ -2,10 +2,10 @@
 //! codes. Each command parses its flags into one resolved context, runs, and maps errors to
 //! the exit statuses of DESIGN §8.
 
-pub mod log;
-// pub mod prompt;
 mod error;
+pub mod log;
 mod output;
+pub mod prompt;
 
 use std::io::IsTerminal;
 use std::path::PathBuf;
@@ -79,6 +79,27 @@ pub fn finish(program: &str, result: CliResult<()>) -> ExitCode {
         Err(e) => {
             e.render(program);
             ExitCode::from(e.exit.code())
+        }
+    }
+}
+
+/// Parse flags; clap's own errors get the `PROG: ` prefix and exit 2 like every usage error.
+pub fn parse<T: clap::Parser>(program: &str) -> T {
+    match T::try_parse() {
+        Ok(t) => t,
+        Err(e) => {
+            use clap::error::ErrorKind;
+            if matches!(
+                e.kind(),
+                ErrorKind::DisplayHelp
+                    | ErrorKind::DisplayVersion
+                    | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
+            ) {
+                e.exit();
+            }
+            let text = e.render().to_string();
+            eprint!("{program}: {text}");
+            std::process::exit(2);
         }
     }
 }

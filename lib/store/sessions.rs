@@ -266,6 +266,13 @@ impl Store {
     /// fork from is refused unless `cascade`, which removes the forks (recursively) first.
     /// Returns the ids removed.
     pub fn remove_session(&self, id: &str, cascade: bool) -> Result<Vec<String>> {
+        self.remove_tree(id, cascade).map_err(|e| match e {
+            StoreError::Sql(e) => self.classify(e),
+            e => e,
+        })
+    }
+
+    fn remove_tree(&self, id: &str, cascade: bool) -> Result<Vec<String>> {
         let tx = rusqlite::Transaction::new_unchecked(self.conn(), TransactionBehavior::Immediate)
             .map_err(|e| self.classify(e))?;
         // Collect the fork tree, leaves last, so children go before their sources.
@@ -359,5 +366,33 @@ impl Store {
         tx.commit().map_err(|e| self.classify(e))?;
         let session = self.session(&session.id)?;
         Ok((session, stored))
+    }
+}
+
+impl Store {
+    /// The shortest prefix (at least 8 characters) that names this session alone among all
+    /// sessions in the store: what tables show, and what a person can type back.
+    pub fn short_id(&self, id: &str) -> Result<String> {
+        let neighbour = |sql: &str| -> Result<Option<String>> {
+            Ok(self
+                .conn()
+                .query_row(sql, [id], |r| r.get(0))
+                .optional()?
+                .flatten())
+        };
+        let before = neighbour("SELECT MAX(id) FROM sessions WHERE id < ?1")?;
+        let after = neighbour("SELECT MIN(id) FROM sessions WHERE id > ?1")?;
+        let common = |other: &Option<String>| {
+            other.as_deref().map_or(0, |o| {
+                id.bytes()
+                    .zip(o.bytes())
+                    .take_while(|(a, b)| a == b)
+                    .count()
+            })
+        };
+        let len = (common(&before).max(common(&after)) + 1)
+            .max(8)
+            .min(id.len());
+        Ok(id[..len].to_string())
     }
 }

@@ -1,1 +1,9 @@
-fn main() {}
+//! End-to-end tests: the real binaries against a real SQLite store in a temporary home.
+
+mod support;
+
+mod fake_provider;
+mod generated;
+mod log_append;
+mod log_read;
+mod provider;

@@ -75,7 +75,7 @@ pub fn command() -> clap::Command {
 }
 
 pub fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli: Cli = super::parse("ag-log");
     finish("ag-log", run(cli))
 }
 

@@ -198,7 +198,7 @@ pub fn search(ctx: &mut Ctx, args: SearchArgs) -> CliResult<()> {
         } else {
             let tag = ctx.out.dim(&format!(
                 "{} #{}",
-                crate::ids::short(&h.chunk.session),
+                store.short_id(&h.chunk.session)?,
                 h.chunk.seq
             ));
             let line = format!(

@@ -59,7 +59,7 @@ pub fn ls(ctx: &mut Ctx, args: LsArgs) -> CliResult<()> {
     ]];
     for (s, n) in &sessions {
         rows.push([
-            crate::ids::short(&s.id).to_string(),
+            store.short_id(&s.id)?,
             escape_controls(&super::render::clip(&s.title, 48), false),
             s.kind.as_str().into(),
             n.to_string(),

@@ -1,0 +1,616 @@
+//! `ag-prompt`: run a turn of an agent against a model, streaming, with tools.
+
+use std::io::{IsTerminal, Read, Write};
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+use std::time::Duration;
+
+use clap::{CommandFactory, Parser, Subcommand};
+use serde_json::{json, Value};
+
+use super::{escape_controls, finish, CliError, CliResult, Ctx, Exit, GlobalArgs};
+use crate::agent::{Agent, Event, Outcome, TurnOptions};
+use crate::config::Config;
+use crate::log::{ChunkData, ChunkType};
+use crate::policy::Policy;
+use crate::store::{Claim, NewSession, Session};
+use crate::tools::ToolCtx;
+
+const EXAMPLES: &str = "\
+Examples:
+  ag-prompt -m echo 'hello'                        # offline: answers with your words
+  ag-prompt -m script:demo.toml --tools all 'go'   # offline: a scripted multi-step run
+  ag-prompt -m anthropic/claude-sonnet-4-5 'Summarize README.md'
+  ag-prompt -c 'and the tests?'                    # continue the most recent session
+  git diff | ag-prompt -s last -                   # the prompt from stdin
+  ag-prompt --json -m echo hi | jq -c 'select(.type==\"turn-done\")'
+  ag-prompt models";
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "ag-prompt",
+    version,
+    about = "Run a turn of an agent: stream the model's answer, run its tools, log every chunk",
+    after_help = EXAMPLES,
+    args_conflicts_with_subcommands = true,
+    disable_help_subcommand = true
+)]
+pub struct Cli {
+    #[command(flatten)]
+    pub global: GlobalArgs,
+    #[command(subcommand)]
+    pub sub: Option<Sub>,
+    #[command(flatten)]
+    pub run: RunArgs,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Sub {
+    /// List the models and providers this machine can use
+    Models,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct RunArgs {
+    /// The prompt (`-` reads it from stdin)
+    #[arg(value_name = "PROMPT")]
+    prompt: Option<String>,
+    /// Continue this session (full id, unique prefix, or `last`)
+    #[arg(short, long, value_name = "SESSION", conflicts_with_all = ["continue_last", "new"])]
+    session: Option<String>,
+    /// Continue the most recent session
+    #[arg(short = 'c', long = "continue", conflicts_with = "new")]
+    continue_last: bool,
+    /// Start a new session (the default without -s or -c)
+    #[arg(long)]
+    new: bool,
+    /// PROVIDER/MODEL, `echo` or `script:FILE` [env: AG_MODEL]
+    #[arg(short, long, value_name = "MODEL")]
+    model: Option<String>,
+    /// System prompt: the text, or @FILE
+    #[arg(long, value_name = "TEXT|@FILE")]
+    system: Option<String>,
+    /// Tools the session may use: names and sets (read-only, all, none), comma-separated.
+    /// A new session defaults to read-only; an existing session's tools can only narrow.
+    #[arg(long, value_name = "LIST")]
+    tools: Option<String>,
+    /// Stop after N model round trips in this turn
+    #[arg(long, value_name = "N")]
+    max_steps: Option<u32>,
+    /// Title of a new session [default: the start of the prompt]
+    #[arg(long, value_name = "TITLE")]
+    title: Option<String>,
+    /// When the session is busy, fail with status 3 instead of queueing the prompt
+    #[arg(long)]
+    no_queue: bool,
+}
+
+pub fn command() -> clap::Command {
+    Cli::command()
+}
+
+pub fn main() -> ExitCode {
+    let cli: Cli = super::parse("ag-prompt");
+    finish("ag-prompt", run(cli))
+}
+
+fn run(cli: Cli) -> CliResult<()> {
+    let mut ctx = Ctx::new(cli.global)?;
+    let result = match cli.sub {
+        Some(Sub::Models) => models(&mut ctx),
+        None => prompt(&mut ctx, cli.run),
+    };
+    ctx.out.flush()?;
+    result
+}
+
+fn models(ctx: &mut Ctx) -> CliResult<()> {
+    let cwd = std::env::current_dir()?;
+    let config = Config::load(&cwd).map_err(|e| CliError::msg(e.to_string()))?;
+    let key = |v: &str| std::env::var_os(v).is_some_and(|x| !x.is_empty());
+    let mut rows: Vec<(String, String, String)> = vec![
+        (
+            "echo".into(),
+            "offline".into(),
+            "answers with the last user text".into(),
+        ),
+        (
+            "script:FILE".into(),
+            "offline".into(),
+            "plays a TOML script of steps".into(),
+        ),
+        (
+            "anthropic/MODEL".into(),
+            "anthropic".into(),
+            format!(
+                "ANTHROPIC_API_KEY {}",
+                if key("ANTHROPIC_API_KEY") {
+                    "set"
+                } else {
+                    "not set"
+                }
+            ),
+        ),
+        (
+            "openai/MODEL".into(),
+            "openai".into(),
+            format!(
+                "OPENAI_API_KEY {}",
+                if key("OPENAI_API_KEY") {
+                    "set"
+                } else {
+                    "not set"
+                }
+            ),
+        ),
+    ];
+    for (name, p) in &config.providers {
+        let k = match &p.api_key_env {
+            Some(v) => format!("{v} {}", if key(v) { "set" } else { "not set" }),
+            None => "no key".into(),
+        };
+        rows.push((
+            format!("{name}/MODEL"),
+            p.kind.clone(),
+            format!("{} · {k}", p.base_url),
+        ));
+    }
+    let default = std::env::var("AG_MODEL")
+        .ok()
+        .filter(|s| !s.is_empty())
+        .or(config.model.clone());
+    if ctx.global.json {
+        for (m, kind, note) in &rows {
+            ctx.out
+                .line(&json!({"model": m, "kind": kind, "note": note}).to_string())?;
+        }
+        ctx.out.line(&json!({"default": default}).to_string())?;
+        return Ok(());
+    }
+    for (m, kind, note) in &rows {
+        ctx.out.line(&format!("{m:<20} {kind:<10} {note}"))?;
+    }
+    ctx.out.line(&format!(
+        "default: {}",
+        default.as_deref().unwrap_or("(none)")
+    ))?;
+    Ok(())
+}
+
+fn read_prompt(arg: Option<String>) -> CliResult<String> {
+    let text = match arg.as_deref() {
+        Some("-") => {
+            let mut s = String::new();
+            std::io::stdin()
+                .read_to_string(&mut s)
+                .map_err(|e| CliError::from(e).context("reading the prompt from stdin"))?;
+            s
+        }
+        Some(t) => t.to_string(),
+        None => {
+            return Err(CliError::usage("no prompt given")
+                .with_hint("pass the prompt as an argument, or `-` to read it from stdin"))
+        }
+    };
+    if text.trim().is_empty() {
+        return Err(CliError::usage("the prompt is empty"));
+    }
+    Ok(text.trim_end_matches('\n').to_string())
+}
+
+fn prompt(ctx: &mut Ctx, args: RunArgs) -> CliResult<()> {
+    let text = read_prompt(args.prompt.clone())?;
+    let store = ctx.store()?;
+
+    // The session: -s, -c, or a new one.
+    let existing: Option<Session> = if let Some(r) = &args.session {
+        Some(store.resolve(r)?)
+    } else if args.continue_last {
+        Some(store.last_session()?.ok_or_else(|| {
+            CliError::new(Exit::NotFound, "there is no session to continue")
+                .with_hint("start one without -c")
+        })?)
+    } else {
+        None
+    };
+
+    // A running session takes the prompt as queued input.
+    if let Some(s) = &existing {
+        match store.claim_or_queue(&s.id, if args.no_queue { None } else { Some(&text) })? {
+            Claim::Claimed => {}
+            Claim::Queued { owner, .. } => {
+                ctx.out.note(&format!(
+                    "session {} is busy (pid {owner}); your prompt was queued and joins its turn at the next step",
+                    s.id
+                ));
+                if ctx.global.json {
+                    ctx.out.line(
+                        &json!({"type": "queued", "session": s.id, "owner_pid": owner}).to_string(),
+                    )?;
+                }
+                return Ok(());
+            }
+            Claim::Busy { owner } => {
+                return Err(CliError::new(
+                    Exit::Conflict,
+                    format!("session {} is busy (pid {owner} is running a turn)", s.id),
+                )
+                .with_hint("drop --no-queue to queue the prompt instead"));
+            }
+        }
+    }
+
+    let cwd_now = std::fs::canonicalize(std::env::current_dir()?)?;
+    let config = Config::load(&cwd_now).map_err(|e| CliError::msg(e.to_string()))?;
+    let release_on_error = |store: &crate::store::Store, s: &Option<Session>| {
+        if let Some(s) = s {
+            let _ = store.release(&s.id, "idle");
+        }
+    };
+
+    // Model: -m > AG_MODEL > the session's > config.
+    let model = args
+        .model
+        .clone()
+        .or_else(|| {
+            std::env::var("AG_MODEL")
+                .ok()
+                .filter(|m| !m.trim().is_empty())
+        })
+        .or_else(|| existing.as_ref().and_then(|s| s.model.clone()))
+        .or_else(|| config.model.clone());
+    let Some(model) = model else {
+        release_on_error(&store, &existing);
+        return Err(CliError::usage("no model given").with_hint(
+            "pass -m PROVIDER/MODEL, set AG_MODEL, or set `model = \"…\"` in .ag/config.toml; \
+             offline models: echo, script:FILE; `ag-prompt models` lists what is configured",
+        ));
+    };
+    let provider = match crate::provider::resolve(&model, &config) {
+        Ok(p) => p,
+        Err(e) => {
+            release_on_error(&store, &existing);
+            return Err(
+                CliError::usage(e.to_string()).with_hint("`ag-prompt models` lists the providers")
+            );
+        }
+    };
+
+    // Tools: a new session gets --tools (default read-only); an existing one keeps its stored
+    // policy and --tools can only narrow it.
+    let asked = match args.tools.as_deref().map(Policy::parse_list).transpose() {
+        Ok(p) => p,
+        Err(e) => {
+            release_on_error(&store, &existing);
+            return Err(CliError::usage(format!("--tools: {e}")));
+        }
+    };
+    let stored = existing
+        .as_ref()
+        .and_then(|s| Policy::from_session_value(&s.policy));
+    let policy = match (stored, asked) {
+        (Some(stored), Some(asked)) => {
+            let narrowed = asked.intersect(&stored);
+            let dropped = asked.dropped_by(&stored);
+            if !dropped.is_empty() {
+                ctx.out.note(&format!(
+                    "this session may not use {} (its tools: {}); not added",
+                    dropped.join(", "),
+                    stored.names().join(", ")
+                ));
+            }
+            narrowed
+        }
+        (Some(stored), None) => stored,
+        (None, Some(asked)) => asked,
+        (None, None) => Policy::read_only(),
+    };
+
+    let system_arg = match args
+        .system
+        .as_deref()
+        .map(|s| super::log::text_or_file(s, "--system"))
+        .transpose()
+    {
+        Ok(s) => s,
+        Err(e) => {
+            release_on_error(&store, &existing);
+            return Err(e);
+        }
+    };
+
+    let session = match existing {
+        Some(s) => s,
+        None => {
+            let title = args.title.clone().unwrap_or_else(|| title_from(&text));
+            let s = store.create_session(NewSession {
+                title,
+                cwd: Some(cwd_now.to_string_lossy().into_owned()),
+                model: Some(model.clone()),
+                ..Default::default()
+            })?;
+            store.claim_or_queue(&s.id, None)?;
+            s
+        }
+    };
+    // The policy and system prompt are durable: follow-ups and renames keep them.
+    let mut policy_json = if session.policy.is_object() {
+        session.policy.clone()
+    } else {
+        json!({})
+    };
+    policy.store_in(&mut policy_json);
+    if let Some(sys) = &system_arg {
+        policy_json["system"] = sys.clone().into();
+    }
+    store.set_model_and_policy(&session.id, &model, &policy_json)?;
+    let system = policy_json
+        .get("system")
+        .and_then(Value::as_str)
+        .map(str::to_string);
+    let sections = policy_json
+        .get("sections")
+        .and_then(Value::as_str)
+        .map(str::to_string);
+    let system = match (system, sections) {
+        (Some(a), Some(b)) => Some(format!("{a}\n\n{b}")),
+        (a, b) => a.or(b),
+    };
+
+    ctx.out.note(&format!("session {}", session.id));
+    let session_cwd = PathBuf::from(
+        session
+            .cwd
+            .clone()
+            .unwrap_or_else(|| cwd_now.to_string_lossy().into_owned()),
+    );
+    let mut tool_ctx = ToolCtx::new(std::fs::canonicalize(&session_cwd).unwrap_or(session_cwd));
+    tool_ctx.bash_timeout = Duration::from_secs(config.agent.bash_timeout_s);
+    tool_ctx.output_cap = config.agent.output_cap;
+    tool_ctx.env = vec![
+        ("AG_SESSION".into(), session.id.clone()),
+        (
+            "AG_HOME".into(),
+            ctx.home.dir.to_string_lossy().into_owned(),
+        ),
+    ];
+
+    let interrupt = Arc::new(AtomicBool::new(false));
+    for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+        let _ = signal_hook::flag::register(sig, interrupt.clone());
+    }
+    let agent = Agent {
+        store: &store,
+        session: session.clone(),
+        provider: Arc::from(provider),
+        policy,
+        tool_ctx,
+        opts: TurnOptions {
+            max_steps: args.max_steps.unwrap_or(config.agent.max_steps),
+            system,
+            max_tokens: config.agent.max_tokens,
+            network: config.network.clone(),
+        },
+        interrupt,
+    };
+    let mut view = LiveView::new(ctx, &session.id);
+    let outcome = agent.run_turn(&text, &mut |ev| view.event(ev));
+    view.close();
+    match outcome {
+        Err(e) => {
+            let _ = store.release(&session.id, "failed");
+            Err(CliError::from(match e {
+                crate::agent::AgentError::Store(s) => s,
+            }))
+        }
+        Ok(Outcome::Done { .. }) => Ok(()),
+        Ok(Outcome::Interrupted) => Err(CliError::new(Exit::Interrupted, "interrupted").with_hint(
+            format!(
+                "what was written stays in session {}; continue with ag-prompt -s {}",
+                session.id,
+                crate::ids::short(&session.id)
+            ),
+        )),
+        Ok(Outcome::Failed {
+            message, retryable, ..
+        }) => {
+            let exit = if retryable {
+                Exit::TempFail
+            } else {
+                Exit::Error
+            };
+            Err(CliError::new(exit, message).with_hint(format!(
+                "the turn ended with an error; session {} keeps what was written",
+                session.id
+            )))
+        }
+    }
+}
+
+fn title_from(text: &str) -> String {
+    let line = text
+        .lines()
+        .find(|l| !l.trim().is_empty())
+        .unwrap_or("")
+        .trim();
+    let mut t: String = line.chars().take(60).collect();
+    if line.chars().count() > 60 {
+        t.push('…');
+    }
+    t
+}
+
+/// Prints the live turn: text to stdout as it streams, the rest to stderr; or JSON events.
+struct LiveView<'a> {
+    ctx: &'a mut Ctx,
+    session: String,
+    json: bool,
+    tty_err: bool,
+    spinner: Option<indicatif::ProgressBar>,
+    text_open: bool,
+    wrote_text: bool,
+}
+
+impl<'a> LiveView<'a> {
+    fn new(ctx: &'a mut Ctx, session: &str) -> LiveView<'a> {
+        let json = ctx.global.json;
+        let tty_err = std::io::stderr().is_terminal();
+        if json {
+            let _ = ctx
+                .out
+                .line(&json!({"type": "session", "session": session}).to_string());
+        }
+        LiveView {
+            ctx,
+            session: session.to_string(),
+            json,
+            tty_err,
+            spinner: None,
+            text_open: false,
+            wrote_text: false,
+        }
+    }
+
+    fn stop_spinner(&mut self) {
+        if let Some(s) = self.spinner.take() {
+            s.finish_and_clear();
+        }
+    }
+
+    fn emit(&mut self, v: Value) {
+        let _ = self.ctx.out.line(&v.to_string());
+        let _ = self.ctx.out.flush();
+    }
+
+    fn event(&mut self, ev: Event) {
+        if self.json {
+            let v = match ev {
+                Event::Open {
+                    id,
+                    turn,
+                    step,
+                    role,
+                    ty,
+                } => json!({
+                    "type": "chunk-open", "session": self.session, "id": id, "turn": turn,
+                    "step": step, "role": role.as_str(), "chunk_type": ty.as_str(),
+                }),
+                Event::Delta { id, text, .. } => {
+                    json!({"type": "chunk-delta", "session": self.session, "id": id, "text": text})
+                }
+                Event::Seal(c) => {
+                    json!({"type": "chunk-seal", "session": self.session, "chunk": c.to_value()})
+                }
+                Event::Retry {
+                    attempt,
+                    wait,
+                    reason,
+                } => json!({
+                    "type": "retry", "session": self.session, "attempt": attempt,
+                    "wait_ms": wait.as_millis() as u64, "reason": reason,
+                }),
+                Event::Waiting => return,
+                Event::TurnDone {
+                    turn,
+                    stop_reason,
+                    usage,
+                } => json!({
+                    "type": "turn-done", "session": self.session, "turn": turn, "stop_reason": stop_reason,
+                    "usage": {"input": usage.input, "output": usage.output, "cache_read": usage.cache_read, "cache_write": usage.cache_write},
+                }),
+            };
+            self.emit(v);
+            return;
+        }
+        match ev {
+            Event::Waiting => {
+                if self.tty_err && !self.ctx.global.quiet && self.spinner.is_none() {
+                    let s = indicatif::ProgressBar::new_spinner();
+                    s.set_message("waiting for the model…");
+                    s.enable_steady_tick(Duration::from_millis(100));
+                    self.spinner = Some(s);
+                }
+            }
+            Event::Open { .. } => self.stop_spinner(),
+            Event::Delta { ty, text, .. } => {
+                self.stop_spinner();
+                match ty {
+                    ChunkType::Text => {
+                        self.text_open = true;
+                        self.wrote_text = true;
+                        let _ = self.ctx.out.raw(&escape_controls(&text, true));
+                        let _ = self.ctx.out.flush();
+                    }
+                    ChunkType::Thinking if !self.ctx.global.quiet => {
+                        let t = escape_controls(&text, true);
+                        let mut err = std::io::stderr();
+                        let _ = if self.tty_err {
+                            write!(err, "\x1b[2m{t}\x1b[0m")
+                        } else {
+                            write!(err, "{t}")
+                        };
+                    }
+                    _ => {}
+                }
+            }
+            Event::Seal(c) => match &c.data {
+                ChunkData::Text { .. } if c.role == crate::log::Role::Assistant => {
+                    if self.text_open {
+                        let _ = self.ctx.out.raw("\n");
+                        let _ = self.ctx.out.flush();
+                        self.text_open = false;
+                    }
+                }
+                ChunkData::Thinking { .. } if !self.ctx.global.quiet => eprintln!(),
+                ChunkData::ToolCall {
+                    name, arguments, ..
+                } => {
+                    self.stop_spinner();
+                    self.ctx.out.note(&format!(
+                        "→ {name} {}",
+                        super::log::clip(&arguments.to_string(), 160)
+                    ));
+                }
+                ChunkData::ToolResult {
+                    name,
+                    is_error: true,
+                    result,
+                    ..
+                } => {
+                    let r = result
+                        .as_str()
+                        .map(str::to_string)
+                        .unwrap_or_else(|| result.to_string());
+                    self.ctx
+                        .out
+                        .note(&format!("  {name} failed: {}", super::log::clip(&r, 160)));
+                }
+                ChunkData::Error { message, .. } => self.ctx.out.note(&format!("error: {message}")),
+                _ => {}
+            },
+            Event::Retry {
+                attempt,
+                wait,
+                reason,
+            } => {
+                self.stop_spinner();
+                self.ctx.out.note(&format!(
+                    "{reason}; attempt {attempt} in {:.1}s",
+                    wait.as_secs_f64()
+                ));
+            }
+            Event::TurnDone { .. } => self.stop_spinner(),
+        }
+    }
+
+    fn close(&mut self) {
+        self.stop_spinner();
+        if self.text_open && !self.json {
+            let _ = self.ctx.out.raw("\n");
+        }
+        let _ = self.ctx.out.flush();
+        let _ = self.wrote_text;
+    }
+}

@@ -1,0 +1,512 @@
+//! `bash {command, timeout_s?}`: run a shell command in the session's cwd.
+//!
+//! `bash` cannot be confined to the cwd the way file tools are; it is a separately granted
+//! tool. What it does get:
+//!
+//! - `bash -c` (or `/bin/sh -c` where there is no bash), in the cwd, stdin from /dev/null so a
+//!   command that waits for input ends instead of hanging the turn;
+//! - an environment without secrets ([`scrubbed_env`]) plus the caller's extra variables;
+//! - its own process group, so the timeout kills the whole pipeline and its children, not just
+//!   the shell (killing only the shell would leave `sleep 30` running and holding the pipe);
+//! - stdout and stderr on two reader threads into one buffer, in arrival order, bounded in
+//!   memory: the first and last halves of the output cap are kept, because a build's first
+//!   lines say what ran and its last lines say what failed.
+
+use std::collections::VecDeque;
+use std::io::Read;
+use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::path::Path;
+use std::process::{Command, ExitStatus, Stdio};
+use std::sync::mpsc;
+use std::sync::{Arc, Mutex};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use super::{Args, ToolCtx, ToolOutput};
+
+/// The longest timeout a call may ask for, unless the session's default is longer.
+const MAX_TIMEOUT: Duration = Duration::from_secs(600);
+
+/// How long to keep reading after the shell has exited. Output still in the pipe arrives at
+/// once; a background job (`server &`) that keeps the pipe open would otherwise hold the call
+/// until the timeout.
+const DRAIN_GRACE: Duration = Duration::from_millis(500);
+
+/// Names that are secrets whatever their suffix.
+const SECRET_NAMES: &[&str] = &[
+    "ANTHROPIC_API_KEY",
+    "OPENAI_API_KEY",
+    "GITHUB_PAT",
+    "PGPASSWORD",
+    "MYSQL_PWD",
+];
+
+/// Name endings that mark a secret: `*_API_KEY` and every other `*_KEY`, `*_APIKEY`,
+/// `*_TOKEN`, `*_SECRET`, `*_PASSWORD`, `*_PASSWD`.
+const SECRET_SUFFIXES: &[&str] = &[
+    "_KEY",
+    "_APIKEY",
+    "_TOKEN",
+    "_SECRET",
+    "_PASSWORD",
+    "_PASSWD",
+];
+
+/// Whether an environment variable is kept out of bash's environment.
+///
+/// The rule, compared case-insensitively: the name ends with `_KEY` (which covers `_API_KEY`,
+/// `AWS_SECRET_ACCESS_KEY`, …), `_APIKEY`, `_TOKEN`, `_SECRET`, `_PASSWORD` or `_PASSWD`, or is
+/// one of `ANTHROPIC_API_KEY`, `OPENAI_API_KEY`, `GITHUB_PAT`, `PGPASSWORD`, `MYSQL_PWD`.
+/// Broad on purpose: losing a harmless `*_KEY` costs a command little, while a provider key in
+/// a model-driven shell can leave with one `curl`.
+pub fn is_secret_var(name: &str) -> bool {
+    let upper = name.to_ascii_uppercase();
+    SECRET_NAMES.contains(&upper.as_str()) || SECRET_SUFFIXES.iter().any(|s| upper.ends_with(s))
+}
+
+/// `vars` without the secrets ([`is_secret_var`]).
+pub fn scrub_env(vars: impl IntoIterator<Item = (String, String)>) -> Vec<(String, String)> {
+    vars.into_iter()
+        .filter(|(k, _)| !is_secret_var(k))
+        .collect()
+}
+
+/// This process's environment with provider keys and other secrets removed (the rule is
+/// [`is_secret_var`]); the base environment of every `bash` call. Variables whose name or
+/// value is not valid Unicode are left out too, since they cannot be represented here.
+pub fn scrubbed_env() -> Vec<(String, String)> {
+    scrub_env(
+        std::env::vars_os()
+            .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?))),
+    )
+}
+
+pub(super) fn run(args: &Args<'_>, ctx: &ToolCtx) -> Result<ToolOutput, String> {
+    run_with_base_env(args, ctx, scrubbed_env())
+}
+
+/// `run` with the base environment given, so tests can check the scrub without changing the
+/// test process's own environment.
+fn run_with_base_env(
+    args: &Args<'_>,
+    ctx: &ToolCtx,
+    base_env: Vec<(String, String)>,
+) -> Result<ToolOutput, String> {
+    let command = args.req_str("command")?;
+    if command.trim().is_empty() {
+        return Err("argument `command` is empty".to_string());
+    }
+    let timeout = match args.opt_f64("timeout_s")? {
+        None => ctx.bash_timeout,
+        Some(s) if s.is_finite() && s > 0.0 => {
+            let max = MAX_TIMEOUT.max(ctx.bash_timeout);
+            Duration::from_secs_f64(s.min(max.as_secs_f64()))
+        }
+        Some(s) => {
+            return Err(format!(
+                "argument `timeout_s` must be a positive number of seconds, got {s}"
+            ))
+        }
+    };
+
+    let shell = shell();
+    let mut cmd = Command::new(shell);
+    cmd.arg("-c")
+        .arg(command)
+        .current_dir(&ctx.cwd)
+        .env_clear()
+        .envs(base_env)
+        .envs(ctx.env.iter().map(|(k, v)| (k, v)))
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0);
+    let mut child = cmd
+        .spawn()
+        .map_err(|e| format!("cannot start {shell} in {}: {e}", ctx.cwd.display()))?;
+    // With process_group(0) the group id is the child's pid.
+    let pgid = child.id();
+
+    let capture = Arc::new(Mutex::new(Capture::new(ctx.output_cap)));
+    let (done_tx, done_rx) = mpsc::channel::<()>();
+    let mut readers = 0;
+    let pipes: [Option<Box<dyn Read + Send>>; 2] = [
+        child
+            .stdout
+            .take()
+            .map(|p| Box::new(p) as Box<dyn Read + Send>),
+        child
+            .stderr
+            .take()
+            .map(|p| Box::new(p) as Box<dyn Read + Send>),
+    ];
+    for mut pipe in pipes.into_iter().flatten() {
+        let capture = Arc::clone(&capture);
+        let done = done_tx.clone();
+        readers += 1;
+        thread::spawn(move || {
+            let mut buf = [0u8; 8192];
+            loop {
+                match pipe.read(&mut buf) {
+                    Ok(0) | Err(_) => break,
+                    Ok(n) => lock(&capture).push(&buf[..n]),
+                }
+            }
+            let _ = done.send(());
+        });
+    }
+    drop(done_tx);
+
+    let started = Instant::now();
+    let deadline = started + timeout;
+    let status: Option<ExitStatus> = loop {
+        match child.try_wait() {
+            Ok(Some(status)) => break Some(status),
+            Ok(None) => {
+                let now = Instant::now();
+                if now >= deadline {
+                    kill_group(pgid);
+                    let _ = child.wait();
+                    break None;
+                }
+                thread::sleep((deadline - now).min(Duration::from_millis(10)));
+            }
+            Err(e) => {
+                kill_group(pgid);
+                let _ = child.wait();
+                return Err(format!("waiting for `{command}` failed: {e}"));
+            }
+        }
+    };
+
+    // Collect the readers' ends. After a timeout the whole group is dead and the pipes close;
+    // after a normal exit only a background job can keep them open, and it is not waited for.
+    let drain_until = Instant::now() + DRAIN_GRACE;
+    let mut finished = 0;
+    while finished < readers {
+        let left = drain_until.saturating_duration_since(Instant::now());
+        match done_rx.recv_timeout(left) {
+            Ok(()) => finished += 1,
+            Err(_) => break,
+        }
+    }
+    let lingering = finished < readers;
+
+    let mut text = lock(&capture).render();
+    if text.is_empty() {
+        text.push_str("(no output)");
+    }
+    if !text.ends_with('\n') {
+        text.push('\n');
+    }
+    if lingering {
+        text.push_str(
+            "(background processes still hold the output open; what they print after the shell exited is not shown)\n",
+        );
+    }
+    let (status_line, is_error) = match status {
+        None => (
+            format!(
+                "timed out after {}; the command and its process group were killed",
+                secs(timeout)
+            ),
+            true,
+        ),
+        Some(s) => match (s.code(), s.signal()) {
+            (Some(code), _) => (format!("exit {code}"), code != 0),
+            (None, Some(sig)) => (format!("killed by signal {sig}"), true),
+            (None, None) => (format!("ended: {s}"), true),
+        },
+    };
+    text.push_str(&status_line);
+    Ok(ToolOutput { text, is_error })
+}
+
+/// bash when the system has it (models write bash), else the POSIX shell every Unix has.
+fn shell() -> &'static str {
+    ["/bin/bash", "/usr/bin/bash"]
+        .into_iter()
+        .find(|p| Path::new(p).exists())
+        .unwrap_or("/bin/sh")
+}
+
+fn lock(c: &Mutex<Capture>) -> std::sync::MutexGuard<'_, Capture> {
+    // A reader thread cannot panic while holding the lock in a way that leaves the buffer
+    // unusable; keep whatever it holds.
+    c.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+fn secs(d: Duration) -> String {
+    if d.subsec_nanos() == 0 {
+        format!("{} s", d.as_secs())
+    } else {
+        format!("{:.1} s", d.as_secs_f64())
+    }
+}
+
+/// SIGKILL the process group `pgid`.
+fn kill_group(pgid: u32) {
+    extern "C" {
+        // kill(2), from the C library std already links. Declared here rather than taking a
+        // dependency for one call; `pid_t` is a 32-bit int on every supported Unix.
+        fn kill(pid: i32, sig: i32) -> i32;
+    }
+    const SIGKILL: i32 = 9;
+    let Ok(pid) = i32::try_from(pgid) else {
+        return;
+    };
+    // Never -1 ("every process we may signal") or 0 (our own group).
+    if pid <= 1 {
+        return;
+    }
+    // SAFETY: kill(2) takes two integers and touches no memory of ours; a negative pid names
+    // the process group the child leads, created by `process_group(0)` above.
+    unsafe {
+        kill(-pid, SIGKILL);
+    }
+}
+
+/// Combined output, bounded: the first half of the cap and a rolling last half.
+struct Capture {
+    head: Vec<u8>,
+    tail: VecDeque<u8>,
+    head_cap: usize,
+    tail_cap: usize,
+    total: usize,
+}
+
+impl Capture {
+    fn new(cap: usize) -> Capture {
+        let head_cap = cap / 2;
+        Capture {
+            head: Vec::new(),
+            tail: VecDeque::new(),
+            head_cap,
+            tail_cap: cap - head_cap,
+            total: 0,
+        }
+    }
+
+    fn push(&mut self, mut data: &[u8]) {
+        self.total += data.len();
+        let room = self.head_cap - self.head.len();
+        if room > 0 {
+            let n = room.min(data.len());
+            self.head.extend_from_slice(&data[..n]);
+            data = &data[n..];
+        }
+        if data.len() >= self.tail_cap {
+            self.tail.clear();
+            self.tail.extend(&data[data.len() - self.tail_cap..]);
+        } else {
+            let overflow = (self.tail.len() + data.len()).saturating_sub(self.tail_cap);
+            self.tail.drain(..overflow);
+            self.tail.extend(data);
+        }
+    }
+
+    fn render(&self) -> String {
+        let kept = self.head.len() + self.tail.len();
+        let cut = self.total - kept;
+        let mut bytes = self.head.clone();
+        if cut > 0 {
+            bytes.extend_from_slice(
+                format!("\n[output cut: {cut} bytes in the middle not shown]\n").as_bytes(),
+            );
+        }
+        bytes.extend(self.tail.iter());
+        String::from_utf8_lossy(&bytes).into_owned()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::run;
+    use super::*;
+    use serde_json::json;
+
+    fn ctx() -> (tempfile::TempDir, ToolCtx) {
+        let dir = tempfile::tempdir().unwrap();
+        let ctx = ToolCtx::new(dir.path().canonicalize().unwrap());
+        (dir, ctx)
+    }
+
+    #[test]
+    fn output_and_exit_status() {
+        let (_d, ctx) = ctx();
+        let out = run(
+            "bash",
+            &json!({"command": "echo hi; echo err >&2; exit 3"}),
+            &ctx,
+        );
+        assert!(out.is_error);
+        assert!(out.text.contains("hi\n"), "{}", out.text);
+        assert!(out.text.contains("err\n"), "{}", out.text);
+        assert!(out.text.ends_with("exit 3"), "{}", out.text);
+        let out = run("bash", &json!({"command": "pwd; true"}), &ctx);
+        assert!(!out.is_error, "{}", out.text);
+        assert_eq!(out.text, format!("{}\nexit 0", ctx.cwd.display()));
+        let out = run("bash", &json!({"command": "cat"}), &ctx);
+        assert_eq!(
+            out.text, "(no output)\nexit 0",
+            "stdin is null, so cat ends"
+        );
+    }
+
+    #[test]
+    fn timeout_kills_the_process_group() {
+        let (_d, ctx) = ctx();
+        let started = Instant::now();
+        // A pipeline: both sides are in the group, and the sleep holds the pipe open.
+        let out = run(
+            "bash",
+            &json!({"command": "echo before; sleep 30 | cat", "timeout_s": 1}),
+            &ctx,
+        );
+        let took = started.elapsed();
+        assert!(took < Duration::from_secs(3), "took {took:?}");
+        assert!(out.is_error);
+        assert!(out.text.contains("before\n"), "{}", out.text);
+        assert!(out.text.contains("timed out after 1 s"), "{}", out.text);
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn timeout_leaves_no_background_child_alive() {
+        let (_d, ctx) = ctx();
+        let out = run(
+            "bash",
+            &json!({"command": "sleep 30 & echo $! > pid; wait", "timeout_s": 1}),
+            &ctx,
+        );
+        assert!(out.text.contains("timed out"), "{}", out.text);
+        let pid = std::fs::read_to_string(ctx.cwd.join("pid")).unwrap();
+        let stat_path = format!("/proc/{}/stat", pid.trim());
+        // SIGKILL is asynchronous; give the kernel a moment to finish the job.
+        let mut alive = true;
+        for _ in 0..100 {
+            // Gone, or a zombie waiting for whoever adopted it: either way not running.
+            alive = match std::fs::read_to_string(&stat_path) {
+                Err(_) => false,
+                Ok(stat) => !stat
+                    .rsplit(')')
+                    .next()
+                    .unwrap_or("")
+                    .trim_start()
+                    .starts_with('Z'),
+            };
+            if !alive {
+                break;
+            }
+            thread::sleep(Duration::from_millis(20));
+        }
+        assert!(!alive, "sleep {} survived the timeout", pid.trim());
+    }
+
+    #[test]
+    fn output_is_capped_keeping_head_and_tail() {
+        let (_d, mut ctx) = ctx();
+        ctx.output_cap = 1000;
+        let out = run(
+            "bash",
+            &json!({"command": "echo START; head -c 100000 /dev/zero | tr '\\0' a; echo; echo END"}),
+            &ctx,
+        );
+        assert!(!out.is_error, "{}", &out.text[..100]);
+        assert!(out.text.len() < 1200, "{}", out.text.len());
+        assert!(out.text.starts_with("START\n"));
+        assert!(
+            out.text.contains("bytes in the middle not shown"),
+            "{}",
+            out.text
+        );
+        assert!(out.text.ends_with("END\nexit 0"), "{}", out.text);
+    }
+
+    #[test]
+    fn secrets_do_not_reach_the_child() {
+        let (_d, mut ctx) = ctx();
+        ctx.env.push(("AG_SESSION".into(), "s-123".into()));
+        let base = scrub_env(vec![
+            ("PATH".to_string(), "/usr/bin:/bin".to_string()),
+            ("ANTHROPIC_API_KEY".to_string(), "sk-ant-leak".to_string()),
+            ("OPENAI_API_KEY".to_string(), "sk-leak".to_string()),
+            ("GITHUB_TOKEN".to_string(), "ghp-leak".to_string()),
+            ("KEEP_ME".to_string(), "kept".to_string()),
+        ]);
+        let map = serde_json::Map::from_iter([("command".to_string(), json!("env"))]);
+        let out = run_with_base_env(&Args(&map), &ctx, base).unwrap();
+        assert!(!out.is_error, "{}", out.text);
+        assert!(!out.text.contains("leak"), "{}", out.text);
+        assert!(out.text.contains("KEEP_ME=kept"), "{}", out.text);
+        assert!(out.text.contains("AG_SESSION=s-123"), "{}", out.text);
+    }
+
+    #[test]
+    fn the_real_environment_is_scrubbed_too() {
+        // Checks the rule against whatever this process has, without changing it.
+        for (k, _) in scrubbed_env() {
+            assert!(!is_secret_var(&k), "{k}");
+        }
+        let (_d, ctx) = ctx();
+        let out = run(
+            "bash",
+            &json!({"command": "echo ${ANTHROPIC_API_KEY-unset}"}),
+            &ctx,
+        );
+        assert_eq!(out.text, "unset\nexit 0");
+    }
+
+    #[test]
+    fn secret_rule() {
+        for k in [
+            "ANTHROPIC_API_KEY",
+            "openai_api_key",
+            "HF_TOKEN",
+            "AWS_SECRET_ACCESS_KEY",
+            "MY_SECRET",
+            "DB_PASSWORD",
+            "PGPASSWORD",
+        ] {
+            assert!(is_secret_var(k), "{k}");
+        }
+        for k in [
+            "PATH",
+            "HOME",
+            "AG_SESSION",
+            "TOKENIZERS_PARALLELISM",
+            "KEYBOARD",
+        ] {
+            assert!(!is_secret_var(k), "{k}");
+        }
+    }
+
+    #[test]
+    fn bad_arguments() {
+        let (_d, ctx) = ctx();
+        let out = run("bash", &json!({"command": "true", "timeout_s": -1}), &ctx);
+        assert!(
+            out.is_error && out.text.contains("timeout_s"),
+            "{}",
+            out.text
+        );
+        let out = run("bash", &json!({"command": "  "}), &ctx);
+        assert!(out.is_error && out.text.contains("empty"), "{}", out.text);
+    }
+
+    #[test]
+    fn capture_keeps_head_and_tail() {
+        let mut c = Capture::new(10);
+        c.push(b"0123456789");
+        assert_eq!(c.render(), "0123456789");
+        c.push(b"abcdefghij");
+        assert_eq!(
+            c.render(),
+            "01234\n[output cut: 10 bytes in the middle not shown]\nfghij"
+        );
+        for b in b"KLMNO" {
+            c.push(&[*b]);
+        }
+        assert!(c.render().ends_with("KLMNO"));
+    }
+}

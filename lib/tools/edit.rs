@@ -1,0 +1,158 @@
+//! `edit {path, old_string, new_string, replace_all?}`: exact string replacement.
+//!
+//! Exact matching, and refusing an ambiguous match unless `replace_all` is set, is what makes
+//! an edit reviewable: the model has to quote what it changes, and a stale quote fails loudly
+//! instead of changing the wrong place.
+
+use std::fs;
+use std::io::ErrorKind;
+
+use super::confine::{canonical_root, confine_in};
+use super::{shown, Args, ToolCtx, ToolOutput};
+
+pub(super) fn run(args: &Args<'_>, ctx: &ToolCtx) -> Result<ToolOutput, String> {
+    let path = args.req_str("path")?;
+    let old = args.req_str("old_string")?;
+    let new = args.req_str("new_string")?;
+    let replace_all = args.opt_bool("replace_all")?.unwrap_or(false);
+    let root = canonical_root(&ctx.cwd)?;
+    let p = confine_in(&root, path)?;
+    let name = shown(&root, &p);
+
+    if old.is_empty() {
+        return Err(format!(
+            "old_string is empty; to create {name} or replace all of it, use write"
+        ));
+    }
+    if old == new {
+        return Err(format!(
+            "old_string and new_string are identical; {name} was not changed"
+        ));
+    }
+    if p.is_dir() {
+        return Err(format!("{name} is a directory, not a file"));
+    }
+    let text = fs::read(&p).map_err(|e| match e.kind() {
+        ErrorKind::NotFound => format!("{name} does not exist"),
+        _ => format!("cannot read {name}: {e}"),
+    })?;
+    let text = String::from_utf8(text)
+        .map_err(|_| format!("{name} is not valid UTF-8 text; edit changes text files only"))?;
+
+    let count = text.matches(old).count();
+    if count == 0 {
+        return Err(format!("old_string not found in {name}"));
+    }
+    if count > 1 && !replace_all {
+        return Err(format!(
+            "old_string matches {count} times in {name}; add surrounding context to make it unique, or set replace_all to replace every one"
+        ));
+    }
+    let updated = if replace_all {
+        text.replace(old, new)
+    } else {
+        text.replacen(old, new, 1)
+    };
+    fs::write(&p, updated).map_err(|e| format!("cannot write {name}: {e}"))?;
+    let plural = if count == 1 { "" } else { "s" };
+    Ok(ToolOutput::ok(format!(
+        "replaced {count} occurrence{plural} in {name}"
+    )))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::run;
+    use super::*;
+    use serde_json::json;
+
+    fn ctx_with(body: &str) -> (tempfile::TempDir, ToolCtx) {
+        let dir = tempfile::tempdir().unwrap();
+        let ctx = ToolCtx::new(dir.path().canonicalize().unwrap());
+        fs::write(ctx.cwd.join("f.txt"), body).unwrap();
+        (dir, ctx)
+    }
+
+    fn contents(ctx: &ToolCtx) -> String {
+        fs::read_to_string(ctx.cwd.join("f.txt")).unwrap()
+    }
+
+    #[test]
+    fn unique_match_is_replaced() {
+        let (_d, ctx) = ctx_with("alpha beta gamma\n");
+        let out = run(
+            "edit",
+            &json!({"path": "f.txt", "old_string": "beta", "new_string": "BETA"}),
+            &ctx,
+        );
+        assert!(!out.is_error, "{}", out.text);
+        assert_eq!(out.text, "replaced 1 occurrence in f.txt");
+        assert_eq!(contents(&ctx), "alpha BETA gamma\n");
+    }
+
+    #[test]
+    fn no_match_is_an_error() {
+        let (_d, ctx) = ctx_with("alpha\n");
+        let out = run(
+            "edit",
+            &json!({"path": "f.txt", "old_string": "zeta", "new_string": "x"}),
+            &ctx,
+        );
+        assert!(out.is_error);
+        assert_eq!(out.text, "old_string not found in f.txt");
+        assert_eq!(contents(&ctx), "alpha\n");
+    }
+
+    #[test]
+    fn multiple_matches_need_replace_all() {
+        let (_d, ctx) = ctx_with("x = 1; x = 2; x = 3;");
+        let out = run(
+            "edit",
+            &json!({"path": "f.txt", "old_string": "x =", "new_string": "y ="}),
+            &ctx,
+        );
+        assert!(out.is_error);
+        assert!(
+            out.text.contains("matches 3 times in f.txt"),
+            "{}",
+            out.text
+        );
+        assert!(out.text.contains("replace_all"), "{}", out.text);
+        assert_eq!(contents(&ctx), "x = 1; x = 2; x = 3;");
+        let out = run(
+            "edit",
+            &json!({"path": "f.txt", "old_string": "x =", "new_string": "y =", "replace_all": true}),
+            &ctx,
+        );
+        assert!(!out.is_error, "{}", out.text);
+        assert_eq!(out.text, "replaced 3 occurrences in f.txt");
+        assert_eq!(contents(&ctx), "y = 1; y = 2; y = 3;");
+    }
+
+    #[test]
+    fn other_failures_say_where() {
+        let (_d, ctx) = ctx_with("a");
+        let out = run(
+            "edit",
+            &json!({"path": "nope.txt", "old_string": "a", "new_string": "b"}),
+            &ctx,
+        );
+        assert!(
+            out.is_error && out.text.contains("nope.txt does not exist"),
+            "{}",
+            out.text
+        );
+        let out = run(
+            "edit",
+            &json!({"path": "f.txt", "old_string": "", "new_string": "b"}),
+            &ctx,
+        );
+        assert!(out.is_error && out.text.contains("empty"), "{}", out.text);
+        let out = run(
+            "edit",
+            &json!({"path": "../f.txt", "old_string": "a", "new_string": "b"}),
+            &ctx,
+        );
+        assert!(out.is_error && out.text.contains("outside"), "{}", out.text);
+    }
+}

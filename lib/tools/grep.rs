@@ -1,0 +1,260 @@
+//! `grep {pattern, path?, glob?, ignore_case?}`: regex search over the ignore-aware walk.
+//!
+//! Built on ripgrep's own crates, so it behaves like `rg -n`: .gitignore and .ignore are
+//! honoured, binary files (a NUL byte) are skipped, and invalid UTF-8 is shown lossily rather
+//! than failing the search. The optional `glob` follows ripgrep's `-g`: without a `/` it
+//! matches file names anywhere (`*.rs`), with one it matches the path relative to the search
+//! directory.
+
+use std::fs;
+use std::io;
+use std::path::Path;
+
+use globset::{GlobBuilder, GlobMatcher};
+use grep_regex::RegexMatcherBuilder;
+use grep_searcher::sinks::Lossy;
+use grep_searcher::{BinaryDetection, SearcherBuilder};
+
+use super::confine::{canonical_root, confine_in};
+use super::{
+    cap_text, clip_chars, shown, walker, Args, ToolCtx, ToolOutput, GREP_CAP, MAX_LINE_CHARS,
+};
+
+pub(super) fn run(args: &Args<'_>, ctx: &ToolCtx) -> Result<ToolOutput, String> {
+    let pattern = args.req_str("pattern")?;
+    let path = args.opt_str("path")?.unwrap_or(".");
+    let glob = args.opt_str("glob")?;
+    let ignore_case = args.opt_bool("ignore_case")?.unwrap_or(false);
+
+    let matcher = RegexMatcherBuilder::new()
+        .case_insensitive(ignore_case)
+        // Lines are searched one at a time; saying so lets the matcher use fast paths.
+        .line_terminator(Some(b'\n'))
+        .build(pattern)
+        .map_err(|e| format!("invalid regex {pattern:?}: {e}"))?;
+    let filter = glob.map(FileFilter::new).transpose()?;
+
+    let root = canonical_root(&ctx.cwd)?;
+    let base = confine_in(&root, path)?;
+    let where_ = shown(&root, &base);
+    let md = fs::metadata(&base).map_err(|_| format!("{where_} does not exist"))?;
+
+    // A file named outright is searched whatever the filters say: it was asked for.
+    let files: Vec<std::path::PathBuf> = if md.is_file() {
+        vec![base.clone()]
+    } else {
+        let mut files = Vec::new();
+        for entry in walker(&base).build().flatten() {
+            // Only regular files: the walk does not follow symlinks, and neither does grep,
+            // so a link inside the cwd cannot be used to read a file outside it.
+            if !entry.file_type().is_some_and(|t| t.is_file()) {
+                continue;
+            }
+            let keep = match (&filter, entry.path().strip_prefix(&base)) {
+                (None, _) => true,
+                (Some(f), Ok(rel)) => f.is_match(rel),
+                (Some(_), Err(_)) => false,
+            };
+            if keep {
+                files.push(entry.into_path());
+            }
+        }
+        files
+    };
+
+    let mut searcher = SearcherBuilder::new()
+        .binary_detection(BinaryDetection::quit(0))
+        .line_number(true)
+        .build();
+    let mut lines: Vec<String> = Vec::new();
+    let mut truncated = false;
+    let mut unreadable = 0usize;
+    for file in &files {
+        let name = shown(&root, file);
+        let result = searcher.search_path(
+            &matcher,
+            file,
+            Lossy(|lnum, line| {
+                if lines.len() >= GREP_CAP {
+                    truncated = true;
+                    return Ok(false);
+                }
+                let line = line.trim_end_matches(['\n', '\r']);
+                lines.push(format!(
+                    "{name}:{lnum}:{}",
+                    clip_chars(line, MAX_LINE_CHARS)
+                ));
+                Ok::<bool, io::Error>(true)
+            }),
+        );
+        if result.is_err() {
+            unreadable += 1;
+        }
+        if truncated {
+            break;
+        }
+    }
+
+    let mut text = String::new();
+    if lines.is_empty() {
+        text.push_str(&format!("no matches for {pattern:?} in {where_}"));
+    } else {
+        for l in &lines {
+            text.push_str(l);
+            text.push('\n');
+        }
+    }
+    if truncated {
+        text.push_str(&format!(
+            "(stopped after {GREP_CAP} matching lines; narrow the pattern, path or glob to see the rest)\n"
+        ));
+    }
+    if unreadable > 0 {
+        text.push_str(&format!("({unreadable} files could not be read)\n"));
+    }
+    Ok(ToolOutput::ok(cap_text(text, ctx.output_cap)))
+}
+
+/// The `glob` argument, matched the way ripgrep's `-g` is.
+struct FileFilter {
+    glob: GlobMatcher,
+    by_name: bool,
+}
+
+impl FileFilter {
+    fn new(pattern: &str) -> Result<FileFilter, String> {
+        let pat = pattern.strip_prefix("./").unwrap_or(pattern);
+        let glob = GlobBuilder::new(pat)
+            .literal_separator(true)
+            .build()
+            .map_err(|e| format!("invalid glob {pattern}: {e}"))?
+            .compile_matcher();
+        Ok(FileFilter {
+            glob,
+            by_name: !pat.contains('/'),
+        })
+    }
+
+    fn is_match(&self, rel: &Path) -> bool {
+        if self.by_name {
+            rel.file_name().is_some_and(|n| self.glob.is_match(n))
+        } else {
+            self.glob.is_match(rel)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::run;
+    use super::*;
+    use serde_json::json;
+
+    fn tree() -> (tempfile::TempDir, ToolCtx) {
+        let dir = tempfile::tempdir().unwrap();
+        let cwd = dir.path().canonicalize().unwrap();
+        let files = [
+            ("a.rs", "fn main() {}\nlet Needle = 1;\n"),
+            ("src/b.rs", "// needle here\nnothing\n"),
+            ("src/c.txt", "needle in text\n"),
+            ("target/gen.rs", "needle generated\n"),
+        ];
+        for (f, body) in files {
+            let p = cwd.join(f);
+            fs::create_dir_all(p.parent().unwrap()).unwrap();
+            fs::write(p, body).unwrap();
+        }
+        fs::write(cwd.join("blob.bin"), b"needle\0binary").unwrap();
+        fs::write(cwd.join(".gitignore"), "target/\n").unwrap();
+        (dir, ToolCtx::new(cwd))
+    }
+
+    #[test]
+    fn finds_matches_as_path_line_text() {
+        let (_d, ctx) = tree();
+        let out = run("grep", &json!({"pattern": "needle"}), &ctx);
+        assert!(!out.is_error, "{}", out.text);
+        assert_eq!(
+            out.text,
+            "src/b.rs:1:// needle here\nsrc/c.txt:1:needle in text\n"
+        );
+    }
+
+    #[test]
+    fn ignore_case_glob_and_path() {
+        let (_d, ctx) = tree();
+        let out = run(
+            "grep",
+            &json!({"pattern": "needle", "ignore_case": true, "glob": "*.rs"}),
+            &ctx,
+        );
+        assert_eq!(
+            out.text,
+            "a.rs:2:let Needle = 1;\nsrc/b.rs:1:// needle here\n"
+        );
+        let out = run(
+            "grep",
+            &json!({"pattern": "needle", "path": "src", "glob": "*.txt"}),
+            &ctx,
+        );
+        assert_eq!(out.text, "src/c.txt:1:needle in text\n");
+        // An explicitly named file is searched even if ignored.
+        let out = run(
+            "grep",
+            &json!({"pattern": "needle", "path": "target/gen.rs"}),
+            &ctx,
+        );
+        assert_eq!(out.text, "target/gen.rs:1:needle generated\n");
+        let out = run("grep", &json!({"pattern": "zzz"}), &ctx);
+        assert!(
+            !out.is_error && out.text.starts_with("no matches"),
+            "{}",
+            out.text
+        );
+    }
+
+    #[test]
+    fn invalid_regex_is_named() {
+        let (_d, ctx) = tree();
+        let out = run("grep", &json!({"pattern": "a(b"}), &ctx);
+        assert!(out.is_error);
+        assert!(out.text.contains("invalid regex \"a(b\""), "{}", out.text);
+    }
+
+    #[test]
+    fn capped_with_a_note() {
+        let dir = tempfile::tempdir().unwrap();
+        let cwd = dir.path().canonicalize().unwrap();
+        fs::write(cwd.join("many.txt"), "hit\n".repeat(GREP_CAP + 10)).unwrap();
+        let out = run("grep", &json!({"pattern": "hit"}), &ToolCtx::new(cwd));
+        assert_eq!(out.text.lines().count(), GREP_CAP + 1);
+        assert!(
+            out.text.contains("stopped after 500"),
+            "{}",
+            out.text.lines().last().unwrap()
+        );
+    }
+
+    #[test]
+    fn does_not_leave_cwd() {
+        let top = tempfile::tempdir().unwrap();
+        let base = top.path().canonicalize().unwrap();
+        let cwd = base.join("cwd");
+        fs::create_dir_all(base.join("outside")).unwrap();
+        fs::create_dir(&cwd).unwrap();
+        fs::write(base.join("outside/s.txt"), "needle secret\n").unwrap();
+        std::os::unix::fs::symlink(base.join("outside"), cwd.join("out")).unwrap();
+        std::os::unix::fs::symlink(base.join("outside/s.txt"), cwd.join("s_link")).unwrap();
+        let ctx = ToolCtx::new(cwd);
+        let out = run("grep", &json!({"pattern": "needle"}), &ctx);
+        assert!(!out.text.contains("secret"), "{}", out.text);
+        let out = run("grep", &json!({"pattern": "needle", "path": "out"}), &ctx);
+        assert!(out.is_error && out.text.contains("outside"), "{}", out.text);
+        let out = run(
+            "grep",
+            &json!({"pattern": "needle", "path": "../outside"}),
+            &ctx,
+        );
+        assert!(out.is_error && out.text.contains("outside"), "{}", out.text);
+    }
+}

@@ -1,0 +1,431 @@
+//! The built-in tools a model can call: `read`, `glob`, `grep`, `write`, `edit`, `bash`.
+//!
+//! [`run`] only implements them. Whether a call may run at all is decided before it, by
+//! `policy::guard`; keeping the two apart means the guard stays small enough to audit.
+//!
+//! File tools resolve every model-supplied path through [`confine`], so they stay inside the
+//! session's cwd after `..` and symlinks are resolved. `bash` cannot be confined that way: it
+//! runs in the cwd with a timeout, an output cap and an environment without provider keys
+//! ([`scrubbed_env`]).
+//!
+//! Every failure — bad arguments, a missing file, a path outside the cwd, an invalid regex —
+//! comes back as an `is_error` [`ToolOutput`] whose text the model can act on. `run` never
+//! returns a Rust error and never panics: a tool result is part of the conversation, and a
+//! crash would lose the turn.
+
+mod bash;
+mod confine;
+mod edit;
+mod glob;
+mod grep;
+mod read;
+mod write;
+
+pub use bash::{is_secret_var, scrub_env, scrubbed_env};
+pub use confine::confine;
+
+use std::borrow::Cow;
+use std::panic::AssertUnwindSafe;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde_json::{json, Map, Value};
+
+use crate::fold::ToolSpec;
+
+/// How long `bash` may run when the call does not say.
+pub const DEFAULT_BASH_TIMEOUT: Duration = Duration::from_secs(120);
+
+/// Bytes of tool output kept by default.
+pub const DEFAULT_OUTPUT_CAP: usize = 30_000;
+
+/// Lines longer than this many characters are clipped by `read` and `grep`: a minified file
+/// would otherwise spend the whole output cap on one line.
+pub const MAX_LINE_CHARS: usize = 2000;
+
+/// Lines `read` shows when the call gives no `limit`.
+pub const DEFAULT_READ_LIMIT: u64 = 2000;
+
+/// Files `glob` lists at most.
+pub const GLOB_CAP: usize = 1000;
+
+/// Matching lines `grep` shows at most.
+pub const GREP_CAP: usize = 500;
+
+/// Everything a tool call needs besides its arguments.
+#[derive(Debug, Clone)]
+pub struct ToolCtx {
+    /// The session's cwd (canonical); file tools are confined to it.
+    pub cwd: PathBuf,
+    /// Extra environment for bash (the caller puts `AG_SESSION`, `AG_HOME` here). Added after
+    /// the scrub, so whatever the caller puts here reaches the command.
+    pub env: Vec<(String, String)>,
+    /// How long bash may run unless the call asks for another limit.
+    pub bash_timeout: Duration,
+    /// Bytes of tool output kept; the rest is cut with a note saying how much was cut.
+    pub output_cap: usize,
+}
+
+impl ToolCtx {
+    pub fn new(cwd: PathBuf) -> ToolCtx {
+        ToolCtx {
+            cwd,
+            env: Vec::new(),
+            bash_timeout: DEFAULT_BASH_TIMEOUT,
+            output_cap: DEFAULT_OUTPUT_CAP,
+        }
+    }
+}
+
+/// What a tool call returns to the model.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolOutput {
+    pub text: String,
+    pub is_error: bool,
+}
+
+impl ToolOutput {
+    pub fn ok(text: impl Into<String>) -> ToolOutput {
+        ToolOutput {
+            text: text.into(),
+            is_error: false,
+        }
+    }
+
+    pub fn error(text: impl Into<String>) -> ToolOutput {
+        ToolOutput {
+            text: text.into(),
+            is_error: true,
+        }
+    }
+}
+
+/// The spec offered to the model for one tool, or `None` for a name this module does not
+/// implement.
+pub fn spec(name: &str) -> Option<ToolSpec> {
+    let (description, schema) = match name {
+        "read" => (
+            "Read a text file in the session's directory; lines come numbered like `cat -n`. \
+             Use offset (the 1-based first line) and limit to page through long files.",
+            json!({
+                "type": "object",
+                "properties": {
+                    "path": {"type": "string", "description": "File to read, relative to the session's directory."},
+                    "offset": {"type": "integer", "minimum": 1, "description": "First line to show (1-based, default 1)."},
+                    "limit": {"type": "integer", "minimum": 1, "description": "How many lines to show (default 2000)."}
+                },
+                "required": ["path"],
+                "additionalProperties": false
+            }),
+        ),
+        "glob" => (
+            "List the files whose path relative to the search directory matches a glob such as \
+             `**/*.rs` (`*` does not cross `/`). Files ignored by .gitignore or .ignore are skipped.",
+            json!({
+                "type": "object",
+                "properties": {
+                    "pattern": {"type": "string", "description": "Glob matched against paths relative to the search directory, e.g. `src/**/*.rs`."},
+                    "path": {"type": "string", "description": "Directory to search (default: the session's directory)."}
+                },
+                "required": ["pattern"],
+                "additionalProperties": false
+            }),
+        ),
+        "grep" => (
+            "Search file contents for a regular expression and print `path:line:text` for each \
+             matching line, skipping files ignored by .gitignore or .ignore.",
+            json!({
+                "type": "object",
+                "properties": {
+                    "pattern": {"type": "string", "description": "Regular expression (Rust regex syntax)."},
+                    "path": {"type": "string", "description": "File or directory to search (default: the session's directory)."},
+                    "glob": {"type": "string", "description": "Only search files matching this glob; without a `/` it matches file names, e.g. `*.rs`."},
+                    "ignore_case": {"type": "boolean", "description": "Match case-insensitively (default false)."}
+                },
+                "required": ["pattern"],
+                "additionalProperties": false
+            }),
+        ),
+        "write" => (
+            "Create or overwrite a file in the session's directory with the given content, \
+             creating missing parent directories.",
+            json!({
+                "type": "object",
+                "properties": {
+                    "path": {"type": "string", "description": "File to write, relative to the session's directory."},
+                    "content": {"type": "string", "description": "The complete new content of the file."}
+                },
+                "required": ["path", "content"],
+                "additionalProperties": false
+            }),
+        ),
+        "edit" => (
+            "Replace an exact string in a file. old_string must occur exactly once unless \
+             replace_all is set; include surrounding lines to make it unique.",
+            json!({
+                "type": "object",
+                "properties": {
+                    "path": {"type": "string", "description": "File to edit, relative to the session's directory."},
+                    "old_string": {"type": "string", "description": "Exact text to replace, including whitespace."},
+                    "new_string": {"type": "string", "description": "Text to put in its place."},
+                    "replace_all": {"type": "boolean", "description": "Replace every occurrence (default false)."}
+                },
+                "required": ["path", "old_string", "new_string"],
+                "additionalProperties": false
+            }),
+        ),
+        "bash" => (
+            "Run a shell command in the session's directory and return its combined stdout and \
+             stderr and its exit status. It gets no stdin and is killed when the timeout passes.",
+            json!({
+                "type": "object",
+                "properties": {
+                    "command": {"type": "string", "description": "The command line, run with `bash -c` (or `sh -c`)."},
+                    "timeout_s": {"type": "number", "exclusiveMinimum": 0, "description": "Seconds before the command is killed (default 120)."}
+                },
+                "required": ["command"],
+                "additionalProperties": false
+            }),
+        ),
+        _ => return None,
+    };
+    Some(ToolSpec {
+        name: name.to_string(),
+        description: description.to_string(),
+        input_schema: schema,
+    })
+}
+
+/// Specs for `names`, in the given order; names this module does not implement are skipped.
+pub fn specs(names: &[String]) -> Vec<ToolSpec> {
+    names.iter().filter_map(|n| spec(n)).collect()
+}
+
+/// Run one tool call. Never panics; every failure is an `is_error` output saying what went
+/// wrong and where. Does not consult the policy: the caller runs `policy::guard` first.
+pub fn run(name: &str, args: &Value, ctx: &ToolCtx) -> ToolOutput {
+    // The tools are written not to panic; this is the backstop, because a panic here would
+    // take the agent loop and the turn with it.
+    match std::panic::catch_unwind(AssertUnwindSafe(|| dispatch(name, args, ctx))) {
+        Ok(out) => out,
+        Err(payload) => {
+            let why = payload
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| payload.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "unknown panic".to_string());
+            ToolOutput::error(format!("{name}: internal error: {why}"))
+        }
+    }
+}
+
+fn dispatch(name: &str, args: &Value, ctx: &ToolCtx) -> ToolOutput {
+    let Some(map) = args.as_object() else {
+        let shown = clip_chars(&args.to_string(), 200).into_owned();
+        return ToolOutput::error(format!(
+            "{name}: arguments must be a JSON object, got {shown}"
+        ));
+    };
+    let args = Args(map);
+    let result = match name {
+        "read" => read::run(&args, ctx),
+        "glob" => glob::run(&args, ctx),
+        "grep" => grep::run(&args, ctx),
+        "write" => write::run(&args, ctx),
+        "edit" => edit::run(&args, ctx),
+        "bash" => bash::run(&args, ctx),
+        other => Err(format!("unknown tool {other:?}: nothing was run")),
+    };
+    result.unwrap_or_else(ToolOutput::error)
+}
+
+/// Typed access to a call's arguments. Lenient where models are sloppy in harmless ways (a
+/// number sent as a string, `null` for an omitted option), strict where a guess could do the
+/// wrong thing (a missing path).
+pub(crate) struct Args<'a>(&'a Map<String, Value>);
+
+impl Args<'_> {
+    fn get(&self, key: &str) -> Option<&Value> {
+        self.0.get(key).filter(|v| !v.is_null())
+    }
+
+    pub(crate) fn req_str(&self, key: &str) -> Result<&str, String> {
+        match self.get(key) {
+            Some(Value::String(s)) => Ok(s),
+            Some(other) => Err(format!(
+                "argument `{key}` must be a string, got {}",
+                type_name(other)
+            )),
+            None => Err(format!("missing required argument `{key}`")),
+        }
+    }
+
+    pub(crate) fn opt_str(&self, key: &str) -> Result<Option<&str>, String> {
+        match self.get(key) {
+            None => Ok(None),
+            Some(_) => self.req_str(key).map(Some),
+        }
+    }
+
+    pub(crate) fn opt_bool(&self, key: &str) -> Result<Option<bool>, String> {
+        match self.get(key) {
+            None => Ok(None),
+            Some(Value::Bool(b)) => Ok(Some(*b)),
+            Some(Value::String(s)) if s == "true" => Ok(Some(true)),
+            Some(Value::String(s)) if s == "false" => Ok(Some(false)),
+            Some(other) => Err(format!(
+                "argument `{key}` must be true or false, got {}",
+                clip_chars(&other.to_string(), 100)
+            )),
+        }
+    }
+
+    pub(crate) fn opt_f64(&self, key: &str) -> Result<Option<f64>, String> {
+        let bad = |v: &Value| {
+            format!(
+                "argument `{key}` must be a number, got {}",
+                clip_chars(&v.to_string(), 100)
+            )
+        };
+        match self.get(key) {
+            None => Ok(None),
+            Some(v @ Value::Number(n)) => n.as_f64().map(Some).ok_or_else(|| bad(v)),
+            Some(v @ Value::String(s)) => s.trim().parse::<f64>().map(Some).map_err(|_| bad(v)),
+            Some(v) => Err(bad(v)),
+        }
+    }
+
+    /// A non-negative whole number.
+    pub(crate) fn opt_u64(&self, key: &str) -> Result<Option<u64>, String> {
+        let Some(x) = self.opt_f64(key)? else {
+            return Ok(None);
+        };
+        if x.is_finite() && x >= 0.0 && x.fract() == 0.0 && x <= u64::MAX as f64 {
+            Ok(Some(x as u64))
+        } else {
+            Err(format!(
+                "argument `{key}` must be a whole number of at least 0, got {x}"
+            ))
+        }
+    }
+}
+
+fn type_name(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+/// `text` cut to at most `cap` bytes (on a character boundary), with a note saying how much
+/// was cut.
+pub(crate) fn cap_text(mut text: String, cap: usize) -> String {
+    if text.len() <= cap {
+        return text;
+    }
+    let mut end = cap;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    let cut = text.len() - end;
+    text.truncate(end);
+    if !text.ends_with('\n') {
+        text.push('\n');
+    }
+    text.push_str(&format!("[output cut: {cut} more bytes not shown]"));
+    text
+}
+
+/// `s` limited to `max` characters, with a note when clipped.
+pub(crate) fn clip_chars(s: &str, max: usize) -> Cow<'_, str> {
+    match s.char_indices().nth(max) {
+        None => Cow::Borrowed(s),
+        Some((end, _)) => {
+            let rest = s[end..].chars().count();
+            Cow::Owned(format!("{}… [line clipped: {rest} more chars]", &s[..end]))
+        }
+    }
+}
+
+/// How a path is shown to the model: relative to the session's directory, so it can be passed
+/// straight back to another tool.
+pub(crate) fn shown(root: &Path, p: &Path) -> String {
+    match p.strip_prefix(root) {
+        Ok(rel) if rel.as_os_str().is_empty() => ".".to_string(),
+        Ok(rel) => rel.display().to_string(),
+        Err(_) => p.display().to_string(),
+    }
+}
+
+/// The directory walk shared by `glob` and `grep`: honours .gitignore (inside a git repository
+/// or not — `require_git(false)`, since a session's cwd is often a plain directory), .ignore
+/// and the global git excludes; shows hidden files except `.git` itself, whose contents are
+/// never what a search is after; does not follow symlinks, so a walk cannot leave the cwd.
+pub(crate) fn walker(base: &Path) -> ignore::WalkBuilder {
+    let mut b = ignore::WalkBuilder::new(base);
+    b.hidden(false)
+        .require_git(false)
+        .follow_links(false)
+        .filter_entry(|e| e.file_name() != ".git")
+        .sort_by_file_name(|a, b| a.cmp(b));
+    b
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn specs_keep_order_and_skip_unknown() {
+        let names: Vec<String> = ["bash", "nope", "read"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        let got: Vec<String> = specs(&names).into_iter().map(|s| s.name).collect();
+        assert_eq!(got, ["bash", "read"]);
+        for name in crate::policy::KNOWN {
+            let s = spec(name).expect("every known tool has a spec");
+            assert_eq!(s.input_schema["type"], "object");
+            assert!(s.input_schema["required"].is_array());
+            assert!(!s.description.is_empty());
+        }
+    }
+
+    #[test]
+    fn bad_arguments_are_errors_not_panics() {
+        let dir = tempfile::tempdir().unwrap();
+        let ctx = ToolCtx::new(dir.path().canonicalize().unwrap());
+        let out = run("read", &json!("x"), &ctx);
+        assert!(out.is_error);
+        assert!(out.text.contains("JSON object"), "{}", out.text);
+        let out = run("read", &json!({}), &ctx);
+        assert!(out.is_error);
+        assert!(out.text.contains("`path`"), "{}", out.text);
+        let out = run("read", &json!({"path": 3}), &ctx);
+        assert!(
+            out.is_error && out.text.contains("must be a string"),
+            "{}",
+            out.text
+        );
+        let out = run("launch", &json!({}), &ctx);
+        assert!(out.is_error && out.text.contains("unknown tool"));
+    }
+
+    #[test]
+    fn cap_text_says_how_much_was_cut() {
+        assert_eq!(cap_text("abc".into(), 10), "abc");
+        let t = cap_text("é".repeat(10), 5); // 20 bytes; 5 falls inside a char
+        assert!(t.starts_with("éé\n"), "{t}");
+        assert!(t.contains("16 more bytes"), "{t}");
+    }
+
+    #[test]
+    fn clip_chars_clips_long_lines() {
+        assert_eq!(clip_chars("abc", 3), "abc");
+        assert_eq!(clip_chars("abcdef", 3), "abc… [line clipped: 3 more chars]");
+    }
+}

@@ -1,0 +1,929 @@
+//! `ag-log append` end to end: one user text or an NDJSON batch, written atomically; bad input
+//! refused with a clear error and nothing half-written; the store's own failure modes (not a
+//! database, too new, read-only, no home); private files; concurrent writers.
+
+use std::collections::{BTreeSet, HashMap};
+use std::io::{BufRead, BufReader};
+use std::os::unix::fs::PermissionsExt;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+
+use crate::support::{bin, chunk, rusqlite_open, Run, TestEnv};
+
+// ---------------------------------------------------------------------------------------------
+// helpers
+
+fn ndjson(lines: &[Value]) -> String {
+    lines.iter().map(|l| format!("{l}\n")).collect()
+}
+
+/// What the store holds, as counted behind the binary's back.
+#[derive(Debug, PartialEq)]
+struct Counts {
+    sessions: i64,
+    chunks: i64,
+    indexed: i64,
+}
+
+fn counts(env: &TestEnv) -> Counts {
+    Counts {
+        sessions: env.sqlite_count("SELECT COUNT(*) FROM sessions"),
+        chunks: env.sqlite_count("SELECT COUNT(*) FROM chunks"),
+        indexed: env.sqlite_count("SELECT COUNT(*) FROM chunks_fts"),
+    }
+}
+
+/// Run `ag-log ARGS` with STDIN, expect exit CODE with an `ag-log: error:` message and empty
+/// stdout, and check that neither the store nor the session's view changed.
+#[track_caller]
+fn refused(env: &TestEnv, session: &str, args: &[&str], stdin: impl AsRef<[u8]>, code: i32) -> Run {
+    let before = counts(env);
+    let view_before = env.chunks(session);
+    let run = env.log_stdin(args, stdin).code(code);
+    assert_eq!(run.stdout, "", "a refused append prints no chunks");
+    assert!(
+        run.stderr.starts_with("ag-log: error: "),
+        "stderr: {}",
+        run.stderr
+    );
+    assert_eq!(counts(env), before, "the store changed: {}", run.stderr);
+    assert_eq!(
+        env.chunks(session),
+        view_before,
+        "the session's view changed"
+    );
+    run
+}
+
+fn is_uuid_v7(s: &str) -> bool {
+    let b = s.as_bytes();
+    s.len() == 36
+        && [8, 13, 18, 23].iter().all(|&i| b[i] == b'-')
+        && b[14] == b'7'
+        && s.chars()
+            .enumerate()
+            .all(|(i, c)| [8, 13, 18, 23].contains(&i) || c.is_ascii_hexdigit())
+}
+
+fn mode(p: &Path) -> u32 {
+    std::fs::metadata(p).unwrap().permissions().mode() & 0o7777
+}
+
+fn chmod(p: &Path, m: u32) {
+    std::fs::set_permissions(p, std::fs::Permissions::from_mode(m)).unwrap();
+}
+
+/// `bash -c SCRIPT` in the test environment (cleared env, AG_HOME, PATH with the binaries).
+fn bash(env: &TestEnv, script: &str) -> Command {
+    let mut cmd = Command::new("bash");
+    cmd.env_clear();
+    for (k, v) in &env.env {
+        cmd.env(k, v);
+    }
+    cmd.current_dir(&env.cwd)
+        .arg("-c")
+        .arg(script)
+        .stdin(Stdio::null());
+    cmd
+}
+
+/// Permission bits mean nothing to root. Probe instead of asking for the uid: a directory we
+/// cannot write to, unless we are root (or have CAP_DAC_OVERRIDE).
+fn permission_bits_are_enforced(env: &TestEnv) -> bool {
+    let probe = env.dir.path().join("probe-ro");
+    std::fs::create_dir(&probe).unwrap();
+    chmod(&probe, 0o500);
+    let enforced = std::fs::write(probe.join("x"), b"x").is_err();
+    chmod(&probe, 0o700);
+    std::fs::remove_dir_all(&probe).unwrap();
+    enforced
+}
+
+fn setpriv_available() -> bool {
+    Command::new("setpriv")
+        .arg("--version")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
+fn user_version(env: &TestEnv) -> i64 {
+    env.sqlite_count("PRAGMA user_version")
+}
+
+fn schema_sql(env: &TestEnv) -> String {
+    rusqlite_open(&env.db())
+        .query_row(
+            "SELECT group_concat(sql, ';') FROM sqlite_master ORDER BY name",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap()
+}
+
+// ---------------------------------------------------------------------------------------------
+// one user text
+
+#[test]
+fn append_text_with_new_creates_a_session_and_prints_the_stored_chunk() {
+    let mut env = TestEnv::new();
+    env.set("AG_FAKE_NOW_MS", "1790000000123");
+    let run = env
+        .log(&["append", "--new", "--title", "first", "Hi there"])
+        .ok();
+
+    let lines = run.json_lines();
+    assert_eq!(lines.len(), 1, "{}", run.stdout);
+    let c = &lines[0];
+    let keys: Vec<&str> = c.as_object().unwrap().keys().map(String::as_str).collect();
+    assert_eq!(
+        keys,
+        ["id", "session", "seq", "turn", "step", "role", "type", "data", "ts"]
+    );
+    let session = c["session"].as_str().unwrap();
+    assert!(is_uuid_v7(session), "{session}");
+    assert!(is_uuid_v7(c["id"].as_str().unwrap()), "{c}");
+    assert!(is_uuid_v7(c["turn"].as_str().unwrap()), "{c}");
+    assert_ne!(c["id"], c["turn"]);
+    assert_eq!(c["seq"], 1);
+    assert_eq!(c["step"], 0);
+    assert_eq!(c["role"], "user");
+    assert_eq!(c["type"], "text");
+    assert_eq!(c["data"], json!({"text": "Hi there"}));
+    assert_eq!(c["ts"], "2026-09-21T14:13:20.123Z");
+
+    // stderr names the new session.
+    assert!(
+        run.stderr.contains(&format!("session {session}")),
+        "stderr: {}",
+        run.stderr
+    );
+
+    // What was printed is what was stored.
+    assert_eq!(env.chunks(session), lines);
+    let ls = env.log(&["ls", "--json"]).ok().json_lines();
+    assert_eq!(ls.len(), 1);
+    assert_eq!(ls[0]["id"], session);
+    assert_eq!(ls[0]["title"], "first");
+    assert_eq!(ls[0]["chunks"], 1);
+    assert_eq!(ls[0]["cwd"], env.cwd.to_string_lossy().as_ref());
+}
+
+#[test]
+fn append_quiet_prints_nothing_but_still_appends() {
+    let env = TestEnv::new();
+    let run = env.log(&["append", "-q", "--new", "quietly"]).ok();
+    assert_eq!(run.stdout, "");
+    assert_eq!(run.stderr, "");
+    let ls = env.log(&["ls", "--json"]).ok().json_lines();
+    assert_eq!(ls.len(), 1);
+    let session = ls[0]["id"].as_str().unwrap().to_string();
+
+    let run = env.log(&["append", "-q", "-s", &session, "again"]).ok();
+    assert_eq!((run.stdout.as_str(), run.stderr.as_str()), ("", ""));
+    let run = env
+        .log_stdin(
+            &["append", "-q", "-s", &session],
+            ndjson(&[chunk::assistant("hi")]),
+        )
+        .ok();
+    assert_eq!((run.stdout.as_str(), run.stderr.as_str()), ("", ""));
+
+    let texts: Vec<Value> = env
+        .chunks(&session)
+        .iter()
+        .map(|c| c["data"]["text"].clone())
+        .collect();
+    assert_eq!(texts, [json!("quietly"), json!("again"), json!("hi")]);
+}
+
+#[test]
+fn append_dash_reads_the_message_from_stdin() {
+    let env = TestEnv::new();
+    let run = env
+        .log_stdin(&["append", "--new", "-"], "line one\nline two\n")
+        .ok();
+    let c = &run.json_lines()[0];
+    assert_eq!(c["role"], "user");
+    assert_eq!(c["type"], "text");
+    // The trailing newline of the input is not part of the message; inner ones are.
+    assert_eq!(c["data"]["text"], "line one\nline two");
+    let session = c["session"].as_str().unwrap().to_string();
+
+    let run = env
+        .log_stdin(&["append", "-s", &session, "-"], "second\n")
+        .ok();
+    let c = &run.json_lines()[0];
+    assert_eq!(
+        (c["seq"].as_i64(), c["data"]["text"].as_str()),
+        (Some(2), Some("second"))
+    );
+
+    // A blank message on stdin is a usage error and appends nothing.
+    let run = refused(&env, &session, &["append", "-s", &session, "-"], "  \n", 2);
+    assert!(run.stderr.contains("empty"), "{}", run.stderr);
+}
+
+#[test]
+fn append_to_a_session_continues_its_seq() {
+    let env = TestEnv::new();
+    let s = env.new_session("seqs", "one");
+    let prefix = &s[..8];
+    let two = env.log(&["append", "-s", &s, "two"]).ok().json_lines();
+    let three = env
+        .log(&["append", "-s", prefix, "three"])
+        .ok()
+        .json_lines();
+    let four = env.log(&["append", "-s", "last", "four"]).ok().json_lines();
+    let batch = env.append(&s, &[chunk::assistant("five"), chunk::assistant("six")]);
+    let seqs: Vec<i64> = [two, three, four, batch]
+        .concat()
+        .iter()
+        .map(|c| c["seq"].as_i64().unwrap())
+        .collect();
+    assert_eq!(seqs, [2, 3, 4, 5, 6]);
+    let view: Vec<i64> = env
+        .chunks(&s)
+        .iter()
+        .map(|c| c["seq"].as_i64().unwrap())
+        .collect();
+    assert_eq!(view, [1, 2, 3, 4, 5, 6]);
+    // Every text append is its own new turn.
+    let turns: BTreeSet<String> = env.chunks(&s)[..4]
+        .iter()
+        .map(|c| c["turn"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(turns.len(), 4);
+}
+
+// ---------------------------------------------------------------------------------------------
+// NDJSON batches
+
+#[test]
+fn append_ndjson_batch_assigns_ids_seqs_and_one_new_turn_per_invocation() {
+    let env = TestEnv::new();
+    let s = env.new_session("batch", "start");
+    let first_turn = env.chunks(&s)[0]["turn"].as_str().unwrap().to_string();
+
+    let mut call = chunk::call("c1", "glob", json!({"pattern": "*.rs"}));
+    call["step"] = 1.into();
+    let explicit = chunk::step(chunk::result("c1", "glob", "main.rs"), "my-turn", 4);
+    let a = env.append(&s, &[chunk::assistant("a1"), call, explicit]);
+    assert_eq!(a.len(), 3);
+    for (c, seq) in a.iter().zip(2..) {
+        assert_eq!(c["seq"], seq, "{c}");
+        assert_eq!(c["session"], s.as_str());
+        assert!(is_uuid_v7(c["id"].as_str().unwrap()), "{c}");
+        assert!(c["ts"].as_str().unwrap().ends_with('Z'), "{c}");
+    }
+    let ids: BTreeSet<&str> = a.iter().map(|c| c["id"].as_str().unwrap()).collect();
+    assert_eq!(ids.len(), 3, "ids are distinct");
+    // No turn: both share one new turn; a missing step is 0; explicit turn and step are kept.
+    let batch_turn = a[0]["turn"].as_str().unwrap();
+    assert!(is_uuid_v7(batch_turn));
+    assert_ne!(batch_turn, first_turn);
+    assert_eq!(a[1]["turn"], batch_turn);
+    assert_eq!(
+        (a[0]["step"].as_i64(), a[1]["step"].as_i64()),
+        (Some(0), Some(1))
+    );
+    assert_eq!(
+        (a[2]["turn"].as_str(), a[2]["step"].as_i64()),
+        (Some("my-turn"), Some(4))
+    );
+    assert_eq!(
+        a[1]["data"],
+        json!({"call_id": "c1", "name": "glob", "arguments": {"pattern": "*.rs"}})
+    );
+    assert_eq!(a[2]["role"], "tool");
+    assert_eq!(a[2]["type"], "tool_result");
+
+    // The next invocation gets a turn of its own.
+    let b = env.append(&s, &[chunk::assistant("b1"), chunk::assistant("b2")]);
+    assert_eq!(b[0]["seq"], 5);
+    assert_eq!(b[0]["turn"], b[1]["turn"]);
+    assert_ne!(b[0]["turn"], batch_turn);
+    assert_ne!(b[0]["turn"], first_turn.as_str());
+
+    // What was printed is what was stored, in order.
+    let view = env.chunks(&s);
+    assert_eq!(view.len(), 6);
+    assert_eq!(&view[1..], [a, b].concat().as_slice());
+}
+
+#[test]
+fn append_keeps_an_explicit_id_seq_and_ts() {
+    let env = TestEnv::new();
+    let s = env.new_session("explicit", "start");
+    let mut c = chunk::assistant("given");
+    c["id"] = "my-chunk-id".into();
+    c["session"] = s.clone().into();
+    c["seq"] = 2.into();
+    c["ts"] = "2025-01-02T03:04:05.678Z".into();
+    let mut d = chunk::assistant("unix ms");
+    d["seq"] = 3.into();
+    d["ts"] = 1735787045678i64.into();
+    let out = env.append(&s, &[c, d]);
+    assert_eq!(out[0]["id"], "my-chunk-id");
+    assert_eq!(out[0]["seq"], 2);
+    assert_eq!(out[0]["ts"], "2025-01-02T03:04:05.678Z");
+    assert_eq!(out[1]["seq"], 3);
+    assert_eq!(out[1]["ts"], "2025-01-02T03:04:05.678Z");
+    assert_eq!(&env.chunks(&s)[1..], out.as_slice());
+}
+
+// ---------------------------------------------------------------------------------------------
+// bad input: a clear error naming what and where, and nothing written
+
+#[test]
+fn malformed_json_on_the_last_line_appends_none_of_the_batch() {
+    let env = TestEnv::new();
+    let s = env.new_session("bad", "start");
+    let input = format!(
+        "{}{{\"role\": \"assistant\", \"type\": \n",
+        ndjson(&[chunk::assistant("one"), chunk::assistant("two")])
+    );
+    let run = refused(&env, &s, &["append", "-s", &s], input, 1);
+    assert!(run.stderr.contains("line 3"), "{}", run.stderr);
+    assert!(run.stderr.contains("malformed JSON"), "{}", run.stderr);
+    assert!(
+        run.stderr.contains("nothing was appended"),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn a_line_missing_role_is_refused_naming_line_and_field() {
+    let env = TestEnv::new();
+    let s = env.new_session("bad", "start");
+    let input = ndjson(&[
+        chunk::assistant("ok"),
+        json!({"type": "text", "data": {"text": "who?"}}),
+    ]);
+    let run = refused(&env, &s, &["append", "-s", &s], input, 1);
+    assert!(
+        run.stderr.contains("stdin line 2: field `role`: missing"),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn an_unknown_chunk_type_is_refused() {
+    let env = TestEnv::new();
+    let s = env.new_session("bad", "start");
+    let input = ndjson(&[json!({"role": "assistant", "type": "blob", "data": {}})]);
+    let run = refused(&env, &s, &["append", "-s", &s], input, 1);
+    assert!(
+        run.stderr.contains("line 1: field `type`"),
+        "{}",
+        run.stderr
+    );
+    assert!(run.stderr.contains("\"blob\""), "{}", run.stderr);
+}
+
+#[test]
+fn a_tool_result_whose_data_is_not_an_object_is_refused() {
+    let env = TestEnv::new();
+    let s = env.new_session("bad", "start");
+    let input = ndjson(&[
+        chunk::call("c1", "read", json!({})),
+        json!({"role": "tool", "type": "tool_result", "data": "file contents"}),
+    ]);
+    let run = refused(&env, &s, &["append", "-s", &s], input, 1);
+    assert!(
+        run.stderr.contains("line 2: field `data`"),
+        "{}",
+        run.stderr
+    );
+    assert!(run.stderr.contains("JSON object"), "{}", run.stderr);
+}
+
+#[test]
+fn a_seq_given_as_a_string_is_refused() {
+    let env = TestEnv::new();
+    let s = env.new_session("bad", "start");
+    let mut c = chunk::assistant("x");
+    c["seq"] = "2".into();
+    let run = refused(&env, &s, &["append", "-s", &s], ndjson(&[c]), 1);
+    assert!(
+        run.stderr
+            .contains("line 1: field `seq`: expected an integer"),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn a_seq_that_is_not_the_next_one_rolls_back_the_whole_batch() {
+    let env = TestEnv::new();
+    let s = env.new_session("bad", "start");
+    // Line 1 is fine (seq 2 is next) and passes decoding; line 2 claims seq 7: the store refuses
+    // it mid-transaction, and line 1 must not survive.
+    let mut ok = chunk::assistant("fine");
+    ok["seq"] = 2.into();
+    let mut bad = chunk::assistant("skips ahead");
+    bad["seq"] = 7.into();
+    let run = refused(&env, &s, &["append", "-s", &s], ndjson(&[ok, bad]), 1);
+    assert!(
+        run.stderr.contains("stdin line 2: field `seq`"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr.contains("(3)"),
+        "names the expected seq: {}",
+        run.stderr
+    );
+}
+
+#[test]
+fn a_chunk_id_that_already_exists_rolls_back_the_whole_batch() {
+    let env = TestEnv::new();
+    let s = env.new_session("bad", "start");
+    let existing = env.chunks(&s)[0]["id"].as_str().unwrap().to_string();
+    let mut dup = chunk::assistant("dup");
+    dup["id"] = existing.clone().into();
+    let run = refused(
+        &env,
+        &s,
+        &["append", "-s", &s],
+        ndjson(&[chunk::assistant("fine"), dup]),
+        1,
+    );
+    assert!(
+        run.stderr.contains("stdin line 2: field `id`"),
+        "{}",
+        run.stderr
+    );
+    assert!(run.stderr.contains(&existing), "{}", run.stderr);
+}
+
+#[test]
+fn a_chunk_naming_another_session_is_refused() {
+    let env = TestEnv::new();
+    let s = env.new_session("target", "start");
+    let other = env.new_session("other", "start");
+    let mut c = chunk::assistant("misdirected");
+    c["session"] = other.clone().into();
+    let run = refused(&env, &s, &["append", "-s", &s], ndjson(&[c]), 1);
+    assert!(run.stderr.contains("field `session`"), "{}", run.stderr);
+    assert_eq!(env.chunks(&other).len(), 1);
+}
+
+#[test]
+fn empty_stdin_is_a_usage_error() {
+    let env = TestEnv::new();
+    let s = env.new_session("empty", "start");
+    let run = refused(&env, &s, &["append", "-s", &s], "", 2);
+    assert!(run.stderr.contains("no chunks"), "{}", run.stderr);
+    // Blank lines are not chunks either.
+    let run = refused(&env, &s, &["append", "-s", &s], "\n  \n\n", 2);
+    assert!(run.stderr.contains("no chunks"), "{}", run.stderr);
+}
+
+#[test]
+fn a_non_utf8_byte_is_refused_naming_the_line() {
+    let env = TestEnv::new();
+    let s = env.new_session("bytes", "start");
+    let mut input = ndjson(&[chunk::assistant("fine")]).into_bytes();
+    input.extend_from_slice(
+        b"{\"role\":\"assistant\",\"type\":\"text\",\"data\":{\"text\":\"caf\xff\"}}\n",
+    );
+    let run = refused(&env, &s, &["append", "-s", &s], input, 1);
+    assert!(run.stderr.contains("stdin line 2"), "{}", run.stderr);
+    assert!(run.stderr.contains("UTF-8"), "{}", run.stderr);
+}
+
+#[test]
+fn an_unknown_session_is_not_found_and_nothing_is_created() {
+    let env = TestEnv::new();
+    let s = env.new_session("known", "start");
+    let missing = "0000aaaa-0000-7000-8000-000000000000";
+    let run = refused(&env, &s, &["append", "-s", missing, "hello?"], "", 4);
+    assert!(run.stderr.contains(missing), "{}", run.stderr);
+    let run = refused(
+        &env,
+        &s,
+        &["append", "-s", "ffff"],
+        ndjson(&[chunk::assistant("x")]),
+        4,
+    );
+    assert!(
+        run.stderr.contains("no session matches \"ffff\""),
+        "{}",
+        run.stderr
+    );
+    assert!(run.stderr.contains("hint:"), "{}", run.stderr);
+    // Not a hex prefix at all.
+    refused(&env, &s, &["append", "-s", "nonsense", "hello?"], "", 4);
+    assert_eq!(env.log(&["ls", "--json"]).ok().json_lines().len(), 1);
+}
+
+#[test]
+fn an_ambiguous_prefix_is_a_usage_error_listing_the_candidates() {
+    let env = TestEnv::new();
+    let a = env.new_session("alpha", "a");
+    let b = env.new_session("beta", "b");
+    // uuid v7 ids start with the timestamp: two made back to back share a long prefix.
+    let common: String = a
+        .chars()
+        .zip(b.chars())
+        .take_while(|(x, y)| x == y)
+        .map(|(x, _)| x)
+        .collect();
+    assert!(!common.is_empty(), "{a} and {b} share no prefix");
+    let run = refused(&env, &a, &["append", "-s", &common, "which one?"], "", 2);
+    assert!(run.stderr.contains("matches 2 sessions"), "{}", run.stderr);
+    assert!(
+        run.stderr.contains(&a) && run.stderr.contains(&b),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr.contains("alpha") && run.stderr.contains("beta"),
+        "{}",
+        run.stderr
+    );
+    // Reading is refused the same way.
+    env.log(&["cat", &common]).code(2);
+    // A full id is never ambiguous.
+    env.log(&["append", "-s", &a, "this one"]).ok();
+}
+
+#[test]
+fn new_with_a_bad_batch_creates_no_session() {
+    let env = TestEnv::new();
+    // A line that does not decode.
+    let run = env
+        .log_stdin(&["append", "--new"], "{\"role\":\"user\"}\n")
+        .code(1);
+    assert!(run.stderr.contains("line 1"), "{}", run.stderr);
+    assert_eq!(run.stdout, "");
+    // Lines that decode but that the store refuses: the session row goes with them.
+    let mut late = chunk::assistant("second");
+    late["seq"] = 5.into();
+    let run = env
+        .log_stdin(
+            &["append", "--new", "--title", "doomed"],
+            ndjson(&[chunk::user("first"), late]),
+        )
+        .code(1);
+    assert!(
+        run.stderr.contains("stdin line 2: field `seq`"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        !run.stderr.lines().any(|l| l.starts_with("session ")),
+        "no session was announced: {}",
+        run.stderr
+    );
+
+    let ls = env.log(&["ls", "--json"]).ok();
+    assert_eq!(ls.stdout, "", "no session left behind");
+    assert_eq!(
+        counts(&env),
+        Counts {
+            sessions: 0,
+            chunks: 0,
+            indexed: 0
+        }
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// the store's own failure modes
+
+#[test]
+fn a_database_file_that_is_not_sqlite_is_refused_and_left_alone() {
+    let env = TestEnv::new();
+    std::fs::create_dir_all(&env.home).unwrap();
+    let garbage = b"this is not an SQLite file, just some text\n".repeat(200);
+    std::fs::write(env.db(), &garbage).unwrap();
+    for args in [&["append", "--new", "hello"][..], &["ls"], &["cat", "last"]] {
+        let run = env.log(args).code(1);
+        assert_eq!(run.stdout, "");
+        assert!(
+            run.stderr.contains(&env.db().display().to_string()),
+            "names the file: {}",
+            run.stderr
+        );
+        assert!(
+            run.stderr.contains("not an SQLite database"),
+            "{}",
+            run.stderr
+        );
+        assert!(run.stderr.contains("not an ag store"), "{}", run.stderr);
+    }
+    assert_eq!(
+        std::fs::read(env.db()).unwrap(),
+        garbage,
+        "the file is unchanged"
+    );
+    let mut names: Vec<String> = std::fs::read_dir(&env.home)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    assert_eq!(names, ["ag.db"], "no -wal, -shm or journal left next to it");
+}
+
+#[test]
+fn a_read_only_store_refuses_appends_and_changes_nothing() {
+    let env = TestEnv::new();
+    let s = env.new_session("ro", "before");
+    let bytes = std::fs::read(env.db()).unwrap();
+    let enforced = permission_bits_are_enforced(&env);
+    // Root ignores permission bits. Drop to `nobody` with setpriv (util-linux) and give it the
+    // store, so the bits mean something again. Without setpriv there is no libc-free way to
+    // drop root, and the read-only case cannot be made: the uncreatable-home test below still
+    // covers the "home is not writable" error path.
+    if !enforced && !setpriv_available() {
+        eprintln!("skipped: running as root without setpriv; permission bits cannot be enforced");
+        return;
+    }
+    let run_as = |args: &[&str]| -> Run {
+        let mut cmd = if enforced {
+            env.command("ag-log")
+        } else {
+            let mut c = Command::new("setpriv");
+            c.args(["--reuid=65534", "--regid=65534", "--clear-groups"])
+                .arg(bin("ag-log"));
+            c.env_clear();
+            for (k, v) in &env.env {
+                c.env(k, v);
+            }
+            c.current_dir(&env.cwd);
+            c
+        };
+        let out = cmd.args(args).stdin(Stdio::null()).output().unwrap();
+        Run {
+            code: out.status.code().unwrap_or(-1),
+            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        }
+    };
+    if !enforced {
+        // nobody must reach the home through the temporary directory and own the store.
+        chmod(env.dir.path(), 0o755);
+        chmod(&env.cwd, 0o755);
+        std::os::unix::fs::chown(&env.home, Some(65534), Some(65534)).unwrap();
+        std::os::unix::fs::chown(env.db(), Some(65534), Some(65534)).unwrap();
+        // Sanity: nobody can read it while it is writable.
+        let run = run_as(&["append", "-s", &s, "as nobody"]);
+        assert_eq!(run.code, 0, "setpriv run failed: {}", run.stderr);
+    }
+    let bytes_writable = std::fs::read(env.db()).unwrap();
+    assert!(enforced || bytes_writable != bytes);
+    // counts() reads through a read-only connection, which cannot remove SQLite's -wal and -shm
+    // when it closes: the store is read-only *with* those files present, as it is whenever
+    // some reader (a `tail -f`) has it open. The write then fails inside the transaction
+    // rather than at BEGIN, and must still be reported as a read-only store.
+    let before = counts(&env);
+    assert!(
+        env.home.join("ag.db-wal").exists(),
+        "the scenario needs a leftover -wal"
+    );
+    chmod(&env.db(), 0o400);
+    chmod(&env.home, 0o500);
+
+    let append = run_as(&["append", "-s", &s, "after"]);
+    let create = run_as(&["append", "--new", "another"]);
+    chmod(&env.home, 0o700);
+    chmod(&env.db(), 0o600);
+    for run in [&append, &create] {
+        assert_eq!(
+            run.code, 1,
+            "stdout: {}\nstderr: {}",
+            run.stdout, run.stderr
+        );
+        assert_eq!(run.stdout, "");
+        assert!(run.stderr.contains("read-only"), "{}", run.stderr);
+        assert!(
+            run.stderr.contains(&env.db().display().to_string()),
+            "{}",
+            run.stderr
+        );
+        assert!(run.stderr.contains("hint:"), "{}", run.stderr);
+    }
+    assert_eq!(
+        std::fs::read(env.db()).unwrap(),
+        bytes_writable,
+        "the store file is unchanged"
+    );
+    assert_eq!(counts(&env), before);
+}
+
+#[test]
+fn a_home_that_cannot_be_created_is_a_clear_error() {
+    let mut env = TestEnv::new();
+    // A regular file where the home should be: no one, root included, can make it a directory.
+    let file = env.dir.path().join("a-file");
+    std::fs::write(&file, "x").unwrap();
+    env.set("AG_HOME", file.join("home").to_string_lossy());
+    let run = env.log(&["append", "--new", "hello"]).code(1);
+    assert!(
+        run.stderr.contains("cannot create the home directory"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr
+            .contains(&file.join("home").display().to_string()),
+        "{}",
+        run.stderr
+    );
+    assert!(run.stderr.contains("hint:"), "{}", run.stderr);
+    assert_eq!(std::fs::read(&file).unwrap(), b"x");
+
+    // /proc refuses new directories even to root.
+    if Path::new("/proc/self").is_dir() {
+        env.set("AG_HOME", "/proc/self/ag-home-test");
+        let run = env.log(&["ls"]).code(1);
+        assert!(
+            run.stderr
+                .contains("cannot create the home directory /proc/self/ag-home-test"),
+            "{}",
+            run.stderr
+        );
+    }
+}
+
+#[test]
+fn a_store_written_by_a_newer_version_is_refused() {
+    let env = TestEnv::new();
+    let s = env.new_session("old", "hello");
+    let known = user_version(&env);
+    assert!(known >= 1);
+    {
+        let conn = rusqlite::Connection::open(env.db()).unwrap();
+        conn.pragma_update(None, "user_version", 999).unwrap();
+    }
+    for args in [&["ls"][..], &["append", "-s", &s, "more"], &["cat", &s]] {
+        let run = env.log(args).code(1);
+        assert_eq!(run.stdout, "");
+        assert!(run.stderr.contains("newer"), "{}", run.stderr);
+        assert!(run.stderr.contains("schema version 999"), "{}", run.stderr);
+        assert!(
+            run.stderr.contains(&format!("knows up to {known}")),
+            "{}",
+            run.stderr
+        );
+        assert!(
+            run.stderr.contains(&env.db().display().to_string()),
+            "{}",
+            run.stderr
+        );
+    }
+    assert_eq!(user_version(&env), 999, "not downgraded");
+    assert_eq!(env.sqlite_count("SELECT COUNT(*) FROM chunks"), 1);
+}
+
+#[test]
+fn reopening_a_current_store_changes_nothing() {
+    let env = TestEnv::new();
+    let s = env.new_session("again", "hello");
+    let (version, schema) = (user_version(&env), schema_sql(&env));
+    for _ in 0..2 {
+        let ls = env.log(&["ls", "--json"]).ok().json_lines();
+        assert_eq!(ls.len(), 1);
+        assert_eq!(ls[0]["id"], s.as_str());
+        assert_eq!(user_version(&env), version);
+        assert_eq!(schema_sql(&env), schema);
+    }
+    assert_eq!(env.chunks(&s).len(), 1);
+}
+
+#[test]
+fn the_home_and_its_files_are_private_whatever_the_umask() {
+    let env = TestEnv::new();
+    assert!(bash(&env, "umask 000; exec ag-log append -q --new private")
+        .status()
+        .unwrap()
+        .success());
+    assert_eq!(mode(&env.home), 0o700, "home");
+    assert_eq!(mode(&env.db()), 0o600, "ag.db");
+
+    // Keep a reader on the store (tail -f) so SQLite's -wal and -shm outlive the next writer.
+    let mut tail = bash(&env, "umask 000; exec ag-log tail -f --json -n 1 last")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(tail.stdout.take().unwrap()).lines();
+    let first = lines.next();
+    let ok = bash(&env, "umask 000; exec ag-log append -q -s last more")
+        .status()
+        .unwrap()
+        .success();
+    let mut checked = Vec::new();
+    for suffix in ["", "-wal", "-shm"] {
+        let p = env.home.join(format!("ag.db{suffix}"));
+        if p.exists() {
+            checked.push((suffix, mode(&p)));
+        }
+    }
+    let _ = tail.kill();
+    let _ = tail.wait();
+    assert!(first.is_some_and(|l| l.is_ok()), "tail -f printed nothing");
+    assert!(ok);
+    assert!(checked.iter().all(|(_, m)| *m == 0o600), "{checked:?}");
+    assert!(
+        checked.iter().any(|(s, _)| *s == "-wal"),
+        "expected a -wal file while a reader is open: {checked:?}"
+    );
+    assert_eq!(mode(&env.home), 0o700);
+}
+
+// ---------------------------------------------------------------------------------------------
+// concurrency
+
+#[test]
+fn concurrent_appenders_get_gapless_seqs_and_keep_their_own_order() {
+    const PROCS: usize = 8;
+    const BATCHES: usize = 10;
+    const PER_BATCH: usize = 100;
+    let env = TestEnv::new();
+    let s = env.new_session("busy", "start");
+    let barrier = std::sync::Barrier::new(PROCS);
+    let started = Instant::now();
+    std::thread::scope(|scope| {
+        for p in 0..PROCS {
+            let (env, s, barrier) = (&env, &s, &barrier);
+            scope.spawn(move || {
+                let batches: Vec<String> = (0..BATCHES)
+                    .map(|b| {
+                        let lines: Vec<Value> = (b * PER_BATCH..(b + 1) * PER_BATCH)
+                            .map(|i| chunk::assistant(&format!("p{p}-{i}")))
+                            .collect();
+                        ndjson(&lines)
+                    })
+                    .collect();
+                barrier.wait();
+                for batch in batches {
+                    env.log_stdin(&["append", "-q", "-s", s], batch).ok();
+                }
+            });
+        }
+    });
+    assert!(started.elapsed() < Duration::from_secs(60));
+
+    let view = env.chunks(&s);
+    let total = PROCS * BATCHES * PER_BATCH + 1;
+    let seqs: Vec<i64> = view.iter().map(|c| c["seq"].as_i64().unwrap()).collect();
+    assert_eq!(
+        seqs,
+        (1..=total as i64).collect::<Vec<_>>(),
+        "seqs are 1..={total}, no gap, no duplicate"
+    );
+    assert_eq!(
+        env.sqlite_count("SELECT COUNT(DISTINCT id) FROM chunks"),
+        total as i64
+    );
+
+    // Each process's chunks in its own order; each batch one contiguous run with its own turn.
+    let mut next: HashMap<usize, usize> = HashMap::new();
+    let mut batch_seqs: HashMap<(usize, usize), Vec<i64>> = HashMap::new();
+    let mut batch_turns: HashMap<(usize, usize), BTreeSet<String>> = HashMap::new();
+    for c in &view[1..] {
+        let text = c["data"]["text"].as_str().unwrap();
+        let (p, i) = text
+            .strip_prefix('p')
+            .and_then(|t| t.split_once('-'))
+            .unwrap();
+        let (p, i): (usize, usize) = (p.parse().unwrap(), i.parse().unwrap());
+        let want = next.entry(p).or_insert(0);
+        assert_eq!(i, *want, "process {p} out of order at seq {}", c["seq"]);
+        *want += 1;
+        batch_seqs
+            .entry((p, i / PER_BATCH))
+            .or_default()
+            .push(c["seq"].as_i64().unwrap());
+        batch_turns
+            .entry((p, i / PER_BATCH))
+            .or_default()
+            .insert(c["turn"].as_str().unwrap().to_string());
+    }
+    assert!(next.values().all(|n| *n == BATCHES * PER_BATCH), "{next:?}");
+    for (key, seqs) in &batch_seqs {
+        assert_eq!(
+            seqs.last().unwrap() - seqs[0],
+            PER_BATCH as i64 - 1,
+            "batch {key:?} was split: {seqs:?}"
+        );
+    }
+    let turns: BTreeSet<&String> = batch_turns
+        .values()
+        .map(|t| {
+            assert_eq!(t.len(), 1);
+            t.iter().next().unwrap()
+        })
+        .collect();
+    assert_eq!(turns.len(), PROCS * BATCHES, "one turn per invocation");
+}

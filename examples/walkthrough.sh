@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# The main job, offline: build ag, then log a session, run a multi-step agent turn with
+# tools on the scripted model, and read the result back with ag-log.
+# Uses the default store (~/.local/share/ag, or $AG_HOME when set).
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+
+echo "== building ag (release)"
+cargo build --release --quiet --manifest-path "$root/Cargo.toml" --bins
+export PATH="$root/target/release:$PATH"
+
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+cd "$work"
+printf '# Notes\n\n- [ ] parser: handle empty input\n- [ ] docs: write the README\n' > notes.md
+
+echo
+echo "== ag-log: a session by hand"
+ag-log append --new --title "hand-made" "What is a chunk?" -q
+printf '%s\n' \
+  '{"role":"assistant","type":"text","data":{"text":"One sealed block of a conversation."}}' \
+  '{"role":"system","type":"system","data":{"kind":"turn_end","stop_reason":"end_turn","usage":{"input":12,"output":8,"cache_read":0,"cache_write":0}}}' \
+  | ag-log append -s last -q
+ag-log cat last
+
+echo
+echo "== ag-prompt: a multi-step agent turn with tools, on the offline script: model"
+ag-prompt -m "script:$root/examples/scripts/walkthrough.toml" --tools read,glob,write \
+  --title walkthrough "Summarize the notes in this folder into SUMMARY.md"
+
+echo
+echo "== the file the agent wrote"
+cat SUMMARY.md
+
+echo
+echo "== ag-log: the turn as it was logged"
+ag-log cat last
+ag-log show last
+echo
+echo "== ag-log: the request it folds into (OpenAI dialect, first 300 bytes)"
+ag-log fold last --dialect openai | head -c 300; echo
+echo
+ag-log ls --limit 5

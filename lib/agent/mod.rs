@@ -1,0 +1,364 @@
+//! The agent loop (DESIGN §4): a user chunk, then steps until the model stops calling tools,
+//! then `turn_end`. Every step's request is `fold(log)`; chunks are written as they seal;
+//! queued input joins at step boundaries; a broken attempt is retried and its sealed chunks
+//! are named by an `attempt_abandoned` record so the fold leaves them out.
+
+mod step;
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+
+use crate::config::Network;
+use crate::fold::{fold, FoldOptions};
+use crate::log::{Chunk, ChunkData, NewChunk, Role};
+use crate::policy::{self, Policy, Verdict};
+use crate::provider::Provider;
+use crate::reduce::Usage;
+use crate::store::{Session, Store, StoreError, TurnEnd};
+use crate::tools::{self, ToolCtx, ToolOutput};
+
+pub use step::StepOutcome;
+
+/// What the loop reports as it goes; the CLI prints these.
+#[derive(Debug, Clone)]
+pub enum Event {
+    /// A block started streaming (not yet in the log).
+    Open {
+        id: String,
+        turn: String,
+        step: i64,
+        role: Role,
+        ty: crate::log::ChunkType,
+    },
+    Delta {
+        id: String,
+        ty: crate::log::ChunkType,
+        text: String,
+    },
+    /// A chunk was written to the log.
+    Seal(Chunk),
+    /// An attempt failed and will be retried after `wait`.
+    Retry {
+        attempt: u32,
+        wait: Duration,
+        reason: String,
+    },
+    /// Waiting for the provider (spinners start here).
+    Waiting,
+    TurnDone {
+        turn: String,
+        stop_reason: String,
+        usage: Usage,
+    },
+}
+
+#[derive(Debug, Clone)]
+pub struct TurnOptions {
+    pub max_steps: u32,
+    pub system: Option<String>,
+    pub max_tokens: u64,
+    pub network: Network,
+}
+
+/// How a turn ended.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Outcome {
+    Done {
+        stop_reason: String,
+    },
+    /// The provider stayed unavailable, or refused the request.
+    Failed {
+        message: String,
+        status: Option<u16>,
+        retryable: bool,
+    },
+    Interrupted,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum AgentError {
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+pub struct Agent<'a> {
+    pub store: &'a Store,
+    pub session: Session,
+    pub provider: Arc<dyn Provider>,
+    pub policy: Policy,
+    pub tool_ctx: ToolCtx,
+    pub opts: TurnOptions,
+    pub interrupt: Arc<AtomicBool>,
+}
+
+impl Agent<'_> {
+    fn interrupted(&self) -> bool {
+        self.interrupt.load(Ordering::SeqCst)
+    }
+
+    fn append(
+        &self,
+        chunks: Vec<NewChunk>,
+        on: &mut dyn FnMut(Event),
+    ) -> Result<Vec<Chunk>, AgentError> {
+        let stored = self.store.append(&self.session.id, chunks)?;
+        for c in &stored {
+            on(Event::Seal(c.clone()));
+        }
+        Ok(stored)
+    }
+
+    /// Run one turn for `prompt`. The session must already be claimed by this process.
+    pub fn run_turn(&self, prompt: &str, on: &mut dyn FnMut(Event)) -> Result<Outcome, AgentError> {
+        let started = Instant::now();
+        let turn = crate::ids::new_id();
+        self.append(
+            vec![NewChunk::new(Role::User, ChunkData::text(prompt)).in_turn(&turn, 0)],
+            on,
+        )?;
+        let mut usage = Usage::default();
+        let mut model = None;
+        let mut step: i64 = 0;
+        loop {
+            // A step boundary: input that arrived meanwhile joins the log here.
+            for c in self.store.drain_queue(&self.session.id, &turn, step)? {
+                on(Event::Seal(c));
+            }
+            if self.interrupted() {
+                return self.finish(&turn, step, "interrupted", &usage, model, started, on);
+            }
+            if step >= self.opts.max_steps as i64 {
+                return self.finish(&turn, step, "max_steps", &usage, model, started, on);
+            }
+            step += 1;
+            match self.step(&turn, step, on)? {
+                StepOutcome::Completed { end, calls } => {
+                    add_usage(&mut usage, &end.usage);
+                    model = end.model.clone().or(model);
+                    let last_stop = end.stop_reason.clone();
+                    if calls.is_empty() {
+                        let end_chunk = turn_end_chunk(
+                            &turn,
+                            step,
+                            &last_stop,
+                            &usage,
+                            model.as_deref().unwrap_or(self.provider.name()),
+                            started,
+                        );
+                        match self.store.end_turn_or_drain(
+                            &self.session.id,
+                            &turn,
+                            step,
+                            end_chunk,
+                            "idle",
+                        )? {
+                            TurnEnd::Ended(c) => {
+                                on(Event::Seal(*c));
+                                on(Event::TurnDone {
+                                    turn: turn.clone(),
+                                    stop_reason: last_stop.clone(),
+                                    usage: usage.clone(),
+                                });
+                                return Ok(Outcome::Done {
+                                    stop_reason: last_stop,
+                                });
+                            }
+                            TurnEnd::Drained(chunks) => {
+                                for c in chunks {
+                                    on(Event::Seal(c));
+                                }
+                                continue;
+                            }
+                        }
+                    }
+                    if !self.run_tools(&turn, step, &calls, on)? {
+                        return self.finish(&turn, step, "interrupted", &usage, model, started, on);
+                    }
+                }
+                StepOutcome::Interrupted => {
+                    return self.finish(&turn, step, "interrupted", &usage, model, started, on);
+                }
+                StepOutcome::Failed {
+                    message,
+                    status,
+                    retryable,
+                } => {
+                    self.append(
+                        vec![NewChunk::new(
+                            Role::System,
+                            ChunkData::Error {
+                                message: message.clone(),
+                                status,
+                            },
+                        )
+                        .in_turn(&turn, step)],
+                        on,
+                    )?;
+                    self.finish(&turn, step, "error", &usage, model, started, on)?;
+                    return Ok(Outcome::Failed {
+                        message,
+                        status,
+                        retryable,
+                    });
+                }
+            }
+        }
+    }
+
+    /// End the turn without waiting for the queue (error, interrupt, step limit).
+    #[allow(clippy::too_many_arguments)]
+    fn finish(
+        &self,
+        turn: &str,
+        step: i64,
+        stop_reason: &str,
+        usage: &Usage,
+        model: Option<String>,
+        started: Instant,
+        on: &mut dyn FnMut(Event),
+    ) -> Result<Outcome, AgentError> {
+        let end = turn_end_chunk(
+            turn,
+            step,
+            stop_reason,
+            usage,
+            model.as_deref().unwrap_or(self.provider.name()),
+            started,
+        );
+        self.append(vec![end], on)?;
+        let status = if stop_reason == "error" {
+            "failed"
+        } else {
+            "idle"
+        };
+        self.store.release(&self.session.id, status)?;
+        on(Event::TurnDone {
+            turn: turn.to_string(),
+            stop_reason: stop_reason.to_string(),
+            usage: usage.clone(),
+        });
+        Ok(if stop_reason == "interrupted" {
+            Outcome::Interrupted
+        } else {
+            Outcome::Done {
+                stop_reason: stop_reason.to_string(),
+            }
+        })
+    }
+
+    /// The request for the next step: the fold of the whole log.
+    fn request(&self) -> Result<Value, AgentError> {
+        let chunks = self.store.load_view(&self.session)?;
+        let opts = FoldOptions {
+            model: Some(self.provider.api_model().to_string()),
+            system: self.opts.system.clone(),
+            tools: tools::specs(&self.policy.names()),
+            max_tokens: Some(self.opts.max_tokens),
+            thinking_budget: None,
+            stream: true,
+        };
+        Ok(fold(&chunks, self.provider.dialect(), &opts))
+    }
+
+    /// Run a step's tool calls through the guard, in order, writing each result as it
+    /// finishes. Returns false when interrupted.
+    fn run_tools(
+        &self,
+        turn: &str,
+        step: i64,
+        calls: &[(String, String, Value)],
+        on: &mut dyn FnMut(Event),
+    ) -> Result<bool, AgentError> {
+        for (call_id, name, args) in calls {
+            if self.interrupted() {
+                return Ok(false);
+            }
+            let output = match policy::guard(&self.policy, name) {
+                Verdict::Deny(reason) => ToolOutput {
+                    text: reason,
+                    is_error: true,
+                },
+                Verdict::Allow => match self.run_tool(name, args) {
+                    Some(o) => o,
+                    None => return Ok(false),
+                },
+            };
+            let result = NewChunk::new(
+                Role::Tool,
+                ChunkData::ToolResult {
+                    call_id: call_id.clone(),
+                    name: name.clone(),
+                    result: Value::String(output.text),
+                    is_error: output.is_error,
+                    synthetic: false,
+                },
+            )
+            .in_turn(turn, step);
+            self.append(vec![result], on)?;
+        }
+        Ok(true)
+    }
+
+    /// Run one allowed tool on a worker thread so an interrupt is noticed while it runs.
+    fn run_tool(&self, name: &str, args: &Value) -> Option<ToolOutput> {
+        let (tx, rx) = std::sync::mpsc::channel();
+        let (name_owned, args_owned, ctx) = (name.to_string(), args.clone(), self.tool_ctx.clone());
+        std::thread::spawn(move || {
+            let _ = tx.send(tools::run(&name_owned, &args_owned, &ctx));
+        });
+        loop {
+            match rx.recv_timeout(Duration::from_millis(50)) {
+                Ok(out) => return Some(out),
+                Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
+                    if self.interrupted() {
+                        return None;
+                    }
+                }
+                Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => {
+                    return Some(ToolOutput {
+                        text: format!("the {name} tool stopped unexpectedly"),
+                        is_error: true,
+                    })
+                }
+            }
+        }
+    }
+}
+
+fn add_usage(total: &mut Usage, u: &Usage) {
+    total.input += u.input;
+    total.output += u.output;
+    total.cache_read += u.cache_read;
+    total.cache_write += u.cache_write;
+}
+
+fn turn_end_chunk(
+    turn: &str,
+    step: i64,
+    stop_reason: &str,
+    usage: &Usage,
+    model: &str,
+    started: Instant,
+) -> NewChunk {
+    NewChunk::new(
+        Role::System,
+        ChunkData::system(
+            "turn_end",
+            json!({
+                "stop_reason": stop_reason,
+                "usage": {
+                    "input": usage.input,
+                    "output": usage.output,
+                    "cache_read": usage.cache_read,
+                    "cache_write": usage.cache_write,
+                },
+                "model": model,
+                "duration_ms": started.elapsed().as_millis() as u64,
+            }),
+        ),
+    )
+    .in_turn(turn, step)
+}

@@ -1,0 +1,207 @@
+//! One step: fold, stream from the provider with retries, write each block as it seals.
+
+use std::sync::mpsc::{self, RecvTimeoutError};
+use std::time::Duration;
+
+use serde_json::{json, Value};
+
+use super::{Agent, AgentError, Event};
+use crate::log::{ChunkData, NewChunk, Role};
+use crate::provider::{backoff, AttemptError};
+use crate::reduce::{ChunkOp, StepEnd};
+
+pub enum StepOutcome {
+    /// The model finished the step; `calls` are its tool calls in order.
+    Completed {
+        end: StepEnd,
+        calls: Vec<(String, String, Value)>,
+    },
+    Failed {
+        message: String,
+        status: Option<u16>,
+        retryable: bool,
+    },
+    Interrupted,
+}
+
+enum Msg {
+    Op(ChunkOp),
+    Done(Result<StepEnd, AttemptError>),
+}
+
+impl Agent<'_> {
+    pub(super) fn step(
+        &self,
+        turn: &str,
+        step: i64,
+        on: &mut dyn FnMut(Event),
+    ) -> Result<StepOutcome, AgentError> {
+        let net = &self.opts.network;
+        let attempts = net.max_attempts.max(1);
+        let mut failures = 0u32;
+        loop {
+            let body = self.request()?;
+            on(Event::Waiting);
+            let (outcome, sealed) = self.attempt(turn, step, body, on)?;
+            match outcome {
+                AttemptResult::Interrupted => return Ok(StepOutcome::Interrupted),
+                AttemptResult::Ok(end, calls) => return Ok(StepOutcome::Completed { end, calls }),
+                AttemptResult::Err(err) => {
+                    // What the broken attempt sealed stays in the log (it is append-only) but
+                    // must not be taken as the answer: name it so the fold skips it.
+                    if !sealed.is_empty() {
+                        let abandoned = NewChunk::new(
+                            Role::System,
+                            ChunkData::system(
+                                "attempt_abandoned",
+                                json!({"chunk_ids": sealed, "reason": err.to_string()}),
+                            ),
+                        )
+                        .in_turn(turn, step);
+                        self.append(vec![abandoned], on)?;
+                    }
+                    failures += 1;
+                    if !err.retryable || failures >= attempts {
+                        let message = if err.retryable {
+                            format!(
+                                "the provider stayed unavailable after {failures} attempts: {err}"
+                            )
+                        } else {
+                            format!("the provider refused the request: {err}")
+                        };
+                        return Ok(StepOutcome::Failed {
+                            message,
+                            status: err.status,
+                            retryable: err.retryable,
+                        });
+                    }
+                    let seed = crate::clock::now_ms() as u64 ^ std::process::id() as u64;
+                    let wait = backoff(
+                        failures,
+                        err.retry_after,
+                        Duration::from_millis(net.retry_base_ms),
+                        Duration::from_millis(net.retry_max_ms),
+                        seed,
+                    );
+                    on(Event::Retry {
+                        attempt: failures + 1,
+                        wait,
+                        reason: err.to_string(),
+                    });
+                    if !self.sleep(wait) {
+                        return Ok(StepOutcome::Interrupted);
+                    }
+                }
+            }
+        }
+    }
+
+    /// Sleep unless interrupted; false when interrupted.
+    fn sleep(&self, d: Duration) -> bool {
+        let until = std::time::Instant::now() + d;
+        while std::time::Instant::now() < until {
+            if self.interrupted() {
+                return false;
+            }
+            std::thread::sleep(Duration::from_millis(20).min(until - std::time::Instant::now()));
+        }
+        !self.interrupted()
+    }
+
+    /// One attempt on a worker thread; this thread writes chunks as they seal and watches
+    /// for an interrupt. Returns the outcome and the ids of the chunks it wrote.
+    fn attempt(
+        &self,
+        turn: &str,
+        step: i64,
+        body: Value,
+        on: &mut dyn FnMut(Event),
+    ) -> Result<(AttemptResult, Vec<String>), AgentError> {
+        let (tx, rx) = mpsc::channel();
+        let provider = self.provider.clone();
+        std::thread::spawn(move || {
+            let tx2 = tx.clone();
+            let result = provider.attempt(&body, &mut |op| {
+                let _ = tx2.send(Msg::Op(op));
+            });
+            let _ = tx.send(Msg::Done(result));
+        });
+        let mut open: Vec<(usize, String, crate::log::ChunkType)> = Vec::new();
+        let mut sealed_ids = Vec::new();
+        let mut calls = Vec::new();
+        loop {
+            let msg = match rx.recv_timeout(Duration::from_millis(50)) {
+                Ok(m) => m,
+                Err(RecvTimeoutError::Timeout) => {
+                    if self.interrupted() {
+                        return Ok((AttemptResult::Interrupted, sealed_ids));
+                    }
+                    continue;
+                }
+                Err(RecvTimeoutError::Disconnected) => {
+                    return Ok((
+                        AttemptResult::Err(AttemptError {
+                            message: "the provider stopped unexpectedly".into(),
+                            status: None,
+                            retryable: true,
+                            retry_after: None,
+                        }),
+                        sealed_ids,
+                    ))
+                }
+            };
+            if self.interrupted() {
+                return Ok((AttemptResult::Interrupted, sealed_ids));
+            }
+            match msg {
+                Msg::Op(ChunkOp::Open { key, role, ty }) => {
+                    let id = crate::ids::new_id();
+                    open.push((key, id.clone(), ty));
+                    on(Event::Open {
+                        id,
+                        turn: turn.to_string(),
+                        step,
+                        role,
+                        ty,
+                    });
+                }
+                Msg::Op(ChunkOp::Delta { key, text }) => {
+                    if let Some((_, id, ty)) = open.iter().find(|(k, _, _)| *k == key) {
+                        on(Event::Delta {
+                            id: id.clone(),
+                            ty: *ty,
+                            text,
+                        });
+                    }
+                }
+                Msg::Op(ChunkOp::Seal { key, data }) => {
+                    let id = open
+                        .iter()
+                        .position(|(k, _, _)| *k == key)
+                        .map(|i| open.remove(i).1)
+                        .unwrap_or_else(crate::ids::new_id);
+                    if let ChunkData::ToolCall {
+                        call_id,
+                        name,
+                        arguments,
+                    } = &data
+                    {
+                        calls.push((call_id.clone(), name.clone(), arguments.clone()));
+                    }
+                    let mut chunk = NewChunk::new(Role::Assistant, data).in_turn(turn, step);
+                    chunk.id = Some(id.clone());
+                    self.append(vec![chunk], on)?;
+                    sealed_ids.push(id);
+                }
+                Msg::Done(Ok(end)) => return Ok((AttemptResult::Ok(end, calls), sealed_ids)),
+                Msg::Done(Err(e)) => return Ok((AttemptResult::Err(e), sealed_ids)),
+            }
+        }
+    }
+}
+
+enum AttemptResult {
+    Ok(StepEnd, Vec<(String, String, Value)>),
+    Err(AttemptError),
+    Interrupted,
+}

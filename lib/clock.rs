@@ -5,7 +5,10 @@ use std::time::{SystemTime, UNIX_EPOCH};
 /// Milliseconds since the unix epoch. `AG_FAKE_NOW_MS` pins it (tests and demos that need a
 /// stable clock).
 pub fn now_ms() -> i64 {
-    if let Some(ms) = std::env::var("AG_FAKE_NOW_MS").ok().and_then(|v| v.parse().ok()) {
+    if let Some(ms) = std::env::var("AG_FAKE_NOW_MS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+    {
         return ms;
     }
     SystemTime::now()
@@ -24,7 +27,9 @@ pub fn iso(ms: i64) -> String {
 
 /// Parse the ISO-8601 form back to unix milliseconds.
 pub fn parse_iso(s: &str) -> Option<i64> {
-    s.parse::<jiff::Timestamp>().ok().map(|t| t.as_millisecond())
+    s.parse::<jiff::Timestamp>()
+        .ok()
+        .map(|t| t.as_millisecond())
 }
 
 /// "3s", "5m", "2h", "4d" ago, for tables.

@@ -21,7 +21,13 @@ pub enum Role {
 }
 
 impl Role {
-    pub const ALL: [Role; 5] = [Role::User, Role::Assistant, Role::Tool, Role::System, Role::Peer];
+    pub const ALL: [Role; 5] = [
+        Role::User,
+        Role::Assistant,
+        Role::Tool,
+        Role::System,
+        Role::Peer,
+    ];
 
     pub fn as_str(self) -> &'static str {
         match self {
@@ -347,7 +353,9 @@ impl ChunkData {
                 }
             }
             ChunkType::System => {
-                let Value::Object(m) = value else { unreachable!() };
+                let Value::Object(m) = value else {
+                    unreachable!()
+                };
                 match m.get("kind") {
                     Some(Value::String(_)) => ChunkData::System(m),
                     Some(other) => {
@@ -473,8 +481,8 @@ pub fn decode_line(line_no: usize, line: &str) -> Result<NewChunk, DecodeError> 
         field: field.map(str::to_string),
         message,
     };
-    let value: Value = serde_json::from_str(line)
-        .map_err(|e| err(None, format!("malformed JSON: {e}")))?;
+    let value: Value =
+        serde_json::from_str(line).map_err(|e| err(None, format!("malformed JSON: {e}")))?;
     let Value::Object(mut obj) = value else {
         return Err(err(
             None,
@@ -501,22 +509,23 @@ pub fn decode_line(line_no: usize, line: &str) -> Result<NewChunk, DecodeError> 
             )),
         }
     };
-    let opt_int = |obj: &mut Map<String, Value>, f: &str, min: i64| -> Result<Option<i64>, DecodeError> {
-        match obj.remove(f) {
-            None | Some(Value::Null) => Ok(None),
-            Some(Value::Number(n)) => match n.as_i64() {
-                Some(i) if i >= min => Ok(Some(i)),
-                _ => Err(err(
+    let opt_int =
+        |obj: &mut Map<String, Value>, f: &str, min: i64| -> Result<Option<i64>, DecodeError> {
+            match obj.remove(f) {
+                None | Some(Value::Null) => Ok(None),
+                Some(Value::Number(n)) => match n.as_i64() {
+                    Some(i) if i >= min => Ok(Some(i)),
+                    _ => Err(err(
+                        Some(f),
+                        format!("expected an integer ≥ {min}, found {n}"),
+                    )),
+                },
+                Some(v) => Err(err(
                     Some(f),
-                    format!("expected an integer ≥ {min}, found {n}"),
+                    format!("expected an integer, found {}", json_kind(&v)),
                 )),
-            },
-            Some(v) => Err(err(
-                Some(f),
-                format!("expected an integer, found {}", json_kind(&v)),
-            )),
-        }
-    };
+            }
+        };
     let id = opt_str(&mut obj, "id")?;
     let session = opt_str(&mut obj, "session")?;
     let seq = opt_int(&mut obj, "seq", 1)?;
@@ -560,12 +569,14 @@ pub fn decode_line(line_no: usize, line: &str) -> Result<NewChunk, DecodeError> 
     };
     let ts = match obj.remove("ts") {
         None | Some(Value::Null) => None,
-        Some(Value::String(s)) => Some(crate::clock::parse_iso(&s).ok_or_else(|| {
-            err(Some("ts"), format!("not an ISO-8601 timestamp: {s:?}"))
-        })?),
-        Some(Value::Number(n)) => Some(n.as_i64().ok_or_else(|| {
-            err(Some("ts"), format!("expected unix milliseconds, found {n}"))
-        })?),
+        Some(Value::String(s)) => Some(
+            crate::clock::parse_iso(&s)
+                .ok_or_else(|| err(Some("ts"), format!("not an ISO-8601 timestamp: {s:?}")))?,
+        ),
+        Some(Value::Number(n)) => Some(
+            n.as_i64()
+                .ok_or_else(|| err(Some("ts"), format!("expected unix milliseconds, found {n}")))?,
+        ),
         Some(v) => {
             return Err(err(
                 Some("ts"),
@@ -626,8 +637,11 @@ mod tests {
         let e = decode_line(3, r#"{"role":"tool","type":"tool_result","data":"x"}"#).unwrap_err();
         assert_eq!(e.field.as_deref(), Some("data"));
         assert!(e.message.contains("JSON object"), "{e}");
-        let e = decode_line(4, r#"{"seq":"1","role":"user","type":"text","data":{"text":""}}"#)
-            .unwrap_err();
+        let e = decode_line(
+            4,
+            r#"{"seq":"1","role":"user","type":"text","data":{"text":""}}"#,
+        )
+        .unwrap_err();
         assert_eq!(e.field.as_deref(), Some("seq"));
         let e = decode_line(5, "{nope").unwrap_err();
         assert!(e.to_string().starts_with("line 5: malformed JSON"), "{e}");

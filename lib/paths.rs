@@ -27,7 +27,11 @@ pub struct Home {
 impl Home {
     /// Resolve the home without touching the disk.
     pub fn resolve(flag: Option<&Path>) -> Result<Home, HomeError> {
-        let env = |k: &str| std::env::var_os(k).filter(|v| !v.is_empty()).map(PathBuf::from);
+        let env = |k: &str| {
+            std::env::var_os(k)
+                .filter(|v| !v.is_empty())
+                .map(PathBuf::from)
+        };
         let dir = if let Some(d) = flag {
             d.to_path_buf()
         } else if let Some(d) = env("AG_HOME") {
@@ -64,7 +68,10 @@ pub fn create_private_dir(path: &Path) -> io::Result<()> {
     if path.is_dir() {
         return Ok(());
     }
-    fs::DirBuilder::new().recursive(true).mode(0o700).create(path)?;
+    fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(path)?;
     // DirBuilder's mode is filtered by the umask; make the leaf exact.
     fs::set_permissions(path, fs::Permissions::from_mode(0o700))
 }

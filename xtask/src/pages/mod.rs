@@ -3,6 +3,7 @@
 //! text; adding a command is one file here and one entry in [`PAGES`].
 
 mod log;
+mod prompt;
 
 /// A command to document.
 pub struct Page {
@@ -31,7 +32,7 @@ pub enum Block {
     Example(&'static str, &'static str),
 }
 
-pub const PAGES: &[Page] = &[log::PAGE];
+pub const PAGES: &[Page] = &[log::PAGE, prompt::PAGE];
 
 #[cfg(test)]
 mod tests {

@@ -1,0 +1,53 @@
+# Print an optspec for argparse to handle cmd's options that are independent of any subcommand.
+function __fish_ag_prompt_global_optspecs
+    string join \n home= json q/quiet v/verbose color= s/session= c/continue new m/model= system= tools= max-steps= title= no-queue h/help V/version
+end
+
+function __fish_ag_prompt_needs_command
+    # Figure out if the current invocation already has a command.
+    set -l cmd (commandline -opc)
+    set -e cmd[1]
+    argparse -s (__fish_ag_prompt_global_optspecs) -- $cmd 2>/dev/null
+    or return
+    if set -q argv[1]
+        # Also print the command, so this can be used to figure out what it is.
+        echo $argv[1]
+        return 1
+    end
+    return 0
+end
+
+function __fish_ag_prompt_using_subcommand
+    set -l cmd (__fish_ag_prompt_needs_command)
+    test -z "$cmd"
+    and return 1
+    contains -- $cmd[1] $argv
+end
+
+complete -c ag-prompt -n "__fish_ag_prompt_needs_command" -l home -d 'The store directory [default: $AG_HOME, else $XDG_DATA_HOME/ag, else ~/.local/share/ag]' -r -F
+complete -c ag-prompt -n "__fish_ag_prompt_needs_command" -l color -d 'When to colour output (NO_COLOR is honoured by `auto`)' -r -f -a "auto\t''
+always\t''
+never\t''"
+complete -c ag-prompt -n "__fish_ag_prompt_needs_command" -s s -l session -d 'Continue this session (full id, unique prefix, or `last`)' -r
+complete -c ag-prompt -n "__fish_ag_prompt_needs_command" -s m -l model -d 'PROVIDER/MODEL, `echo` or `script:FILE` [env: AG_MODEL]' -r
+complete -c ag-prompt -n "__fish_ag_prompt_needs_command" -l system -d 'System prompt: the text, or @FILE' -r
+complete -c ag-prompt -n "__fish_ag_prompt_needs_command" -l tools -d 'Tools the session may use: names and sets (read-only, all, none), comma-separated. A new session defaults to read-only; an existing session\'s tools can only narrow' -r
+complete -c ag-prompt -n "__fish_ag_prompt_needs_command" -l max-steps -d 'Stop after N model round trips in this turn' -r
+complete -c ag-prompt -n "__fish_ag_prompt_needs_command" -l title -d 'Title of a new session [default: the start of the prompt]' -r
+complete -c ag-prompt -n "__fish_ag_prompt_needs_command" -l json -d 'Print machine-readable JSON (NDJSON for streams)'
+complete -c ag-prompt -n "__fish_ag_prompt_needs_command" -s q -l quiet -d 'Print nothing on stdout but data that was asked for; no notices on stderr'
+complete -c ag-prompt -n "__fish_ag_prompt_needs_command" -s v -l verbose -d 'Say more on stderr'
+complete -c ag-prompt -n "__fish_ag_prompt_needs_command" -s c -l continue -d 'Continue the most recent session'
+complete -c ag-prompt -n "__fish_ag_prompt_needs_command" -l new -d 'Start a new session (the default without -s or -c)'
+complete -c ag-prompt -n "__fish_ag_prompt_needs_command" -l no-queue -d 'When the session is busy, fail with status 3 instead of queueing the prompt'
+complete -c ag-prompt -n "__fish_ag_prompt_needs_command" -s h -l help -d 'Print help'
+complete -c ag-prompt -n "__fish_ag_prompt_needs_command" -s V -l version -d 'Print version'
+complete -c ag-prompt -n "__fish_ag_prompt_needs_command" -a "models" -d 'List the models and providers this machine can use'
+complete -c ag-prompt -n "__fish_ag_prompt_using_subcommand models" -l home -d 'The store directory [default: $AG_HOME, else $XDG_DATA_HOME/ag, else ~/.local/share/ag]' -r -F
+complete -c ag-prompt -n "__fish_ag_prompt_using_subcommand models" -l color -d 'When to colour output (NO_COLOR is honoured by `auto`)' -r -f -a "auto\t''
+always\t''
+never\t''"
+complete -c ag-prompt -n "__fish_ag_prompt_using_subcommand models" -l json -d 'Print machine-readable JSON (NDJSON for streams)'
+complete -c ag-prompt -n "__fish_ag_prompt_using_subcommand models" -s q -l quiet -d 'Print nothing on stdout but data that was asked for; no notices on stderr'
+complete -c ag-prompt -n "__fish_ag_prompt_using_subcommand models" -s v -l verbose -d 'Say more on stderr'
+complete -c ag-prompt -n "__fish_ag_prompt_using_subcommand models" -s h -l help -d 'Print help'

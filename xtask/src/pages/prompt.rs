@@ -1,0 +1,82 @@
+//! The hand-written parts of ag-prompt(1).
+
+use super::Block::{Example, Item, Para};
+use super::{Page, Section};
+
+pub const PAGE: Page = Page {
+    name: "ag-prompt",
+    command: ag::cli::prompt::command,
+    sections: &[
+        Section {
+            title: "MODELS",
+            blocks: &[
+                Para("Models are named `PROVIDER/MODEL`. Which one runs: `-m`, else `AG_MODEL`, else the model the session ran on, else `model` in the configuration."),
+                Item("anthropic/NAME", "The Anthropic Messages API: streaming, tools, extended thinking with signatures replayed, prompt-cache breakpoints; the key comes from `ANTHROPIC_API_KEY`."),
+                Item("openai/NAME", "OpenAI Chat Completions: streaming, tool calls, usage; the key comes from `OPENAI_API_KEY`."),
+                Item("NAMED/NAME", "A `[providers.NAMED]` entry of the configuration (`kind`, `base_url`, `api_key_env`): Ollama, llama.cpp, vLLM, LM Studio, OpenRouter."),
+                Item("echo", "Offline: answers with the last user text."),
+                Item("script:FILE", "Offline: plays a TOML file of `[[step]]` tables, each with optional `thinking`, `text`, `delay_ms` and `[[step.tool_calls]]` (`name`, `arguments`, `id`); the Nth model request of a session gets the Nth step."),
+            ],
+        },
+        Section {
+            title: "TOOLS",
+            blocks: &[
+                Para("A session's tools are an allow-list kept with the session. A new session gets `read`, `glob` and `grep` unless `--tools` says otherwise; a follow-up may narrow the list but never widen it. Only allowed tools are offered to the model, and a guard denies any other call: the model gets an error result and nothing runs."),
+                Item("read", "A text file with line numbers (`offset`, `limit`)."),
+                Item("glob", "Files matching a pattern, respecting .gitignore."),
+                Item("grep", "A regular-expression search, respecting .gitignore."),
+                Item("write", "Create or overwrite a file."),
+                Item("edit", "Replace an exact, unique string, or every match with `replace_all`."),
+                Item("bash", "A shell command in the session's directory, with a timeout and an output cap; provider keys are removed from its environment, and `AG_SESSION` and `AG_HOME` are set."),
+                Para("File tools stay inside the session's directory after resolving `..` and symbolic links."),
+            ],
+        },
+        Section {
+            title: "QUEUED INPUT",
+            blocks: &[
+                Para("A prompt for a session that another `ag-prompt` is running is queued: the command says so and exits 0, and the running turn takes the text at its next step boundary; a turn about to end takes it first. With `--no-queue` the command exits 3 instead. If the running process dies, the next run on the session takes what was queued."),
+            ],
+        },
+        Section {
+            title: "EXIT STATUS",
+            blocks: &[
+                Item("0", "The turn finished, or the prompt was queued for a running session."),
+                Item("1", "An error, including a request the provider refused (400, 401, 403, 404, 422)."),
+                Item("2", "A usage error: no prompt, no model, an unknown provider or tool."),
+                Item("3", "The session is busy and `--no-queue` was given."),
+                Item("4", "The session was not found."),
+                Item("75", "The provider stayed unavailable after the retries; the turn ends with an error chunk."),
+                Item("130", "Interrupted: the chunks sealed so far stay and the turn ends as interrupted."),
+            ],
+        },
+        Section {
+            title: "ENVIRONMENT",
+            blocks: &[
+                Item("AG_MODEL", "The model when `-m` is not given."),
+                Item("ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL", "The Anthropic key and endpoint."),
+                Item("OPENAI_API_KEY, OPENAI_BASE_URL", "The OpenAI key and endpoint."),
+                Item("AG_HOME", "The store directory, unless `--home` is given."),
+                Item("XDG_CONFIG_HOME", "The user configuration is `$XDG_CONFIG_HOME/ag/config.toml`."),
+                Item("NO_COLOR", "When set and not empty, `--color auto` prints no colour."),
+            ],
+        },
+        Section {
+            title: "FILES",
+            blocks: &[
+                Item(".ag/config.toml", "Project configuration, found upward from the current directory; it wins key by key over the user file."),
+                Item("$XDG_CONFIG_HOME/ag/config.toml", "User configuration: `model`, `[providers.NAME]`, `[network]` (timeouts, `max_attempts`, backoff), `[agent]` (`max_steps`, `bash_timeout_s`, `output_cap`, `max_tokens`)."),
+                Item("$AG_HOME/ag.db", "The store."),
+            ],
+        },
+        Section {
+            title: "EXAMPLES",
+            blocks: &[
+                Example("Ask the offline echo model:", "ag-prompt -m echo 'hello'"),
+                Example("Run a scripted multi-step turn that may read, list and write files:", "ag-prompt -m script:demo.toml --tools read,glob,write 'Summarize the notes'"),
+                Example("Continue the most recent session:", "ag-prompt -c 'and the tests?'"),
+                Example("Review a diff read from stdin:", "git diff | ag-prompt -m anthropic/claude-sonnet-4-5 -"),
+                Example("Print only the final usage of a turn:", "ag-prompt --json -m echo hi | jq -c 'select(.type == \"turn-done\")'"),
+            ],
+        },
+    ],
+};

@@ -181,6 +181,51 @@ struct ToolResultD {
     synthetic: bool,
 }
 
+#[derive(Serialize)]
+struct TextS<'a> {
+    text: &'a str,
+}
+
+#[derive(Serialize)]
+struct ThinkingS<'a> {
+    text: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    signature: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    redacted: Option<&'a str>,
+}
+
+#[derive(Serialize)]
+struct ToolCallS<'a> {
+    call_id: &'a str,
+    name: &'a str,
+    arguments: &'a Value,
+}
+
+#[derive(Serialize)]
+struct ToolResultS<'a> {
+    call_id: &'a str,
+    name: &'a str,
+    result: &'a Value,
+    is_error: bool,
+    #[serde(skip_serializing_if = "is_false")]
+    synthetic: bool,
+}
+
+#[derive(Serialize)]
+struct ErrorS<'a> {
+    message: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    status: Option<u16>,
+}
+
+#[derive(Serialize)]
+struct PeerS<'a> {
+    messages: &'a [PeerMessage],
+    omitted: u64,
+    room: &'a str,
+}
+
 fn is_false(b: &bool) -> bool {
     !*b
 }
@@ -294,8 +339,121 @@ impl ChunkData {
         v.expect("chunk data serializes")
     }
 
+    /// The `data_json` text: serialized straight from the fields (no intermediate `Value`),
+    /// in the same field order as `to_value`.
     pub fn to_json(&self) -> String {
-        self.to_value().to_string()
+        let r = match self {
+            ChunkData::Text { text } => serde_json::to_string(&TextS { text }),
+            ChunkData::Thinking {
+                text,
+                signature,
+                redacted,
+            } => serde_json::to_string(&ThinkingS {
+                text,
+                signature: signature.as_deref(),
+                redacted: redacted.as_deref(),
+            }),
+            ChunkData::ToolCall {
+                call_id,
+                name,
+                arguments,
+            } => serde_json::to_string(&ToolCallS {
+                call_id,
+                name,
+                arguments,
+            }),
+            ChunkData::ToolResult {
+                call_id,
+                name,
+                result,
+                is_error,
+                synthetic,
+            } => serde_json::to_string(&ToolResultS {
+                call_id,
+                name,
+                result,
+                is_error: *is_error,
+                synthetic: *synthetic,
+            }),
+            ChunkData::Error { message, status } => serde_json::to_string(&ErrorS {
+                message,
+                status: *status,
+            }),
+            ChunkData::System(m) => serde_json::to_string(m),
+            ChunkData::Peer {
+                messages,
+                omitted,
+                room,
+            } => serde_json::to_string(&PeerS {
+                messages,
+                omitted: *omitted,
+                room,
+            }),
+        };
+        r.expect("chunk data serializes")
+    }
+
+    /// Decode `data` from its JSON text straight into the typed fields. Falls back to the
+    /// `Value` path for the precise error message when the text does not fit.
+    pub fn from_json(ty: ChunkType, text: &str) -> Result<ChunkData, String> {
+        let fast = match ty {
+            ChunkType::Text => serde_json::from_str::<TextD>(text)
+                .ok()
+                .map(|d| ChunkData::Text { text: d.text }),
+            ChunkType::Thinking => {
+                serde_json::from_str::<ThinkingD>(text)
+                    .ok()
+                    .map(|d| ChunkData::Thinking {
+                        text: d.text,
+                        signature: d.signature,
+                        redacted: d.redacted,
+                    })
+            }
+            ChunkType::ToolCall => serde_json::from_str::<ToolCallD>(text)
+                .ok()
+                .filter(|d| !d.call_id.is_empty())
+                .map(|d| ChunkData::ToolCall {
+                    call_id: d.call_id,
+                    name: d.name,
+                    arguments: d.arguments,
+                }),
+            ChunkType::ToolResult => serde_json::from_str::<ToolResultD>(text)
+                .ok()
+                .filter(|d| !d.call_id.is_empty())
+                .map(|d| ChunkData::ToolResult {
+                    call_id: d.call_id,
+                    name: d.name,
+                    result: d.result,
+                    is_error: d.is_error,
+                    synthetic: d.synthetic,
+                }),
+            ChunkType::Error => {
+                serde_json::from_str::<ErrorD>(text)
+                    .ok()
+                    .map(|d| ChunkData::Error {
+                        message: d.message,
+                        status: d.status,
+                    })
+            }
+            ChunkType::System => serde_json::from_str::<Map<String, Value>>(text)
+                .ok()
+                .filter(|m| matches!(m.get("kind"), Some(Value::String(_))))
+                .map(ChunkData::System),
+            ChunkType::Peer => serde_json::from_str::<PeerD>(text)
+                .ok()
+                .map(|d| ChunkData::Peer {
+                    messages: d.messages,
+                    omitted: d.omitted,
+                    room: d.room,
+                }),
+        };
+        match fast {
+            Some(d) => Ok(d),
+            None => {
+                let v: Value = serde_json::from_str(text).map_err(|e| e.to_string())?;
+                ChunkData::from_value(ty, v)
+            }
+        }
     }
 
     /// Validate and decode a `data` object for a chunk type. The error names the offending
@@ -474,8 +632,71 @@ pub struct DecodeError {
     pub message: String,
 }
 
+/// The shape of a well-formed input line, borrowed from the text: the common case decodes
+/// without building a `Value` tree.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FastLine<'a> {
+    #[serde(default, borrow)]
+    id: Option<std::borrow::Cow<'a, str>>,
+    #[serde(default, borrow)]
+    session: Option<std::borrow::Cow<'a, str>>,
+    #[serde(default)]
+    seq: Option<i64>,
+    #[serde(default, borrow)]
+    turn: Option<std::borrow::Cow<'a, str>>,
+    #[serde(default)]
+    step: Option<i64>,
+    #[serde(borrow)]
+    role: std::borrow::Cow<'a, str>,
+    #[serde(rename = "type", borrow)]
+    ty: std::borrow::Cow<'a, str>,
+    #[serde(borrow)]
+    data: &'a serde_json::value::RawValue,
+    #[serde(default, borrow)]
+    ts: Option<std::borrow::Cow<'a, str>>,
+}
+
+fn decode_fast(line: &str) -> Option<NewChunk> {
+    let f: FastLine<'_> = serde_json::from_str(line).ok()?;
+    let non_empty = |v: Option<std::borrow::Cow<'_, str>>| -> Option<Option<String>> {
+        match v {
+            Some(s) if s.is_empty() => None,
+            other => Some(other.map(|s| s.into_owned())),
+        }
+    };
+    let role = Role::parse(&f.role)?;
+    let ty = ChunkType::parse(&f.ty)?;
+    check_role_type(role, ty).ok()?;
+    if f.seq.is_some_and(|s| s < 1) || f.step.is_some_and(|s| s < 0) {
+        return None;
+    }
+    let ts = match f.ts {
+        Some(t) => Some(crate::clock::parse_iso(&t)?),
+        None => None,
+    };
+    Some(NewChunk {
+        id: non_empty(f.id)?,
+        session: non_empty(f.session)?,
+        seq: f.seq,
+        turn: non_empty(f.turn)?,
+        step: f.step.unwrap_or(0),
+        role,
+        data: ChunkData::from_json(ty, f.data.get()).ok()?,
+        ts,
+    })
+}
+
 /// Decode one NDJSON line (1-based `line` for messages).
 pub fn decode_line(line_no: usize, line: &str) -> Result<NewChunk, DecodeError> {
+    if let Some(chunk) = decode_fast(line) {
+        return Ok(chunk);
+    }
+    decode_slow(line_no, line)
+}
+
+/// The careful path: every problem named by line and field.
+fn decode_slow(line_no: usize, line: &str) -> Result<NewChunk, DecodeError> {
     let err = |field: Option<&str>, message: String| DecodeError {
         line: line_no,
         field: field.map(str::to_string),

@@ -228,13 +228,30 @@ impl Agent<'_> {
             model.as_deref().unwrap_or(self.provider.name()),
             started,
         );
-        self.append(vec![end], on)?;
         let status = if stop_reason == "error" {
             "failed"
         } else {
             "idle"
         };
-        self.store.release(&self.session.id, status)?;
+        // Input queued during this turn goes into the log before `turn_end` (DESIGN §2: the
+        // loop drains the queue before it ends a turn), in the same transaction as the end
+        // and the release, so none waits unseen in the queue behind an idle session.
+        loop {
+            match self
+                .store
+                .end_turn_or_drain(&self.session.id, turn, step, end.clone(), status)?
+            {
+                TurnEnd::Ended(c) => {
+                    on(Event::Seal(*c));
+                    break;
+                }
+                TurnEnd::Drained(chunks) => {
+                    for c in chunks {
+                        on(Event::Seal(c));
+                    }
+                }
+            }
+        }
         on(Event::TurnDone {
             turn: turn.to_string(),
             stop_reason: stop_reason.to_string(),

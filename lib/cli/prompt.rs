@@ -556,12 +556,12 @@ impl<'a> LiveView<'a> {
                 }
             }
             Event::Seal(c) => match &c.data {
-                ChunkData::Text { .. } if c.role == crate::log::Role::Assistant => {
-                    if self.text_open {
-                        let _ = self.ctx.out.raw("\n");
-                        let _ = self.ctx.out.flush();
-                        self.text_open = false;
-                    }
+                ChunkData::Text { .. }
+                    if c.role == crate::log::Role::Assistant && self.text_open =>
+                {
+                    let _ = self.ctx.out.raw("\n");
+                    let _ = self.ctx.out.flush();
+                    self.text_open = false;
                 }
                 ChunkData::Thinking { .. } if !self.ctx.global.quiet => eprintln!(),
                 ChunkData::ToolCall {

@@ -2,7 +2,6 @@
 //! a session's lineage, full-text search and per-session summaries.
 
 use rusqlite::{params, params_from_iter, Connection, Row, TransactionBehavior};
-use serde_json::Value;
 
 use super::sessions::Segment;
 use super::{Result, Session, Store, StoreError};
@@ -59,8 +58,7 @@ fn from_row(r: &Row<'_>) -> rusqlite::Result<Chunk> {
     };
     let role = Role::parse(&role).ok_or_else(|| corrupt(format!("unknown role {role:?}")))?;
     let ty = ChunkType::parse(&ty).ok_or_else(|| corrupt(format!("unknown type {ty:?}")))?;
-    let value: Value = serde_json::from_str(&data).map_err(|e| corrupt(e.to_string()))?;
-    let data = ChunkData::from_value(ty, value).map_err(corrupt)?;
+    let data = ChunkData::from_json(ty, &data).map_err(corrupt)?;
     Ok(Chunk {
         session: r.get(1)?,
         seq: r.get(2)?,
@@ -203,6 +201,7 @@ impl Store {
         if words.is_empty() {
             return Err(StoreError::Invalid("the search query is empty".into()));
         }
+        self.index_pending();
         let mut args: Vec<rusqlite::types::Value> = vec![words.join(" ").into()];
         let mut sql = format!(
             "SELECT {cols}, snippet(chunks_fts, 0, '[', ']', '…', 12) FROM chunks_fts \
@@ -236,6 +235,32 @@ impl Store {
             })?
             .collect::<rusqlite::Result<_>>()?;
         Ok(hits)
+    }
+
+    /// Bring the full-text index up to date with the log. Appends leave indexing to the
+    /// first search after them, so writing a chunk costs one row, not two. On a store we
+    /// cannot write, search what is already indexed.
+    fn index_pending(&self) {
+        let run = || -> rusqlite::Result<()> {
+            let tx =
+                rusqlite::Transaction::new_unchecked(self.conn(), TransactionBehavior::Immediate)?;
+            let last: i64 =
+                tx.query_row("SELECT last_rowid FROM fts_state WHERE id = 1", [], |r| {
+                    r.get(0)
+                })?;
+            tx.execute(
+                "INSERT INTO chunks_fts (rowid, text) \
+                 SELECT rowid, json_extract(data_json, '$.text') FROM chunks \
+                 WHERE rowid > ?1 AND type = 'text'",
+                [last],
+            )?;
+            tx.execute(
+                "UPDATE fts_state SET last_rowid = (SELECT COALESCE(MAX(rowid), ?1) FROM chunks) WHERE id = 1",
+                [last],
+            )?;
+            tx.commit()
+        };
+        let _ = run();
     }
 
     /// How many chunks of each role and type a session's view holds.
@@ -325,7 +350,6 @@ pub(super) fn append_in(
         "INSERT INTO chunks (id, session_id, seq, turn_id, step, role, type, data_json, created_at) \
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
     )?;
-    let mut index = conn.prepare_cached("INSERT INTO chunks_fts (rowid, text) VALUES (?1, ?2)")?;
     let mut out = Vec::with_capacity(chunks.len());
     for (i, c) in chunks.into_iter().enumerate() {
         let next = first + i as i64;
@@ -375,9 +399,6 @@ pub(super) fn append_in(
                 )),
                 _ => e.into(),
             })?;
-        if let ChunkData::Text { text } = &chunk.data {
-            index.execute(params![conn.last_insert_rowid(), text])?;
-        }
         out.push(chunk);
     }
     if !out.is_empty() {

@@ -143,7 +143,8 @@ impl Store {
             }
         }
         self.conn.execute_batch(
-            "PRAGMA foreign_keys = ON; PRAGMA synchronous = NORMAL; PRAGMA temp_store = MEMORY;",
+            "PRAGMA foreign_keys = ON; PRAGMA synchronous = NORMAL; PRAGMA temp_store = MEMORY; \
+             PRAGMA cache_size = -32768;",
         )?;
         Ok(())
     }

@@ -45,7 +45,7 @@ const MIGRATIONS: &[&str] = &[
       created_at INTEGER NOT NULL,
       UNIQUE (session_id, seq)
     );
-    CREATE INDEX chunks_turn ON chunks(session_id, turn_id);
+    -- no turn index: --turn scans one session by seq, rare enough to not tax every append
 
     CREATE TABLE queued_input (
       id         INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -56,6 +56,9 @@ const MIGRATIONS: &[&str] = &[
     CREATE INDEX queued_input_session ON queued_input(session_id, id);
 
     CREATE VIRTUAL TABLE chunks_fts USING fts5(text, tokenize = 'unicode61 remove_diacritics 2');
+    -- The index trails the log: search indexes chunks with rowid > last_rowid first.
+    CREATE TABLE fts_state (id INTEGER PRIMARY KEY CHECK (id = 1), last_rowid INTEGER NOT NULL);
+    INSERT INTO fts_state (id, last_rowid) VALUES (1, 0);
     "#,
 ];
 

@@ -306,6 +306,12 @@ impl Store {
             )?;
             tx.execute("DELETE FROM sessions WHERE id = ?1", [sid])?;
         }
+        // Rowids of removed chunks may be handed out again: make sure the index catches up
+        // from below any reused one.
+        tx.execute(
+            "UPDATE fts_state SET last_rowid = MIN(last_rowid, (SELECT COALESCE(MAX(rowid), 0) FROM chunks)) WHERE id = 1",
+            [],
+        )?;
         tx.commit().map_err(|e| self.classify(e))?;
         Ok(order)
     }

@@ -43,23 +43,14 @@ pub fn run(ctx: &mut Ctx, args: Args) -> CliResult<()> {
             Ok::<(), crate::store::StoreError>(())
         },
     )?;
-    let open_turn = last
-        .filter(|c| c.data.system_kind() != Some("turn_end"))
-        .map(|c| c.turn);
-    let turn = args.turn.or(open_turn).unwrap_or_else(crate::ids::new_id);
-    let mut step = 0;
-    store.for_each_chunk(
-        &session,
-        &Page {
-            turn: Some(turn.clone()),
-            ..Default::default()
-        },
-        |c| {
-            step = step.max(c.step);
-            Ok::<(), crate::store::StoreError>(())
-        },
-    )?;
-    let step = step + 1;
+    // Steps only grow within a turn, so the open turn's last chunk carries its latest step.
+    let open = last.filter(|c| c.data.system_kind() != Some("turn_end"));
+    let (turn, step) = match (args.turn, open) {
+        (Some(t), Some(c)) if t == c.turn => (t, c.step + 1),
+        (Some(t), _) => (t, 1),
+        (None, Some(c)) => (c.turn, c.step + 1),
+        (None, None) => (crate::ids::new_id(), 1),
+    };
 
     let mut parser = SseParser::new();
     let mut red = reducer(args.dialect.into());

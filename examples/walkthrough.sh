@@ -5,9 +5,13 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 
-echo "== building ag (release)"
-cargo build --release --quiet --manifest-path "$root/Cargo.toml" --bins
-export PATH="$root/target/release:$PATH"
+if [ -n "${AG_BIN_DIR:-}" ]; then
+  export PATH="$AG_BIN_DIR:$PATH"          # already built (the test suite runs it this way)
+else
+  echo "== building ag (release)"
+  cargo build --release --quiet --manifest-path "$root/Cargo.toml" --bins
+  export PATH="$root/target/release:$PATH"
+fi
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT

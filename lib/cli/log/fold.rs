@@ -42,6 +42,18 @@ pub struct Args {
     pretty: bool,
 }
 
+/// The name a provider's API wants: `anthropic/claude-x` → `claude-x`; the offline models
+/// (`echo`, `script:FILE`) keep their whole name.
+fn api_model_name(model: &str) -> String {
+    if model == "echo" || model.starts_with("script:") {
+        return model.to_string();
+    }
+    model
+        .split_once('/')
+        .map_or(model, |(_, name)| name)
+        .to_string()
+}
+
 /// `TEXT` or `@FILE`.
 pub fn text_or_file(v: &str, flag: &str) -> CliResult<String> {
     match v.strip_prefix('@') {
@@ -64,10 +76,7 @@ pub fn run(ctx: &mut Ctx, args: Args) -> CliResult<()> {
     let opts = FoldOptions {
         model: args.model.or_else(|| {
             // Stored names carry the provider (`anthropic/claude-…`); the API wants the rest.
-            session
-                .model
-                .as_deref()
-                .map(|m| m.split_once('/').map_or(m, |(_, name)| name).to_string())
+            session.model.as_deref().map(api_model_name)
         }),
         system,
         stream: args.stream,

@@ -1,0 +1,39 @@
+//! The README's main job: `examples/walkthrough.sh` runs offline from start to end.
+
+use crate::support::{bin, TestEnv};
+
+#[test]
+fn the_readme_walkthrough_runs_offline_and_leaves_the_agents_file() {
+    let env = TestEnv::new();
+    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/walkthrough.sh");
+    let out = std::process::Command::new("bash")
+        .arg(&script)
+        .env_clear()
+        .envs(env.env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
+        .env("AG_BIN_DIR", bin("ag-log").parent().unwrap())
+        .current_dir(&env.cwd)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "stdout:\n{stdout}\nstderr:\n{stderr}");
+    // The agent wrote the summary with its write tool, and the log shows every tool call.
+    assert!(
+        stdout.contains("The project has one notes file listing two open tasks"),
+        "{stdout}"
+    );
+    // Tool calls are reported live on stderr, then read back from the log on stdout.
+    for tool in ["→ glob", "→ read", "→ write"] {
+        assert!(stderr.contains(tool), "missing {tool:?} in:\n{stderr}");
+        assert!(stdout.contains(tool), "missing {tool:?} in:\n{stdout}");
+    }
+    assert!(
+        stdout.contains("← write wrote 91 bytes to SUMMARY.md"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("turn end: end_turn"), "{stdout}");
+    assert!(stdout.contains("\"model\":\"script:"), "{stdout}");
+    // Two sessions in the default store of this home: the hand-made one and the agent's.
+    let ls = env.log(&["ls", "--json"]).ok();
+    assert_eq!(ls.json_lines().len(), 2);
+}

@@ -9,6 +9,10 @@ pub fn start_time(pid: i64) -> Option<i64> {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
     // The command name is in parentheses and may hold spaces: split after the last ')'.
     let rest = &stat[stat.rfind(')')? + 1..];
+    // A zombie (or a dying process) is gone for our purposes, even before its parent reaps it.
+    if matches!(rest.split_whitespace().next(), Some("Z" | "X" | "x")) {
+        return None;
+    }
     // Fields after the name start at field 3 (state); starttime is field 22.
     rest.split_whitespace().nth(19)?.parse().ok()
 }

@@ -61,6 +61,9 @@ pub struct TurnOptions {
     pub system: Option<String>,
     pub max_tokens: u64,
     pub network: Network,
+    /// The tools offered to the model when they differ from the policy (a `--keep-cache` side
+    /// chat offers its source's list, byte for byte); the guard still decides on `policy`.
+    pub offered: Option<Vec<String>>,
 }
 
 /// How a turn ended.
@@ -272,7 +275,10 @@ impl Agent<'_> {
         let opts = FoldOptions {
             model: Some(self.provider.api_model().to_string()),
             system: self.opts.system.clone(),
-            tools: tools::specs(&self.policy.names()),
+            tools: match &self.opts.offered {
+                Some(names) => tools::specs(names),
+                None => tools::specs(&self.policy.names()),
+            },
             max_tokens: Some(self.opts.max_tokens),
             thinking_budget: None,
             stream: true,
@@ -331,6 +337,9 @@ impl Agent<'_> {
                 Ok(out) => return Some(out),
                 Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
                     if self.interrupted() {
+                        // The tool sees the same flag and kills what it started; give it a
+                        // moment so nothing outlives the turn.
+                        let _ = rx.recv_timeout(Duration::from_secs(2));
                         return None;
                     }
                 }

@@ -164,6 +164,13 @@ fn run_with_base_env(
             Ok(Some(status)) => break Some(status),
             Ok(None) => {
                 let now = Instant::now();
+                if ctx.cancel.load(std::sync::atomic::Ordering::SeqCst) {
+                    kill_group(pgid);
+                    let _ = child.wait();
+                    return Err(format!(
+                        "`{command}` was interrupted and its process group killed"
+                    ));
+                }
                 if now >= deadline {
                     kill_group(pgid);
                     let _ = child.wait();

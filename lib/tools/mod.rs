@@ -64,6 +64,8 @@ pub struct ToolCtx {
     pub bash_timeout: Duration,
     /// Bytes of tool output kept; the rest is cut with a note saying how much was cut.
     pub output_cap: usize,
+    /// Set when the turn is interrupted: a running command is killed with its process group.
+    pub cancel: std::sync::Arc<std::sync::atomic::AtomicBool>,
 }
 
 impl ToolCtx {
@@ -73,6 +75,7 @@ impl ToolCtx {
             env: Vec::new(),
             bash_timeout: DEFAULT_BASH_TIMEOUT,
             output_cap: DEFAULT_OUTPUT_CAP,
+            cancel: Default::default(),
         }
     }
 }

@@ -6,4 +6,7 @@ mod fake_provider;
 mod generated;
 mod log_append;
 mod log_read;
+mod prompt;
+mod prompt_queue;
 mod provider;
+mod walkthrough;

@@ -346,6 +346,52 @@ fn prompt(ctx: &mut Ctx, args: RunArgs) -> CliResult<()> {
         policy_json["system"] = sys.clone().into();
     }
     store.set_model_and_policy(&session.id, &model, &policy_json)?;
+    run_turn_in(
+        ctx,
+        &store,
+        &session,
+        Turn {
+            text: &text,
+            provider,
+            policy,
+            policy_json: &policy_json,
+            config: &config,
+            max_steps: args.max_steps,
+            cwd_now: &cwd_now,
+        },
+    )
+}
+
+/// What one turn needs once the session is chosen, claimed and its policy stored.
+pub(crate) struct Turn<'a> {
+    pub text: &'a str,
+    pub provider: Box<dyn crate::provider::Provider>,
+    /// The guard's allow-list.
+    pub policy: Policy,
+    /// The session's stored policy object: `system`, `sections` and `offered` come from it.
+    pub policy_json: &'a Value,
+    pub config: &'a Config,
+    pub max_steps: Option<u32>,
+    pub cwd_now: &'a std::path::Path,
+}
+
+/// Run one turn of a claimed session, printing it live (shared by ag-prompt and ag-fork
+/// --btw). The system prompt sent is the policy's `system`, then its `sections`.
+pub(crate) fn run_turn_in(
+    ctx: &mut Ctx,
+    store: &crate::store::Store,
+    session: &Session,
+    turn: Turn<'_>,
+) -> CliResult<()> {
+    let Turn {
+        text,
+        provider,
+        policy,
+        policy_json,
+        config,
+        max_steps,
+        cwd_now,
+    } = turn;
     let system = policy_json
         .get("system")
         .and_then(Value::as_str)
@@ -366,6 +412,15 @@ fn prompt(ctx: &mut Ctx, args: RunArgs) -> CliResult<()> {
             .clone()
             .unwrap_or_else(|| cwd_now.to_string_lossy().into_owned()),
     );
+    let offered = policy_json
+        .get("offered")
+        .and_then(Value::as_array)
+        .map(|a| {
+            a.iter()
+                .filter_map(Value::as_str)
+                .map(str::to_string)
+                .collect::<Vec<_>>()
+        });
     let mut tool_ctx = ToolCtx::new(std::fs::canonicalize(&session_cwd).unwrap_or(session_cwd));
     tool_ctx.bash_timeout = Duration::from_secs(config.agent.bash_timeout_s);
     tool_ctx.output_cap = config.agent.output_cap;
@@ -381,22 +436,24 @@ fn prompt(ctx: &mut Ctx, args: RunArgs) -> CliResult<()> {
     for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
         let _ = signal_hook::flag::register(sig, interrupt.clone());
     }
+    tool_ctx.cancel = interrupt.clone();
     let agent = Agent {
-        store: &store,
+        store,
         session: session.clone(),
         provider: Arc::from(provider),
         policy,
         tool_ctx,
         opts: TurnOptions {
-            max_steps: args.max_steps.unwrap_or(config.agent.max_steps),
+            max_steps: max_steps.unwrap_or(config.agent.max_steps),
             system,
             max_tokens: config.agent.max_tokens,
             network: config.network.clone(),
+            offered,
         },
         interrupt,
     };
     let mut view = LiveView::new(ctx, &session.id);
-    let outcome = agent.run_turn(&text, &mut |ev| view.event(ev));
+    let outcome = agent.run_turn(text, &mut |ev| view.event(ev));
     view.close();
     match outcome {
         Err(e) => {

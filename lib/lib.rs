@@ -19,5 +19,6 @@ pub mod store;
 pub mod tools;
 
 pub mod agent;
+pub mod fork;
 
 pub mod cli;

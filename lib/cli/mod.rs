@@ -3,6 +3,7 @@
 //! the exit statuses of DESIGN §8.
 
 mod error;
+pub mod fork;
 pub mod log;
 mod output;
 pub mod prompt;

@@ -402,3 +402,37 @@ impl Store {
         Ok(id[..len].to_string())
     }
 }
+
+impl Store {
+    /// Create a fork (DESIGN §2, "Forks are O(1)"): one sessions row naming its source and the
+    /// last inherited seq, plus `closers` (the synthetic results of calls the cut leaves open),
+    /// in one transaction. Nothing is copied. The cut must lie inside the source's view.
+    pub fn create_fork(
+        &self,
+        new: NewSession,
+        closers: Vec<crate::log::NewChunk>,
+    ) -> Result<(Session, Vec<crate::log::Chunk>)> {
+        let (Some(src), Some(cut)) = (new.fork_of.clone(), new.fork_seq) else {
+            return Err(StoreError::Invalid(
+                "a fork needs a source session and a cut".into(),
+            ));
+        };
+        let tx = rusqlite::Transaction::new_unchecked(self.conn(), TransactionBehavior::Immediate)
+            .map_err(|e| self.classify(e))?;
+        let source = self.session(&src)?;
+        let len = self.view_len(&source)?;
+        if cut < 0 || cut > len {
+            return Err(StoreError::Invalid(format!(
+                "seq {cut} is outside session {src} (its log has {len} chunks)"
+            )));
+        }
+        let session = self.create_session(new)?;
+        let stored = super::chunks::append_in(&tx, &session.id, closers).map_err(|e| match e {
+            StoreError::Sql(e) => self.classify(e),
+            e => e,
+        })?;
+        tx.commit().map_err(|e| self.classify(e))?;
+        let session = self.session(&session.id)?;
+        Ok((session, stored))
+    }
+}

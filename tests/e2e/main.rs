@@ -3,6 +3,7 @@
 mod support;
 
 mod fake_provider;
+mod fork;
 mod generated;
 mod log_append;
 mod log_read;

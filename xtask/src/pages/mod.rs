@@ -2,6 +2,7 @@
 //! cannot know: exit statuses, environment, files, examples. One file per command holds its
 //! text; adding a command is one file here and one entry in [`PAGES`].
 
+mod fork;
 mod log;
 mod prompt;
 
@@ -32,7 +33,7 @@ pub enum Block {
     Example(&'static str, &'static str),
 }
 
-pub const PAGES: &[Page] = &[log::PAGE, prompt::PAGE];
+pub const PAGES: &[Page] = &[log::PAGE, prompt::PAGE, fork::PAGE];
 
 #[cfg(test)]
 mod tests {

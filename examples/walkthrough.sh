@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The main job, offline: build ag, then log a session, run a multi-step agent turn with
-# tools on the scripted model, and read the result back with ag-log.
+# tools on the scripted model, ask a read-only side question about it, fork it, and read
+# everything back with ag-log.
 # Uses the default store (~/.local/share/ag, or $AG_HOME when set).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -41,7 +42,18 @@ echo "== ag-log: the turn as it was logged"
 ag-log cat last
 ag-log show last
 echo
+echo "== ag-fork: a side question about the session, answered read-only from its history"
+ag-fork last --btw "Which tasks are still open?"
+side=$(ag-log ls --json --limit 1 | sed -n 's/.*"id":"\([^"]*\)".*/\1/p' | head -n 1)
+ag-log show "$side"
+
+echo
+echo "== ag-fork: an O(1) fork of the agent's session, to try something else from there"
+fork=$(ag-fork "$(ag-log ls --json | grep '"title":"walkthrough"' | sed -n 's/.*"id":"\([^"]*\)".*/\1/p')" --title "another summary")
+ag-log show "$fork" | sed -n '1,2p;/lineage/,/this session/p'
+
+echo
 echo "== ag-log: the request it folds into (OpenAI dialect, first 300 bytes)"
-ag-log fold last --dialect openai | head -c 300; echo
+ag-log fold "$fork" --dialect openai | head -c 300; echo
 echo
 ag-log ls --limit 5

@@ -3,7 +3,9 @@
 //! queued input joins at step boundaries; a broken attempt is retried and its sealed chunks
 //! are named by an `attempt_abandoned` record so the fold leaves them out.
 
+mod peer;
 mod step;
+mod summon;
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -89,6 +91,8 @@ pub enum AgentError {
 
 pub struct Agent<'a> {
     pub store: &'a Store,
+    pub home: &'a crate::paths::Home,
+    pub config: &'a crate::config::Config,
     pub session: Session,
     pub provider: Arc<dyn Provider>,
     pub policy: Policy,
@@ -130,6 +134,7 @@ impl Agent<'_> {
             for c in self.store.drain_queue(&self.session.id, &turn, step)? {
                 on(Event::Seal(c));
             }
+            self.hear(&turn, step, on)?;
             if self.interrupted() {
                 return self.finish(&turn, step, "interrupted", &usage, model, started, on);
             }
@@ -275,10 +280,7 @@ impl Agent<'_> {
         let opts = FoldOptions {
             model: Some(self.provider.api_model().to_string()),
             system: self.opts.system.clone(),
-            tools: match &self.opts.offered {
-                Some(names) => tools::specs(names),
-                None => tools::specs(&self.policy.names()),
-            },
+            tools: self.tool_specs(),
             max_tokens: Some(self.opts.max_tokens),
             thinking_budget: None,
             stream: true,
@@ -304,10 +306,19 @@ impl Agent<'_> {
                     text: reason,
                     is_error: true,
                 },
-                Verdict::Allow => match self.run_tool(name, args) {
-                    Some(o) => o,
-                    None => return Ok(false),
-                },
+                Verdict::Allow => {
+                    let local = self
+                        .collision(name, args)
+                        .or_else(|| self.peer_tool(name, args))
+                        .or_else(|| self.summon_tool(name, args));
+                    match local {
+                        Some(o) => o,
+                        None => match self.run_tool(name, args) {
+                            Some(o) => o,
+                            None => return Ok(false),
+                        },
+                    }
+                }
             };
             let result = NewChunk::new(
                 Role::Tool,
@@ -323,6 +334,23 @@ impl Agent<'_> {
             self.append(vec![result], on)?;
         }
         Ok(true)
+    }
+
+    /// The tools offered to the model, in order: the session's own kinds (peer, summon) first
+    /// ask for their schema, then the file tools.
+    fn tool_specs(&self) -> Vec<crate::fold::ToolSpec> {
+        let names = match &self.opts.offered {
+            Some(names) => names.clone(),
+            None => self.policy.names(),
+        };
+        names
+            .iter()
+            .filter_map(|n| {
+                self.peer_tool_spec(n)
+                    .or_else(|| self.summon_tool_spec(n))
+                    .or_else(|| tools::spec(n))
+            })
+            .collect()
     }
 
     /// Run one allowed tool on a worker thread so an interrupt is noticed while it runs.

@@ -437,8 +437,11 @@ pub(crate) fn run_turn_in(
         let _ = signal_hook::flag::register(sig, interrupt.clone());
     }
     tool_ctx.cancel = interrupt.clone();
+    let home = ctx.home.clone();
     let agent = Agent {
         store,
+        home: &home,
+        config,
         session: session.clone(),
         provider: Arc::from(provider),
         policy,

@@ -329,20 +329,15 @@ pub(super) fn append_in(
     chunks: Vec<NewChunk>,
 ) -> Result<Vec<Chunk>> {
     let fork_seq: Option<i64> = conn
-        .query_row(
-            "SELECT fork_seq FROM sessions WHERE id = ?1",
-            [session_id],
-            |r| r.get(0),
-        )
+        .prepare_cached("SELECT fork_seq FROM sessions WHERE id = ?1")?
+        .query_row([session_id], |r| r.get(0))
         .map_err(|e| match e {
             rusqlite::Error::QueryReturnedNoRows => StoreError::SessionNotFound(session_id.into()),
             e => e.into(),
         })?;
-    let last: Option<i64> = conn.query_row(
-        "SELECT MAX(seq) FROM chunks WHERE session_id = ?1",
-        [session_id],
-        |r| r.get(0),
-    )?;
+    let last: Option<i64> = conn
+        .prepare_cached("SELECT MAX(seq) FROM chunks WHERE session_id = ?1")?
+        .query_row([session_id], |r| r.get(0))?;
     let first = last.or(fork_seq).unwrap_or(0) + 1;
     let now = clock::now_ms();
     let default_turn = ids::new_id();
@@ -402,10 +397,8 @@ pub(super) fn append_in(
         out.push(chunk);
     }
     if !out.is_empty() {
-        conn.execute(
-            "UPDATE sessions SET updated_at = ?2 WHERE id = ?1",
-            params![session_id, now],
-        )?;
+        conn.prepare_cached("UPDATE sessions SET updated_at = ?2 WHERE id = ?1")?
+            .execute(params![session_id, now])?;
     }
     Ok(out)
 }

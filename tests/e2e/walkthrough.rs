@@ -33,7 +33,34 @@ fn the_readme_walkthrough_runs_offline_and_leaves_the_agents_file() {
     );
     assert!(stdout.contains("turn end: end_turn"), "{stdout}");
     assert!(stdout.contains("\"model\":\"script:"), "{stdout}");
-    // Two sessions in the default store of this home: the hand-made one and the agent's.
+    // The side question was answered read-only from the session's history, and both the side
+    // chat and the plain fork show their lineage.
+    assert!(
+        stdout.contains("Two tasks are open: the parser"),
+        "{stdout}"
+    );
+    assert!(stderr.contains("→ grep"), "{stderr}");
+    assert!(
+        stdout.contains("BTW · Which tasks are still open?"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("tools     read, glob, grep"), "{stdout}");
+    assert_eq!(
+        stdout.matches("\"walkthrough\" through seq 13").count(),
+        2,
+        "{stdout}"
+    );
+    // Four sessions in this home: by hand, the agent's, the side chat and the fork.
     let ls = env.log(&["ls", "--json"]).ok();
-    assert_eq!(ls.json_lines().len(), 2);
+    let kinds: Vec<String> = ls
+        .json_lines()
+        .iter()
+        .map(|s| s["kind"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(kinds.len(), 4, "{kinds:?}");
+    assert_eq!(
+        kinds.iter().filter(|k| *k == "side").count(),
+        1,
+        "{kinds:?}"
+    );
 }

@@ -90,5 +90,10 @@ pub fn run(ctx: &mut Ctx, args: Args) -> CliResult<()> {
     }
     .map_err(|e| CliError::msg(e.to_string()))?;
     ctx.out.line(&text)?;
+    // A large session folds into a large tree; the process is about to exit, so let the OS
+    // take the memory back instead of freeing it piece by piece.
+    std::mem::forget(body);
+    std::mem::forget(chunks);
+    std::mem::forget(text);
     Ok(())
 }

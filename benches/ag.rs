@@ -9,6 +9,7 @@
 
 #[path = "../tests/e2e/fake_provider.rs"]
 mod fake_provider;
+mod fork;
 mod prompt;
 
 use std::fmt::Write as _;
@@ -42,7 +43,7 @@ struct Config {
 }
 
 /// The scenario names `--only` takes.
-const SCENARIOS: &[&str] = &["append", "cat", "rss", "fold", "prompt"];
+const SCENARIOS: &[&str] = &["append", "cat", "rss", "fold", "prompt", "fork"];
 
 impl Config {
     fn from_args() -> Config {
@@ -650,7 +651,7 @@ fn check_fold(body: &[u8], chunks: u64) -> Result<usize, String> {
     // Whole turns: 1 + 2×3 + 1 = 8 messages each (user, asst, results, asst, results, asst,
     // results, asst); the user text of the next turn follows the final assistant text.
     let full = (chunks / 10) as usize;
-    if chunks % 10 == 0 && msgs.len() != full * 8 {
+    if full as u64 * 10 == chunks && msgs.len() != full * 8 {
         return Err(format!(
             "{} messages for {turns} turns (expected {})",
             msgs.len(),
@@ -804,15 +805,16 @@ fn main() {
         measure_main(&args[2..]);
     }
     let cfg = Config::from_args();
-    let log_figures = ["append", "cat", "rss", "fold"]
+    let log_figures = ["append", "cat", "rss", "fold", "fork"]
         .iter()
         .any(|s| cfg.wants(s));
     // Fail early on a missing binary rather than after minutes of other figures.
     let bin = log_figures.then(ag_log_path);
     let prompt_bin = cfg.wants("prompt").then(prompt::ag_prompt_path);
+    let fork_bin = cfg.wants("fork").then(fork::ag_fork_path);
     let total = Instant::now();
     println!(
-        "ag benchmarks (ag-log, ag-prompt){}{}",
+        "ag benchmarks (ag-log, ag-prompt, ag-fork){}{}",
         if cfg.quick {
             " (--quick: sizes ÷10, fewer ag-prompt runs)"
         } else {
@@ -825,7 +827,7 @@ fn main() {
         }
     );
     println!("machine: {}", machine());
-    for b in bin.iter().chain(prompt_bin.iter()) {
+    for b in bin.iter().chain(prompt_bin.iter()).chain(fork_bin.iter()) {
         println!("binary:  {}", b.display());
     }
     println!(
@@ -841,11 +843,11 @@ fn main() {
     let fast_reps = cfg.reps * 2 + 1;
     let mut stage = Stages {
         // The big session is built once for cat and rss, as a stage of its own.
-        n: ["append", "rss", "fold", "prompt"]
+        n: ["append", "rss", "fold", "prompt", "fork"]
             .iter()
             .filter(|s| cfg.wants(s))
             .count()
-            + usize::from(cfg.wants("cat") || cfg.wants("rss")),
+            + usize::from(cfg.wants("cat") || cfg.wants("rss") || cfg.wants("fork")),
         i: 0,
     };
 
@@ -947,7 +949,7 @@ fn main() {
     let scratch = tempfile::tempdir().unwrap();
     let big_home = tempfile::tempdir().unwrap();
     let mut big_id = String::new();
-    if cfg.wants("cat") || cfg.wants("rss") {
+    if cfg.wants("cat") || cfg.wants("rss") || cfg.wants("fork") {
         stage.next(&format!(
             "build a {}-chunk session ({} batches)",
             count(cfg.big_n),
@@ -1095,6 +1097,24 @@ fn main() {
             exported as f64 / 1048576.0
         ));
         let _ = std::fs::remove_file(&export);
+    }
+
+    // 6. ag-fork of a small and the big session vs. copying them. ------------------------------
+    if cfg.wants("fork") {
+        stage.next(&format!(
+            "ag-fork a {}- and a {}-chunk session vs. copying them",
+            count(cfg.small_n),
+            count(cfg.big_n)
+        ));
+        let small_home = tempfile::tempdir().unwrap();
+        let (small_id, _) = build_session(small_home.path(), scratch.path(), cfg.small_n, 1, 14);
+        fork::run(
+            &cfg,
+            (small_home.path(), &small_id, cfg.small_n),
+            (big_home.path(), &big_id, cfg.big_n),
+            &mut rows,
+            &mut notes,
+        );
     }
     drop(big_home);
 

@@ -13,7 +13,7 @@ use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
 use std::fmt;
 
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use crate::log::{Chunk, ChunkData, PeerMessage, Role};
 
@@ -97,9 +97,38 @@ pub struct FoldOptions {
 pub fn fold(chunks: &[Chunk], dialect: Dialect, opts: &FoldOptions) -> Value {
     let items = walk(chunks);
     match dialect {
-        Dialect::Anthropic => anthropic::body(&items, opts),
-        Dialect::OpenAi => openai::body(&items, opts),
+        Dialect::Anthropic => serde_json::to_value(anthropic::body(&items, opts)),
+        Dialect::OpenAi => serde_json::to_value(openai::body(&items, opts)),
     }
+    .expect("a request body serializes")
+}
+
+/// The same body as [`fold`], written as JSON text to `w` (compact, or pretty as
+/// `serde_json::to_writer_pretty` prints), without building a `Value` tree: the bytes are
+/// exactly those of serializing [`fold`]'s result.
+pub fn fold_to_writer<W: std::io::Write>(
+    chunks: &[Chunk],
+    dialect: Dialect,
+    opts: &FoldOptions,
+    pretty: bool,
+    w: W,
+) -> serde_json::Result<()> {
+    let items = walk(chunks);
+    match (dialect, pretty) {
+        (Dialect::Anthropic, false) => serde_json::to_writer(w, &anthropic::body(&items, opts)),
+        (Dialect::Anthropic, true) => {
+            serde_json::to_writer_pretty(w, &anthropic::body(&items, opts))
+        }
+        (Dialect::OpenAi, false) => serde_json::to_writer(w, &openai::body(&items, opts)),
+        (Dialect::OpenAi, true) => serde_json::to_writer_pretty(w, &openai::body(&items, opts)),
+    }
+}
+
+/// [`fold_to_writer`] into a byte buffer (compact JSON).
+pub fn fold_to_vec(chunks: &[Chunk], dialect: Dialect, opts: &FoldOptions) -> Vec<u8> {
+    let mut out = Vec::new();
+    fold_to_writer(chunks, dialect, opts, false, &mut out).expect("a request body serializes");
+    out
 }
 
 /// Just the `messages` array, exactly as [`fold`] puts it in the body (for Anthropic that
@@ -194,14 +223,15 @@ fn walk<'a>(chunks: &'a [Chunk]) -> Vec<Item<'a>> {
     let abandoned = abandoned_ids(chunks);
     let live: Vec<&'a Chunk> = chunks
         .iter()
-        .filter(|c| !abandoned.contains(c.id.as_str()))
+        .filter(|c| abandoned.is_empty() || !abandoned.contains(c.id.as_str()))
         .filter(|c| !matches!(c.data, ChunkData::System(_) | ChunkData::Error { .. }))
         .collect();
 
     // Each result answers the latest still-open call with its id that comes before it; a
     // result with no such call is dropped, since a provider rejects a reply to nothing.
     let mut open: HashMap<&str, usize> = HashMap::new();
-    let mut answer: HashMap<usize, &'a Chunk> = HashMap::new();
+    // By the position of the call in `live`.
+    let mut answer: Vec<Option<&'a Chunk>> = vec![None; live.len()];
     for (i, c) in live.iter().enumerate() {
         match &c.data {
             ChunkData::ToolCall { call_id, .. } => {
@@ -209,7 +239,7 @@ fn walk<'a>(chunks: &'a [Chunk]) -> Vec<Item<'a>> {
             }
             ChunkData::ToolResult { call_id, .. } => {
                 if let Some(at) = open.remove(call_id.as_str()) {
-                    answer.insert(at, c);
+                    answer[at] = Some(c);
                 }
             }
             _ => {}
@@ -228,7 +258,7 @@ fn walk<'a>(chunks: &'a [Chunk]) -> Vec<Item<'a>> {
                     _ => None,
                 })
                 .zip(s.calls)
-                .map(|(id, at)| reply_for(id, answer.get(&at).copied()))
+                .map(|(id, at)| reply_for(id, answer[at]))
                 .collect();
             items.push(Item::Step {
                 blocks: s.blocks,
@@ -380,15 +410,6 @@ fn defuse(text: &str) -> Cow<'_, str> {
     }
     out.push_str(&text[last..]);
     Cow::Owned(out)
-}
-
-fn obj(pairs: impl IntoIterator<Item = (&'static str, Value)>) -> Value {
-    Value::Object(
-        pairs
-            .into_iter()
-            .map(|(k, v)| (k.to_string(), v))
-            .collect::<Map<String, Value>>(),
-    )
 }
 
 #[cfg(test)]

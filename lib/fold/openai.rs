@@ -1,125 +1,271 @@
 //! The OpenAI Chat Completions dialect (also what Ollama, llama.cpp, vLLM and friends speak):
 //! the system prompt is the first message, every assistant `tool_calls` is followed at once by
 //! one `tool` message per call, and thinking is not replayed.
+//!
+//! As for Anthropic, the body is small borrowed structs serialized with keys in a fixed order.
 
-use serde_json::{json, Value};
+use std::borrow::Cow;
 
-use super::{obj, Block, FoldOptions, Item};
+use serde::ser::{SerializeMap, SerializeSeq};
+use serde::{Serialize, Serializer};
+use serde_json::Value;
 
-pub(super) fn body(items: &[Item], opts: &FoldOptions) -> Value {
-    let mut body = serde_json::Map::new();
-    if let Some(model) = &opts.model {
-        body.insert("model".into(), model.clone().into());
-    }
-    let mut msgs = Vec::new();
+use super::{Block, FoldOptions, Item, Reply};
+
+/// The request body, ready to serialize.
+pub(super) struct Body<'a> {
+    opts: &'a FoldOptions,
+    messages: Vec<Msg<'a>>,
+}
+
+pub(super) fn body<'a>(items: &'a [Item<'a>], opts: &'a FoldOptions) -> Body<'a> {
+    let mut messages = Vec::new();
     if let Some(system) = opts.system.as_deref().filter(|s| !s.is_empty()) {
-        msgs.push(json!({"role": "system", "content": system}));
+        messages.push(Msg::System(system));
     }
-    msgs.extend(messages(items));
-    body.insert("messages".into(), msgs.into());
-    if !opts.tools.is_empty() {
-        let tools: Vec<Value> = opts
-            .tools
-            .iter()
-            .map(|t| {
-                json!({"type": "function", "function": {
-                    "name": t.name,
-                    "description": t.description,
-                    "parameters": t.input_schema,
-                }})
-            })
-            .collect();
-        body.insert("tools".into(), tools.into());
+    build(items, &mut messages);
+    Body { opts, messages }
+}
+
+struct Tools<'a>(&'a [super::ToolSpec]);
+
+impl Serialize for Tools<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut seq = s.serialize_seq(Some(self.0.len()))?;
+        for t in self.0 {
+            seq.serialize_element(&Tool(t))?;
+        }
+        seq.end()
     }
-    if let Some(max_tokens) = opts.max_tokens {
-        body.insert("max_tokens".into(), max_tokens.into());
+}
+
+struct Tool<'a>(&'a super::ToolSpec);
+
+impl Serialize for Tool<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut m = s.serialize_map(Some(2))?;
+        m.serialize_entry("type", "function")?;
+        m.serialize_entry("function", &ToolFunction(self.0))?;
+        m.end()
     }
-    if opts.stream {
-        body.insert("stream".into(), true.into());
-        body.insert("stream_options".into(), json!({"include_usage": true}));
+}
+
+struct ToolFunction<'a>(&'a super::ToolSpec);
+
+impl Serialize for ToolFunction<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut m = s.serialize_map(Some(3))?;
+        m.serialize_entry("name", &self.0.name)?;
+        m.serialize_entry("description", &self.0.description)?;
+        m.serialize_entry("parameters", &self.0.input_schema)?;
+        m.end()
     }
-    Value::Object(body)
+}
+
+struct StreamOptions;
+
+impl Serialize for StreamOptions {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut m = s.serialize_map(Some(1))?;
+        m.serialize_entry("include_usage", &true)?;
+        m.end()
+    }
+}
+
+struct Messages<'s, 'a>(&'s [Msg<'a>]);
+
+impl Serialize for Messages<'_, '_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_seq(self.0)
+    }
+}
+
+/// Keys, in order: `model, messages, tools, max_tokens, stream, stream_options`.
+impl Serialize for Body<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let o = self.opts;
+        let len = usize::from(o.model.is_some())
+            + 1
+            + usize::from(!o.tools.is_empty())
+            + usize::from(o.max_tokens.is_some())
+            + 2 * usize::from(o.stream);
+        let mut m = s.serialize_map(Some(len))?;
+        if let Some(model) = &o.model {
+            m.serialize_entry("model", model)?;
+        }
+        m.serialize_entry("messages", &Messages(&self.messages))?;
+        if !o.tools.is_empty() {
+            m.serialize_entry("tools", &Tools(&o.tools))?;
+        }
+        if let Some(max_tokens) = o.max_tokens {
+            m.serialize_entry("max_tokens", &max_tokens)?;
+        }
+        if o.stream {
+            m.serialize_entry("stream", &true)?;
+            m.serialize_entry("stream_options", &StreamOptions)?;
+        }
+        m.end()
+    }
+}
+
+/// One message, borrowed from the log where it can be.
+pub(super) enum Msg<'a> {
+    System(&'a str),
+    User(Cow<'a, str>),
+    Assistant {
+        /// `null` when the step has only calls.
+        content: Option<Cow<'a, str>>,
+        /// `(id, name, arguments)`
+        calls: Vec<(&'a str, &'a str, &'a Value)>,
+    },
+    Tool(&'a Reply<'a>),
+}
+
+impl Serialize for Msg<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Msg::System(content) => {
+                let mut m = s.serialize_map(Some(2))?;
+                m.serialize_entry("role", "system")?;
+                m.serialize_entry("content", content)?;
+                m.end()
+            }
+            Msg::User(content) => {
+                let mut m = s.serialize_map(Some(2))?;
+                m.serialize_entry("role", "user")?;
+                m.serialize_entry("content", content.as_ref())?;
+                m.end()
+            }
+            Msg::Assistant { content, calls } => {
+                let mut m = s.serialize_map(Some(2 + usize::from(!calls.is_empty())))?;
+                m.serialize_entry("role", "assistant")?;
+                m.serialize_entry("content", &content.as_deref())?;
+                // An empty tool_calls array is rejected, so the key is there only with calls.
+                if !calls.is_empty() {
+                    m.serialize_entry("tool_calls", &Calls(calls))?;
+                }
+                m.end()
+            }
+            Msg::Tool(r) => {
+                let mut m = s.serialize_map(Some(3))?;
+                m.serialize_entry("role", "tool")?;
+                m.serialize_entry("tool_call_id", r.call_id)?;
+                m.serialize_entry("content", r.content.as_ref())?;
+                m.end()
+            }
+        }
+    }
+}
+
+type CallRef<'a> = (&'a str, &'a str, &'a Value);
+
+struct Calls<'s, 'a>(&'s [CallRef<'a>]);
+
+impl Serialize for Calls<'_, '_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut seq = s.serialize_seq(Some(self.0.len()))?;
+        for &(id, name, arguments) in self.0 {
+            seq.serialize_element(&Call {
+                id,
+                name,
+                arguments,
+            })?;
+        }
+        seq.end()
+    }
+}
+
+struct Call<'a> {
+    id: &'a str,
+    name: &'a str,
+    arguments: &'a Value,
+}
+
+impl Serialize for Call<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut m = s.serialize_map(Some(3))?;
+        m.serialize_entry("id", self.id)?;
+        m.serialize_entry("type", "function")?;
+        m.serialize_entry(
+            "function",
+            &Function {
+                name: self.name,
+                arguments: self.arguments,
+            },
+        )?;
+        m.end()
+    }
+}
+
+struct Function<'a> {
+    name: &'a str,
+    arguments: &'a Value,
+}
+
+impl Serialize for Function<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut m = s.serialize_map(Some(2))?;
+        m.serialize_entry("name", self.name)?;
+        // Arguments go over the wire as JSON text; text already stored that way is kept
+        // verbatim.
+        match self.arguments {
+            Value::String(text) => m.serialize_entry("arguments", text)?,
+            other => m.serialize_entry("arguments", &other.to_string())?,
+        }
+        m.end()
+    }
 }
 
 pub(super) fn messages(items: &[Item]) -> Vec<Value> {
-    let mut msgs: Vec<Value> = Vec::new();
+    let mut msgs = Vec::new();
+    build(items, &mut msgs);
+    msgs.iter()
+        .map(|m| serde_json::to_value(m).expect("a message serializes"))
+        .collect()
+}
+
+fn build<'a>(items: &'a [Item<'a>], msgs: &mut Vec<Msg<'a>>) {
     for item in items {
         match item {
             Item::User(text) => {
                 // One string, parts joined by a blank line: local servers often accept only
                 // string content. Only the tail message ever grows, so earlier bytes hold.
-                if let Some(Value::String(content)) = msgs
-                    .last_mut()
-                    .filter(|m| m["role"] == "user")
-                    .and_then(|m| m.get_mut("content"))
-                {
+                if let Some(Msg::User(content)) = msgs.last_mut() {
+                    let content = content.to_mut();
                     content.push_str("\n\n");
                     content.push_str(text);
                 } else {
-                    msgs.push(obj([
-                        ("role", "user".into()),
-                        ("content", text.as_ref().into()),
-                    ]));
+                    msgs.push(Msg::User(Cow::Borrowed(text)));
                 }
             }
             Item::Step { blocks, replies } => {
-                let texts: Vec<&str> = blocks
-                    .iter()
-                    .filter_map(|b| match b {
-                        Block::Text(t) if !t.is_empty() => Some(*t),
-                        _ => None,
-                    })
-                    .collect();
-                let calls: Vec<Value> = blocks
-                    .iter()
-                    .filter_map(|b| match b {
+                let mut content: Option<Cow<'a, str>> = None;
+                let mut calls = Vec::new();
+                for b in blocks {
+                    match *b {
+                        Block::Text(t) if !t.is_empty() => match &mut content {
+                            None => content = Some(Cow::Borrowed(t)),
+                            Some(c) => {
+                                let c = c.to_mut();
+                                c.push_str("\n\n");
+                                c.push_str(t);
+                            }
+                        },
                         Block::Call {
                             id,
                             name,
                             arguments,
-                        } => Some(obj([
-                            ("id", (*id).into()),
-                            ("type", "function".into()),
-                            (
-                                "function",
-                                obj([("name", (*name).into()), ("arguments", args(arguments))]),
-                            ),
-                        ])),
-                        _ => None,
-                    })
-                    .collect();
-                if texts.is_empty() && calls.is_empty() {
+                        } => calls.push((id, name, arguments)),
+                        _ => {}
+                    }
+                }
+                if content.is_none() && calls.is_empty() {
                     continue;
                 }
-                let content = if texts.is_empty() {
-                    Value::Null
-                } else {
-                    texts.join("\n\n").into()
-                };
-                let mut msg = obj([("role", "assistant".into()), ("content", content)]);
-                // An empty tool_calls array is rejected, so the key is there only with calls.
-                if !calls.is_empty() {
-                    msg["tool_calls"] = calls.into();
-                }
-                msgs.push(msg);
-                msgs.extend(replies.iter().map(|r| {
-                    obj([
-                        ("role", "tool".into()),
-                        ("tool_call_id", r.call_id.into()),
-                        ("content", r.content.as_ref().into()),
-                    ])
-                }));
+                msgs.push(Msg::Assistant { content, calls });
+                msgs.extend(replies.iter().map(Msg::Tool));
             }
         }
-    }
-    msgs
-}
-
-/// Arguments go over the wire as JSON text; text already stored that way is kept verbatim.
-fn args(arguments: &Value) -> Value {
-    match arguments {
-        Value::String(_) => arguments.clone(),
-        other => other.to_string().into(),
     }
 }
 

@@ -8,6 +8,12 @@ use super::{Result, Session, Store, StoreError};
 use crate::log::{Chunk, ChunkData, ChunkType, NewChunk, Role};
 use crate::{clock, ids};
 
+/// Where `append_stream` writes.
+pub enum AppendTarget {
+    Session(String),
+    New(Box<super::NewSession>),
+}
+
 /// Which part of a view to read. `limit` keeps the newest N of what the other bounds allow.
 #[derive(Debug, Clone, Default)]
 pub struct Page {
@@ -44,31 +50,85 @@ pub struct Usage {
 
 const COLUMNS: &str = "id, session_id, seq, turn_id, step, role, type, data_json, created_at";
 
+/// Column `i` as text, borrowed from SQLite's row buffer (no copy).
+fn text_ref<'r>(r: &'r Row<'_>, i: usize) -> rusqlite::Result<&'r str> {
+    let v = r.get_ref(i)?;
+    v.as_str()
+        .map_err(|e| rusqlite::Error::FromSqlConversionFailure(i, v.data_type(), Box::new(e)))
+}
+
 fn from_row(r: &Row<'_>) -> rusqlite::Result<Chunk> {
-    let id: String = r.get(0)?;
-    let role: String = r.get(5)?;
-    let ty: String = r.get(6)?;
-    let data: String = r.get(7)?;
-    let corrupt = |what: String| {
-        rusqlite::Error::FromSqlConversionFailure(
-            7,
-            rusqlite::types::Type::Text,
-            format!("chunk {id}: {what}").into(),
-        )
-    };
-    let role = Role::parse(&role).ok_or_else(|| corrupt(format!("unknown role {role:?}")))?;
-    let ty = ChunkType::parse(&ty).ok_or_else(|| corrupt(format!("unknown type {ty:?}")))?;
-    let data = ChunkData::from_json(ty, &data).map_err(corrupt)?;
+    let role = text_ref(r, 5)?;
+    let ty = text_ref(r, 6)?;
+    let (role, ty) = parse_kind(r, role, ty)?;
+    let data = ChunkData::from_json(ty, text_ref(r, 7)?).map_err(|e| corrupt(r, e))?;
+    finish(r, role, data)
+}
+
+/// A stored chunk's data that does not fit its type.
+fn corrupt(r: &Row<'_>, what: String) -> rusqlite::Error {
+    let id = text_ref(r, 0).unwrap_or("?");
+    rusqlite::Error::FromSqlConversionFailure(
+        7,
+        rusqlite::types::Type::Text,
+        format!("chunk {id}: {what}").into(),
+    )
+}
+
+fn parse_kind(r: &Row<'_>, role: &str, ty: &str) -> rusqlite::Result<(Role, ChunkType)> {
+    let role = Role::parse(role).ok_or_else(|| corrupt(r, format!("unknown role {role:?}")))?;
+    let ty = ChunkType::parse(ty).ok_or_else(|| corrupt(r, format!("unknown type {ty:?}")))?;
+    Ok((role, ty))
+}
+
+fn finish(r: &Row<'_>, role: Role, data: ChunkData) -> rusqlite::Result<Chunk> {
     Ok(Chunk {
-        session: r.get(1)?,
+        id: text_ref(r, 0)?.to_owned(),
+        session: text_ref(r, 1)?.to_owned(),
         seq: r.get(2)?,
-        turn: r.get(3)?,
+        turn: text_ref(r, 3)?.to_owned(),
         step: r.get(4)?,
         role,
         data,
         ts: r.get(8)?,
-        id,
     })
+}
+
+/// The head of a `system` record: its kind, and the ids an `attempt_abandoned` names. Other
+/// fields are skipped without being decoded.
+#[derive(serde::Deserialize)]
+struct SystemHead {
+    kind: String,
+    #[serde(default)]
+    chunk_ids: Option<serde_json::Value>,
+}
+
+/// [`from_row`] for a fold: `None` for what the fold never reads (error records, and system
+/// records other than `attempt_abandoned`); an `attempt_abandoned` keeps only `kind` and
+/// `chunk_ids`.
+fn fold_row(r: &Row<'_>) -> rusqlite::Result<Option<Chunk>> {
+    let role = text_ref(r, 5)?;
+    let ty = text_ref(r, 6)?;
+    let (role, ty) = parse_kind(r, role, ty)?;
+    let text = text_ref(r, 7)?;
+    let data = match ty {
+        ChunkType::Error => return Ok(None),
+        ChunkType::System => match serde_json::from_str::<SystemHead>(text) {
+            Ok(h) if h.kind != "attempt_abandoned" => return Ok(None),
+            Ok(h) => {
+                let mut m = serde_json::Map::new();
+                m.insert("kind".into(), h.kind.into());
+                if let Some(ids) = h.chunk_ids {
+                    m.insert("chunk_ids".into(), ids);
+                }
+                ChunkData::System(m)
+            }
+            // Not the expected shape: decode it fully, for the same error as any read.
+            Err(_) => ChunkData::from_json(ty, text).map_err(|e| corrupt(r, e))?,
+        },
+        _ => ChunkData::from_json(ty, text).map_err(|e| corrupt(r, e))?,
+    };
+    finish(r, role, data).map(Some)
 }
 
 /// SQL for "the chunks of these segments", with `?` parameters in order.
@@ -109,6 +169,32 @@ impl Store {
         Ok(stored)
     }
 
+    /// Append a stream of chunks to an existing session or to a new one, in one transaction.
+    /// Each stored chunk goes to `sink` (printed only after this returns, when the batch is
+    /// committed). An empty stream is refused and writes nothing.
+    pub fn append_stream(
+        &self,
+        target: AppendTarget,
+        chunks: impl Iterator<Item = Result<NewChunk>>,
+        sink: &mut dyn FnMut(Chunk),
+    ) -> Result<(Session, usize)> {
+        let tx = rusqlite::Transaction::new_unchecked(self.conn(), TransactionBehavior::Immediate)
+            .map_err(|e| self.classify(e))?;
+        let session_id = match target {
+            AppendTarget::Session(id) => id,
+            AppendTarget::New(new) => self.create_session(*new)?.id,
+        };
+        let n = append_each(&tx, &session_id, chunks, sink).map_err(|e| match e {
+            StoreError::Sql(e) => self.classify(e),
+            e => e,
+        })?;
+        if n == 0 {
+            return Err(StoreError::EmptyBatch);
+        }
+        tx.commit().map_err(|e| self.classify(e))?;
+        Ok((self.session(&session_id)?, n))
+    }
+
     /// The last seq of a session's view (0 when empty). Seqs are gapless, so this is also its
     /// length.
     pub fn view_len(&self, session: &Session) -> Result<i64> {
@@ -120,6 +206,21 @@ impl Store {
         &self,
         session: &Session,
         page: &Page,
+        mut f: impl FnMut(Chunk) -> std::result::Result<(), E>,
+    ) -> std::result::Result<(), E>
+    where
+        E: From<StoreError>,
+    {
+        self.scan(session, page, |r| from_row(r).map(Some), &mut f)
+    }
+
+    /// The rows of a page of a view, oldest first, each decoded by `decode` (which may skip
+    /// it) and handed to `f`.
+    fn scan<E>(
+        &self,
+        session: &Session,
+        page: &Page,
+        decode: impl Fn(&Row<'_>) -> rusqlite::Result<Option<Chunk>>,
         mut f: impl FnMut(Chunk) -> std::result::Result<(), E>,
     ) -> std::result::Result<(), E>
     where
@@ -171,7 +272,9 @@ impl Store {
                 .query(params_from_iter(args))
                 .map_err(StoreError::from)?;
             while let Some(row) = rows.next().map_err(StoreError::from)? {
-                f(from_row(row).map_err(StoreError::from)?)?;
+                if let Some(c) = decode(row).map_err(StoreError::from)? {
+                    f(c)?;
+                }
             }
         }
         Ok(())
@@ -179,8 +282,21 @@ impl Store {
 
     /// The whole view in memory, for folding.
     pub fn load_view(&self, session: &Session) -> Result<Vec<Chunk>> {
-        let mut out = Vec::new();
+        let mut out = Vec::with_capacity(self.view_len(session)?.max(0) as usize);
         self.for_each_chunk(session, &Page::default(), |c| {
+            out.push(c);
+            Ok::<(), StoreError>(())
+        })?;
+        Ok(out)
+    }
+
+    /// What [`crate::fold::fold`] reads of the view, and folds exactly as it folds the whole
+    /// view: every chunk but error records and the system records other than
+    /// `attempt_abandoned` (those keep only `kind` and `chunk_ids`). Cheaper to load than
+    /// [`Store::load_view`] when the log holds many `turn_end` records.
+    pub fn load_fold_view(&self, session: &Session) -> Result<Vec<Chunk>> {
+        let mut out = Vec::with_capacity(self.view_len(session)?.max(0) as usize);
+        self.scan(session, &Page::default(), fold_row, |c| {
             out.push(c);
             Ok::<(), StoreError>(())
         })?;
@@ -328,6 +444,22 @@ pub(super) fn append_in(
     session_id: &str,
     chunks: Vec<NewChunk>,
 ) -> Result<Vec<Chunk>> {
+    let mut out = Vec::with_capacity(chunks.len());
+    append_each(conn, session_id, chunks.into_iter().map(Ok), &mut |c| {
+        out.push(c)
+    })?;
+    Ok(out)
+}
+
+/// Append chunks as they come, each stored chunk handed to `sink`. The caller's transaction
+/// makes the batch atomic, so the input can be decoded while it is written: an error from the
+/// iterator rolls everything back like any other.
+pub(super) fn append_each(
+    conn: &Connection,
+    session_id: &str,
+    chunks: impl Iterator<Item = Result<NewChunk>>,
+    sink: &mut dyn FnMut(Chunk),
+) -> Result<usize> {
     let fork_seq: Option<i64> = conn
         .prepare_cached("SELECT fork_seq FROM sessions WHERE id = ?1")?
         .query_row([session_id], |r| r.get(0))
@@ -345,8 +477,9 @@ pub(super) fn append_in(
         "INSERT INTO chunks (id, session_id, seq, turn_id, step, role, type, data_json, created_at) \
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
     )?;
-    let mut out = Vec::with_capacity(chunks.len());
-    for (i, c) in chunks.into_iter().enumerate() {
+    let mut count = 0usize;
+    for (i, c) in chunks.enumerate() {
+        let c = c?;
         let next = first + i as i64;
         let bad = |message: String| StoreError::BadChunk { index: i, message };
         if let Some(s) = &c.session {
@@ -394,11 +527,12 @@ pub(super) fn append_in(
                 )),
                 _ => e.into(),
             })?;
-        out.push(chunk);
+        sink(chunk);
+        count += 1;
     }
-    if !out.is_empty() {
+    if count > 0 {
         conn.prepare_cached("UPDATE sessions SET updated_at = ?2 WHERE id = ?1")?
             .execute(params![session_id, now])?;
     }
-    Ok(out)
+    Ok(count)
 }

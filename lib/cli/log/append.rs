@@ -1,11 +1,12 @@
 //! `ag-log append`: one user text, or a batch of NDJSON chunks, written atomically.
 
-use std::io::Read;
+use std::cell::Cell;
+use std::io::{BufRead, Read};
 use std::path::PathBuf;
 
-use crate::cli::{CliError, CliResult, Ctx};
-use crate::log::{decode_line, ChunkData, NewChunk, Role};
-use crate::store::{NewSession, StoreError};
+use crate::cli::{CliError, CliResult, Ctx, Exit};
+use crate::log::{decode_line, Chunk, ChunkData, NewChunk, Role};
+use crate::store::{AppendTarget, NewSession, StoreError};
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -33,53 +34,70 @@ pub struct Args {
     text: Option<String>,
 }
 
+const NOTHING_APPENDED: &str = "nothing was appended; fix the input and run again";
+
 pub fn run(ctx: &mut Ctx, args: Args) -> CliResult<()> {
-    let (chunks, lines) = match args.text.as_deref() {
-        Some("-") => {
-            let text = read_stdin_text()?;
-            (
-                vec![NewChunk::new(Role::User, ChunkData::text(text))],
-                vec![0],
-            )
-        }
-        Some(text) => (
-            vec![NewChunk::new(Role::User, ChunkData::text(text))],
-            vec![0],
-        ),
-        None => read_ndjson()?,
+    let text = match args.text.as_deref() {
+        Some("-") => Some(read_stdin_text()?),
+        Some(t) => Some(t.to_string()),
+        None => None,
     };
     let store = ctx.store()?;
-    let bad_line = |e: StoreError| match e {
-        StoreError::BadChunk { index, message } if lines[index] > 0 => {
-            CliError::msg(format!("stdin line {}: {message}", lines[index]))
-                .with_hint("nothing was appended; fix the input and run again")
-        }
-        e => CliError::from(e),
-    };
-    let stored = if args.new {
+    let target = if args.new {
         let cwd = match args.cwd {
             Some(d) => d,
             None => std::env::current_dir()?,
         };
         let cwd = std::fs::canonicalize(&cwd)
             .map_err(|e| CliError::from(e).context(format!("--cwd {}", cwd.display())))?;
-        let new = NewSession {
+        AppendTarget::New(Box::new(NewSession {
             title: args.title.unwrap_or_default(),
             cwd: Some(cwd.to_string_lossy().into_owned()),
             ..Default::default()
-        };
-        let (session, stored) = store.create_with_chunks(new, chunks).map_err(bad_line)?;
-        ctx.out.note(&format!("session {}", session.id));
-        stored
+        }))
     } else {
         let reference = args.session.as_deref().unwrap_or("last");
-        let session = store.resolve(reference)?;
-        store.append(&session.id, chunks).map_err(bad_line)?
+        AppendTarget::Session(store.resolve(reference)?.id)
     };
-    if !ctx.global.quiet {
-        for c in &stored {
-            ctx.out.line(&c.to_ndjson())?;
+
+    // Keep the stored chunks only when they are to be printed: a large import streams from
+    // stdin into the store without being held in memory.
+    let quiet = ctx.global.quiet;
+    let mut stored: Vec<Chunk> = Vec::new();
+    let mut sink = |c: Chunk| {
+        if !quiet {
+            stored.push(c)
         }
+    };
+    let line = Cell::new(0usize);
+    let result = match text {
+        Some(t) => store.append_stream(
+            target,
+            std::iter::once(Ok(NewChunk::new(Role::User, ChunkData::text(t)))),
+            &mut sink,
+        ),
+        None => {
+            let stdin = std::io::stdin().lock();
+            store.append_stream(target, ndjson_chunks(stdin, &line), &mut sink)
+        }
+    };
+    let (session, _) = result.map_err(|e| match e {
+        StoreError::BadChunk { index, message } if index == usize::MAX => {
+            CliError::msg(message).with_hint(NOTHING_APPENDED)
+        }
+        StoreError::BadChunk { message, .. } => {
+            CliError::msg(format!("stdin line {}: {message}", line.get())).with_hint(NOTHING_APPENDED)
+        }
+        StoreError::EmptyBatch => CliError::usage("no chunks on stdin").with_hint(
+            "pipe NDJSON chunks in, or give the message as an argument: ag-log append -s SESSION 'text'",
+        ),
+        e => CliError::from(e),
+    })?;
+    if args.new {
+        ctx.out.note(&format!("session {}", session.id));
+    }
+    for c in &stored {
+        ctx.out.line(&c.to_ndjson())?;
     }
     Ok(())
 }
@@ -100,40 +118,53 @@ fn read_stdin_text() -> CliResult<String> {
         }
     }
     if text.trim().is_empty() {
-        return Err(CliError::usage("the message on stdin is empty"));
+        return Err(CliError::new(Exit::Usage, "the message on stdin is empty"));
     }
     Ok(text)
 }
 
-/// Decode every line before anything is written, so a bad line anywhere appends nothing.
-fn read_ndjson() -> CliResult<(Vec<NewChunk>, Vec<usize>)> {
-    let mut bytes = Vec::new();
-    std::io::stdin().read_to_end(&mut bytes)?;
-    let mut chunks = Vec::new();
-    let mut lines = Vec::new();
-    for (i, raw) in bytes.split(|b| *b == b'\n').enumerate() {
-        let n = i + 1;
-        let line = std::str::from_utf8(raw).map_err(|e| {
-            CliError::msg(format!(
-                "stdin line {n}: not valid UTF-8 (byte {} of the line)",
-                e.valid_up_to() + 1
-            ))
-            .with_hint("nothing was appended; fix the input and run again")
-        })?;
-        if line.trim().is_empty() {
+/// NDJSON chunks from a reader, one line at a time; `line` tracks the line being handled so
+/// an error from the store can name it. Decoding errors carry their own line (index MAX).
+fn ndjson_chunks<'a>(
+    mut input: impl BufRead + 'a,
+    line: &'a Cell<usize>,
+) -> impl Iterator<Item = Result<NewChunk, StoreError>> + 'a {
+    let mut buf = Vec::with_capacity(4096);
+    std::iter::from_fn(move || loop {
+        buf.clear();
+        match input.read_until(b'\n', &mut buf) {
+            Ok(0) => return None,
+            Ok(_) => {}
+            Err(e) => {
+                return Some(Err(StoreError::BadChunk {
+                    index: usize::MAX,
+                    message: format!("reading stdin: {e}"),
+                }))
+            }
+        }
+        let n = line.get() + 1;
+        line.set(n);
+        if buf.last() == Some(&b'\n') {
+            buf.pop();
+        }
+        let text = match std::str::from_utf8(&buf) {
+            Ok(t) => t,
+            Err(e) => {
+                return Some(Err(StoreError::BadChunk {
+                    index: usize::MAX,
+                    message: format!(
+                        "stdin line {n}: not valid UTF-8 (byte {} of the line)",
+                        e.valid_up_to() + 1
+                    ),
+                }))
+            }
+        };
+        if text.trim().is_empty() {
             continue;
         }
-        let chunk = decode_line(n, line).map_err(|e| {
-            CliError::msg(format!("stdin {e}"))
-                .with_hint("nothing was appended; fix the input and run again")
-        })?;
-        chunks.push(chunk);
-        lines.push(n);
-    }
-    if chunks.is_empty() {
-        return Err(CliError::usage("no chunks on stdin").with_hint(
-            "pipe NDJSON chunks in, or give the message as an argument: ag-log append -s SESSION 'text'",
-        ));
-    }
-    Ok((chunks, lines))
+        return Some(decode_line(n, text).map_err(|e| StoreError::BadChunk {
+            index: usize::MAX,
+            message: format!("stdin {e}"),
+        }));
+    })
 }

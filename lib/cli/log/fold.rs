@@ -1,7 +1,7 @@
 //! `ag-log fold`: the provider request body a session folds into.
 
 use crate::cli::{CliError, CliResult, Ctx};
-use crate::fold::{fold, Dialect, FoldOptions};
+use crate::fold::{fold_to_writer, Dialect, FoldOptions};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum DialectArg {
@@ -72,7 +72,7 @@ pub fn run(ctx: &mut Ctx, args: Args) -> CliResult<()> {
         .transpose()?;
     let store = ctx.store()?;
     let session = store.resolve(&args.session)?;
-    let chunks = store.load_view(&session)?;
+    let chunks = store.load_fold_view(&session)?;
     let opts = FoldOptions {
         model: args.model.or_else(|| {
             // Stored names carry the provider (`anthropic/claude-…`); the API wants the rest.
@@ -82,17 +82,16 @@ pub fn run(ctx: &mut Ctx, args: Args) -> CliResult<()> {
         stream: args.stream,
         ..Default::default()
     };
-    let body = fold(&chunks, args.dialect.into(), &opts);
-    let text = if args.pretty {
-        serde_json::to_string_pretty(&body)
-    } else {
-        serde_json::to_string(&body)
-    }
-    .map_err(|e| CliError::msg(e.to_string()))?;
-    ctx.out.line(&text)?;
-    // A large session folds into a large tree; the process is about to exit, so let the OS
-    // take the memory back instead of freeing it piece by piece.
-    std::mem::forget(body);
+    // Straight from the log to JSON text, with no `Value` tree in between.
+    let mut text = Vec::with_capacity(1 << 16);
+    fold_to_writer(&chunks, args.dialect.into(), &opts, args.pretty, &mut text)
+        .map_err(|e| CliError::msg(e.to_string()))?;
+    text.push(b'\n');
+    // Serialized from `String`s and `Value`s, so the text is UTF-8.
+    let text = String::from_utf8(text).map_err(|e| CliError::msg(e.to_string()))?;
+    ctx.out.raw(&text)?;
+    // A large session is a large view; the process is about to exit, so let the OS take the
+    // memory back instead of freeing it piece by piece.
     std::mem::forget(chunks);
     std::mem::forget(text);
     Ok(())

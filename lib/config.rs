@@ -94,6 +94,8 @@ pub struct AgentConfig {
     pub bash_timeout_s: u64,
     pub output_cap: usize,
     pub max_tokens: u64,
+    /// How deep subagents may nest: 0 (the default) means a subagent cannot summon.
+    pub max_summon_depth: u32,
 }
 
 impl Default for AgentConfig {
@@ -103,6 +105,7 @@ impl Default for AgentConfig {
             bash_timeout_s: 120,
             output_cap: 30_000,
             max_tokens: 8192,
+            max_summon_depth: 0,
         }
     }
 }

@@ -76,6 +76,10 @@ pub struct RunArgs {
     /// A new session defaults to read-only; an existing session's tools can only narrow.
     #[arg(long, value_name = "LIST")]
     tools: Option<String>,
+    /// Start the new session from an agent definition (`ag-summon agents` lists them): its
+    /// system prompt, tools (narrowed by --tools), models and step limit
+    #[arg(long, value_name = "SLUG", conflicts_with_all = ["session", "continue_last"])]
+    agent: Option<String>,
     /// Stop after N model round trips in this turn
     #[arg(long, value_name = "N")]
     max_steps: Option<u32>,
@@ -244,13 +248,27 @@ fn prompt(ctx: &mut Ctx, args: RunArgs) -> CliResult<()> {
 
     let cwd_now = std::fs::canonicalize(std::env::current_dir()?)?;
     let config = Config::load(&cwd_now).map_err(|e| CliError::msg(e.to_string()))?;
+    // An agent definition (new sessions only).
+    let def = match &args.agent {
+        Some(slug) => {
+            let catalog = crate::summon::Catalog::load(&cwd_now);
+            for p in &catalog.problems {
+                ctx.out.note(&format!("warning: {p}"));
+            }
+            Some(catalog.get(slug).cloned().ok_or_else(|| {
+                CliError::new(Exit::NotFound, format!("no agent named {slug:?}"))
+                    .with_hint("`ag-summon agents` lists the definitions")
+            })?)
+        }
+        None => None,
+    };
     let release_on_error = |store: &crate::store::Store, s: &Option<Session>| {
         if let Some(s) = s {
             let _ = store.release(&s.id, "idle");
         }
     };
 
-    // Model: -m > AG_MODEL > the session's > config.
+    // Model: -m > AG_MODEL > the session's > config > the agent definition's first usable.
     let model = args
         .model
         .clone()
@@ -260,7 +278,15 @@ fn prompt(ctx: &mut Ctx, args: RunArgs) -> CliResult<()> {
                 .filter(|m| !m.trim().is_empty())
         })
         .or_else(|| existing.as_ref().and_then(|s| s.model.clone()))
-        .or_else(|| config.model.clone());
+        .or_else(|| config.model.clone())
+        .or_else(|| {
+            def.as_ref().and_then(|d| {
+                d.models
+                    .iter()
+                    .find(|m| crate::provider::resolve(m, &config).is_ok())
+                    .cloned()
+            })
+        });
     let Some(model) = model else {
         release_on_error(&store, &existing);
         return Err(CliError::usage("no model given").with_hint(
@@ -304,8 +330,22 @@ fn prompt(ctx: &mut Ctx, args: RunArgs) -> CliResult<()> {
             narrowed
         }
         (Some(stored), None) => stored,
-        (None, Some(asked)) => asked,
-        (None, None) => Policy::read_only(),
+        (None, Some(asked)) => match &def {
+            Some(d) => {
+                let limit = d.policy();
+                let dropped = asked.dropped_by(&limit);
+                if !dropped.is_empty() {
+                    ctx.out.note(&format!(
+                        "agent {} does not have {}; not added",
+                        d.slug,
+                        dropped.join(", ")
+                    ));
+                }
+                asked.intersect(&limit)
+            }
+            None => asked,
+        },
+        (None, None) => def.as_ref().map_or_else(Policy::read_only, |d| d.policy()),
     };
 
     let system_arg = match args
@@ -321,6 +361,8 @@ fn prompt(ctx: &mut Ctx, args: RunArgs) -> CliResult<()> {
         }
     };
 
+    let system_arg = system_arg.or_else(|| def.as_ref().and_then(|d| d.system_prompt.clone()));
+    let max_steps = args.max_steps.or(def.as_ref().and_then(|d| d.max_steps));
     let session = match existing {
         Some(s) => s,
         None => {
@@ -329,6 +371,7 @@ fn prompt(ctx: &mut Ctx, args: RunArgs) -> CliResult<()> {
                 title,
                 cwd: Some(cwd_now.to_string_lossy().into_owned()),
                 model: Some(model.clone()),
+                agent: def.as_ref().map(|d| d.slug.clone()),
                 ..Default::default()
             })?;
             store.claim_or_queue(&s.id, None)?;
@@ -356,7 +399,7 @@ fn prompt(ctx: &mut Ctx, args: RunArgs) -> CliResult<()> {
             policy,
             policy_json: &policy_json,
             config: &config,
-            max_steps: args.max_steps,
+            max_steps,
             cwd_now: &cwd_now,
         },
     )

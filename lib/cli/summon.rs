@@ -1,0 +1,492 @@
+//! `ag-summon`: start agents from definitions (subagents and user agents), and wait for,
+//! list and stop them.
+
+use std::io::Read;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use clap::{CommandFactory, Parser, Subcommand};
+use serde_json::json;
+use tabled::settings::Style;
+
+use super::{escape_controls, finish, CliError, CliResult, Ctx, Exit, GlobalArgs};
+use crate::config::Config;
+use crate::policy::Policy;
+use crate::store::{Session, SessionKind, SessionStatus, Store};
+use crate::summon::spawn::{self, Request, Spawner, SummonError, SummonErrorKind};
+use crate::summon::Catalog;
+
+const EXAMPLES: &str = "\
+Examples:
+  ag-summon agents                                    # the definitions you can summon
+  ag-summon --agent explorer 'where is the retry logic?'
+  ag-summon --agent worker --background --tools read,edit 'fix the typo in README.md'
+  ag-summon retrieve 0192f3a1 --timeout 5m            # wait for a background child's answer
+  ag-summon ps                                        # children of $AG_SESSION, or all agents
+  ag-summon cancel 0192f3a1
+  ag-summon --agent default --top-level 'tidy the changelog'   # needs user_agents = \"allow\"";
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "ag-summon",
+    version,
+    about = "Start agents from definitions (subagents and user agents); retrieve, list and cancel them",
+    after_help = EXAMPLES,
+    args_conflicts_with_subcommands = true,
+    disable_help_subcommand = true
+)]
+pub struct Cli {
+    #[command(flatten)]
+    pub global: GlobalArgs,
+    #[command(subcommand)]
+    pub sub: Option<Sub>,
+    #[command(flatten)]
+    pub run: RunArgs,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Sub {
+    /// List the agent definitions: subagents, and user agents when permitted
+    Agents,
+    /// Wait for a subagent to finish; print its final answer (stdout) and status (stderr)
+    Retrieve {
+        /// The child session (full id, unique prefix)
+        #[arg(value_name = "ID")]
+        id: String,
+        /// Give up after this long (e.g. 30s, 5m, 1h; a bare number is seconds); exit 75
+        #[arg(long, value_name = "DUR")]
+        timeout: Option<String>,
+    },
+    /// List spawned agents and their status
+    Ps {
+        /// Only the children of this session [default: $AG_SESSION, else every agent]
+        #[arg(long, value_name = "SESSION")]
+        parent: Option<String>,
+        /// Every subagent and user agent, ignoring $AG_SESSION
+        #[arg(long, conflicts_with = "parent")]
+        all: bool,
+    },
+    /// Stop a running agent: SIGTERM to its process group, SIGKILL after a grace period
+    Cancel {
+        #[arg(value_name = "ID")]
+        id: String,
+        /// Seconds to wait after SIGTERM before SIGKILL
+        #[arg(long, value_name = "SECS", default_value_t = 5.0)]
+        grace: f64,
+    },
+}
+
+#[derive(Debug, clap::Args)]
+pub struct RunArgs {
+    /// The task (`-` reads it from stdin)
+    #[arg(value_name = "TASK")]
+    task: Option<String>,
+    /// The agent definition to run (see `ag-summon agents`)
+    #[arg(short, long, value_name = "SLUG")]
+    agent: Option<String>,
+    /// The spawning session [default: $AG_SESSION; with neither, you are the spawner]
+    #[arg(long, value_name = "SESSION", conflicts_with = "top_level")]
+    parent: Option<String>,
+    /// Start a user agent: an independent session (needs `[permissions] user_agents = "allow"`)
+    #[arg(long)]
+    top_level: bool,
+    /// Print the child's id at once instead of waiting for its answer
+    #[arg(long)]
+    background: bool,
+    /// Tools for the child (names and sets, comma-separated); cut down to the spawner's
+    #[arg(long, value_name = "LIST")]
+    tools: Option<String>,
+    /// The child's directory; a subagent's must lie inside the parent's
+    #[arg(long, value_name = "DIR")]
+    cwd: Option<String>,
+}
+
+pub fn command() -> clap::Command {
+    Cli::command()
+}
+
+pub fn main() -> ExitCode {
+    let cli: Cli = super::parse("ag-summon");
+    finish("ag-summon", run(cli))
+}
+
+fn run(cli: Cli) -> CliResult<()> {
+    let mut ctx = Ctx::new(cli.global)?;
+    let result = match cli.sub {
+        Some(Sub::Agents) => agents(&mut ctx),
+        Some(Sub::Retrieve { id, timeout }) => retrieve(&mut ctx, &id, timeout.as_deref()),
+        Some(Sub::Ps { parent, all }) => ps(&mut ctx, parent.as_deref(), all),
+        Some(Sub::Cancel { id, grace }) => cancel(&mut ctx, &id, grace),
+        None => summon(&mut ctx, cli.run),
+    };
+    ctx.out.flush()?;
+    result
+}
+
+fn load_config(cwd: &std::path::Path) -> CliResult<Config> {
+    Config::load(cwd).map_err(|e| CliError::msg(e.to_string()))
+}
+
+fn report_problems(ctx: &Ctx, catalog: &Catalog) {
+    for p in &catalog.problems {
+        ctx.out.note(&format!("warning: {p}"));
+    }
+}
+
+fn agents(ctx: &mut Ctx) -> CliResult<()> {
+    let cwd = std::env::current_dir()?;
+    let config = load_config(&cwd)?;
+    let catalog = Catalog::load(&cwd);
+    report_problems(ctx, &catalog);
+    let users = config.user_agents_allowed();
+    if ctx.global.json {
+        for d in catalog
+            .subagents()
+            .chain(catalog.user_agents().filter(|_| users))
+        {
+            let v = json!({
+                "slug": d.slug, "name": d.name, "description": d.description,
+                "kind": if d.is_subagent { "subagent" } else { "user_agent" },
+                "tools": d.tools, "models": d.models, "cwd": d.cwd,
+                "max_steps": d.max_steps, "source": d.source,
+            });
+            ctx.out.line(&v.to_string())?;
+        }
+        return Ok(());
+    }
+    let group =
+        |ctx: &mut Ctx, title: &str, defs: Vec<&crate::summon::AgentDef>| -> CliResult<()> {
+            ctx.out.line(&ctx.out.bold(title))?;
+            if defs.is_empty() {
+                ctx.out.line("  (none)")?;
+            }
+            for d in defs {
+                ctx.out.line(&format!(
+                    "  {:<14} {}  [{}]",
+                    d.slug,
+                    escape_controls(&d.blurb(), false),
+                    d.tools.join(",")
+                ))?;
+            }
+            Ok(())
+        };
+    group(ctx, "Subagents:", catalog.subagents().collect())?;
+    if users {
+        ctx.out.line("")?;
+        group(
+            ctx,
+            "User agents (--top-level):",
+            catalog.user_agents().collect(),
+        )?;
+    } else {
+        ctx.out.detail(
+            "user agents are not listed: set `[permissions] user_agents = \"allow\"` to use them",
+        );
+    }
+    Ok(())
+}
+
+fn summon_error(e: SummonError) -> CliError {
+    let exit = match e.kind {
+        SummonErrorKind::Usage => Exit::Usage,
+        SummonErrorKind::NotFound => Exit::NotFound,
+        SummonErrorKind::Refused | SummonErrorKind::Other => Exit::Error,
+    };
+    let err = CliError::new(exit, &e.message);
+    match e.hint {
+        Some(h) => err.with_hint(h),
+        None => err,
+    }
+}
+
+fn summon(ctx: &mut Ctx, args: RunArgs) -> CliResult<()> {
+    let Some(agent) = args.agent.clone() else {
+        return Err(CliError::usage("--agent is required")
+            .with_hint("`ag-summon agents` lists the definitions"));
+    };
+    let task = match args.task.as_deref() {
+        Some("-") => {
+            let mut s = String::new();
+            std::io::stdin().read_to_string(&mut s)?;
+            s
+        }
+        Some(t) => t.to_string(),
+        None => {
+            return Err(CliError::usage("no task given")
+                .with_hint("pass the task, or `-` to read it from stdin"))
+        }
+    };
+    if task.trim().is_empty() {
+        return Err(CliError::usage("the task is empty"));
+    }
+    let tools = args
+        .tools
+        .as_deref()
+        .map(Policy::parse_list)
+        .transpose()
+        .map_err(|e| CliError::usage(format!("--tools: {e}")))?;
+    let here = std::fs::canonicalize(std::env::current_dir()?)?;
+    let store = ctx.store()?;
+    // The spawner: --parent, else AG_SESSION, else the person at this shell. A user agent
+    // has no parent, but its tools are still cut down to the session that starts it.
+    let parent_ref = args.parent.clone().or_else(|| {
+        std::env::var("AG_SESSION")
+            .ok()
+            .filter(|s| !s.trim().is_empty())
+    });
+    let spawner = match parent_ref {
+        Some(r) => {
+            let s = store.resolve(&r)?;
+            Spawner {
+                tools: Some(Policy::from_session_value(&s.policy).unwrap_or_else(Policy::none)),
+                cwd: s
+                    .cwd
+                    .clone()
+                    .map(PathBuf::from)
+                    .unwrap_or_else(|| here.clone()),
+                session: Some(s),
+            }
+        }
+        None => Spawner {
+            session: None,
+            tools: None,
+            cwd: here.clone(),
+        },
+    };
+    let config = load_config(&spawner.cwd)?;
+    let catalog = Catalog::load(&spawner.cwd);
+    report_problems(ctx, &catalog);
+    let req = Request {
+        agent,
+        task,
+        tools,
+        cwd: args.cwd.clone(),
+        top_level: args.top_level,
+    };
+    let spawned =
+        spawn::spawn(&store, &ctx.home, &config, &catalog, &spawner, &req).map_err(summon_error)?;
+    if let Some(note) = spawned.dropped_note() {
+        eprintln!("ag-summon: {note}");
+    }
+    let id = spawned.child.id.clone();
+    if args.top_level || args.background {
+        ctx.out.note(&format!(
+            "started {} {} (pid {}; log {})",
+            spawned.child.kind.as_str(),
+            id,
+            spawned.pid,
+            spawned.log.display()
+        ));
+        if ctx.global.json {
+            ctx.out.line(
+                &json!({"id": id, "kind": spawned.child.kind.as_str(), "status": "running",
+                        "pid": spawned.pid, "dropped": spawned.dropped})
+                .to_string(),
+            )?;
+        } else {
+            ctx.out.line(&id)?;
+        }
+        return Ok(());
+    }
+    ctx.out.note(&format!("subagent {id}"));
+    let interrupt = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let _ = signal_hook::flag::register(signal_hook::consts::SIGINT, interrupt.clone());
+    let r = spawn::wait(&store, &id, None, Some(&interrupt))?;
+    if r.timed_out {
+        return Err(CliError::new(Exit::Interrupted, "interrupted").with_hint(format!(
+            "subagent {id} still runs; `ag-summon retrieve {id}` waits for it, `ag-summon cancel {id}` stops it"
+        )));
+    }
+    print_result(ctx, &r)
+}
+
+fn print_result(ctx: &mut Ctx, r: &spawn::ChildResult) -> CliResult<()> {
+    let id = &r.session.id;
+    if ctx.global.json {
+        ctx.out.line(
+            &json!({"id": id, "status": r.status.as_str(), "answer": r.answer, "error": r.error})
+                .to_string(),
+        )?;
+    } else {
+        if let Some(a) = &r.answer {
+            ctx.out.line(&escape_controls(a, true))?;
+        }
+        ctx.out.note(&format!("status: {}", r.status.as_str()));
+    }
+    match r.status {
+        SessionStatus::Done => Ok(()),
+        s => Err(CliError::msg(format!(
+            "agent {id} {}{}",
+            s.as_str(),
+            r.error
+                .as_deref()
+                .map(|e| format!(": {e}"))
+                .unwrap_or_default()
+        ))
+        .with_hint(format!("its output is in `ag-log cat {id}`"))),
+    }
+}
+
+/// `30s`, `5m`, `1h`, `250ms`, or a bare number of seconds.
+fn parse_duration(s: &str) -> Option<Duration> {
+    let s = s.trim();
+    let (num, unit) = match s.find(|c: char| !(c.is_ascii_digit() || c == '.')) {
+        Some(i) => (&s[..i], s[i..].trim()),
+        None => (s, "s"),
+    };
+    let n: f64 = num.parse().ok()?;
+    let secs = match unit {
+        "ms" => n / 1000.0,
+        "s" | "sec" => n,
+        "m" | "min" => n * 60.0,
+        "h" => n * 3600.0,
+        _ => return None,
+    };
+    (secs.is_finite() && secs >= 0.0).then(|| Duration::from_secs_f64(secs))
+}
+
+fn retrieve(ctx: &mut Ctx, id: &str, timeout: Option<&str>) -> CliResult<()> {
+    let timeout = timeout
+        .map(|t| {
+            parse_duration(t).ok_or_else(|| {
+                CliError::usage(format!("--timeout {t:?}: expected e.g. 30s, 5m, 1h"))
+            })
+        })
+        .transpose()?;
+    let store = ctx.store()?;
+    let s = store.resolve(id)?;
+    match s.kind {
+        SessionKind::UserAgent => {
+            return Err(CliError::msg(format!(
+                "{} is a user agent: user agents are fire-and-forget and cannot be retrieved",
+                s.id
+            ))
+            .with_hint(format!("read what it wrote with `ag-log cat {}`", s.id)))
+        }
+        SessionKind::Subagent => {}
+        _ => {
+            return Err(CliError::usage(format!("{} is not a subagent", s.id))
+                .with_hint("`ag-summon ps` lists the spawned agents"))
+        }
+    }
+    let interrupt = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let _ = signal_hook::flag::register(signal_hook::consts::SIGINT, interrupt.clone());
+    let started = std::time::Instant::now();
+    let r = spawn::wait(&store, &s.id, timeout, Some(&interrupt))?;
+    if r.timed_out {
+        if timeout.is_some_and(|t| started.elapsed() >= t) {
+            if ctx.global.json {
+                ctx.out
+                    .line(&json!({"id": s.id, "status": "running"}).to_string())?;
+            }
+            return Err(
+                CliError::new(Exit::TempFail, format!("agent {} is still running", s.id))
+                    .with_hint("retrieve it again later, or stop it with `ag-summon cancel`"),
+            );
+        }
+        return Err(CliError::new(Exit::Interrupted, "interrupted"));
+    }
+    print_result(ctx, &r)
+}
+
+fn ps(ctx: &mut Ctx, parent: Option<&str>, all: bool) -> CliResult<()> {
+    let store = ctx.store()?;
+    let parent_ref = if all {
+        None
+    } else {
+        parent.map(str::to_string).or_else(|| {
+            std::env::var("AG_SESSION")
+                .ok()
+                .filter(|s| !s.trim().is_empty())
+        })
+    };
+    let parent_id = parent_ref
+        .map(|r| store.resolve(&r).map(|s| s.id))
+        .transpose()?;
+    let kids = store.spawned(parent_id.as_deref())?;
+    let mut rows = vec![vec![
+        "ID".to_string(),
+        "KIND".into(),
+        "AGENT".into(),
+        "STATUS".into(),
+        "PARENT".into(),
+        "TITLE".into(),
+    ]];
+    for k in &kids {
+        let status = spawn::effective_status(&store, k)?;
+        if ctx.global.json {
+            ctx.out.line(
+                &json!({"id": k.id, "kind": k.kind.as_str(), "agent": k.agent, "status": status.as_str(),
+                        "parent": k.parent_id, "pid": k.pid, "cwd": k.cwd, "title": k.title,
+                        "created_at": k.created_at})
+                .to_string(),
+            )?;
+            continue;
+        }
+        rows.push(vec![
+            store.short_id(&k.id)?,
+            k.kind.as_str().into(),
+            k.agent.clone().unwrap_or_default(),
+            status.as_str().into(),
+            k.parent_id
+                .as_deref()
+                .map(crate::ids::short)
+                .unwrap_or("-")
+                .to_string(),
+            escape_controls(&k.title, false),
+        ]);
+    }
+    if !ctx.global.json {
+        if kids.is_empty() {
+            ctx.out.note("no agents");
+            return Ok(());
+        }
+        let mut table = tabled::builder::Builder::from_iter(rows).build();
+        table.with(Style::blank());
+        ctx.out.line(&table.to_string())?;
+    }
+    Ok(())
+}
+
+fn cancel(ctx: &mut Ctx, id: &str, grace: f64) -> CliResult<()> {
+    let store: Store = ctx.store()?;
+    let s: Session = store.resolve(id)?;
+    if !matches!(s.kind, SessionKind::Subagent | SessionKind::UserAgent) {
+        return Err(CliError::usage(format!(
+            "{} is not a spawned agent; only subagents and user agents can be cancelled",
+            s.id
+        )));
+    }
+    let grace = Duration::from_secs_f64(grace.clamp(0.0, 3600.0));
+    let before = spawn::effective_status(&store, &s)?;
+    let after = spawn::cancel(&store, &s, grace)?;
+    if ctx.global.json {
+        ctx.out.line(
+            &json!({"id": s.id, "status": after.as_str(), "was": before.as_str()}).to_string(),
+        )?;
+    } else if before == SessionStatus::Running {
+        ctx.out.note(&format!("cancelled {}", s.id));
+    } else {
+        ctx.out.note(&format!(
+            "{} already ended ({}); nothing to cancel",
+            s.id,
+            before.as_str()
+        ));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_duration;
+    use std::time::Duration;
+
+    #[test]
+    fn durations() {
+        assert_eq!(parse_duration("30"), Some(Duration::from_secs(30)));
+        assert_eq!(parse_duration("5m"), Some(Duration::from_secs(300)));
+        assert_eq!(parse_duration("250ms"), Some(Duration::from_millis(250)));
+        assert_eq!(parse_duration("1x"), None);
+    }
+}

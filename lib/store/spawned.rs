@@ -1,0 +1,65 @@
+//! Spawned agents (`ag-summon`): the process recorded for a child session, its final status,
+//! and the children of a session.
+
+use rusqlite::params;
+
+use super::sessions::{from_row, COLUMNS};
+use super::{Result, Session, Store};
+use crate::clock;
+
+impl Store {
+    /// A child about to be started: `running` with no process yet, so `ag-prompt` (which
+    /// claims it) and watchers (which wait for it) both see it as under way.
+    pub fn mark_starting(&self, id: &str) -> Result<()> {
+        self.conn()
+            .execute(
+                "UPDATE sessions SET status = 'running', pid = NULL, pid_start = NULL, updated_at = ?2 WHERE id = ?1",
+                params![id, clock::now_ms()],
+            )
+            .map_err(|e| self.classify(e))?;
+        Ok(())
+    }
+
+    /// Record the process started for a child, unless `ag-prompt` already claimed (or even
+    /// finished) it.
+    pub fn record_process(&self, id: &str, pid: i64, start: Option<i64>) -> Result<()> {
+        self.conn()
+            .execute(
+                "UPDATE sessions SET pid = ?2, pid_start = ?3 WHERE id = ?1 AND status = 'running' AND pid IS NULL",
+                params![id, pid, start],
+            )
+            .map_err(|e| self.classify(e))?;
+        Ok(())
+    }
+
+    /// Set a final status and forget the process. With `only_pid`, only while that process
+    /// is still the recorded one (so a finished turn's own status is never overwritten).
+    pub fn finish_child(&self, id: &str, status: &str, only_pid: Option<i64>) -> Result<bool> {
+        let n = match only_pid {
+            Some(pid) => self.conn().execute(
+                "UPDATE sessions SET status = ?2, pid = NULL, pid_start = NULL, updated_at = ?3 \
+                 WHERE id = ?1 AND status = 'running' AND pid = ?4",
+                params![id, status, clock::now_ms(), pid],
+            ),
+            None => self.conn().execute(
+                "UPDATE sessions SET status = ?2, pid = NULL, pid_start = NULL, updated_at = ?3 WHERE id = ?1",
+                params![id, status, clock::now_ms()],
+            ),
+        }
+        .map_err(|e| self.classify(e))?;
+        Ok(n > 0)
+    }
+
+    /// Subagents and user agents, oldest first: the children of `parent`, or all of them.
+    pub fn spawned(&self, parent: Option<&str>) -> Result<Vec<Session>> {
+        let sql = format!(
+            "SELECT {COLUMNS} FROM sessions WHERE kind IN ('subagent', 'user_agent') \
+             AND (?1 IS NULL OR parent_id = ?1) ORDER BY created_at, id"
+        );
+        let mut stmt = self.conn().prepare(&sql)?;
+        let rows = stmt
+            .query_map([parent], from_row)?
+            .collect::<rusqlite::Result<_>>()?;
+        Ok(rows)
+    }
+}

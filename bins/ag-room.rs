@@ -1,3 +1,3 @@
 fn main() -> std::process::ExitCode {
-    ag::cli::unavailable("ag-room")
+    ag::cli::room::main()
 }

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The main job, offline: build ag, then log a session, run a multi-step agent turn with
-# tools on the scripted model, ask a read-only side question about it, fork it, and read
-# everything back with ag-log.
+# tools on the scripted model, let an agent summon a subagent, ask a read-only side question,
+# fork a session, and read everything back with ag-log.
 # Uses the default store (~/.local/share/ag, or $AG_HOME when set).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -33,23 +33,33 @@ echo "== ag-prompt: a multi-step agent turn with tools, on the offline script: m
 ag-prompt -m "script:$root/examples/scripts/walkthrough.toml" --tools read,glob,write \
   --title walkthrough "Summarize the notes in this folder into SUMMARY.md"
 
+walk=$(ag-log ls --json | grep '"title":"walkthrough"' | sed -n 's/.*"id":"\([^"]*\)".*/\1/p')
+
 echo
 echo "== the file the agent wrote"
 cat SUMMARY.md
 
 echo
+echo "== ag-summon: a parent agent summons a subagent and retrieves its answer"
+mkdir -p .ag && cp -r "$root/examples/agents" .ag/agents
+ag-summon agents
+ag-prompt -m "script:$root/examples/agents/scripts/summon-parent.toml" \
+  --tools read,glob,summon,retrieve --title "summon demo" "What is still open in my notes?"
+ag-summon ps --all
+
+echo
 echo "== ag-log: the turn as it was logged"
-ag-log cat last
-ag-log show last
+ag-log cat "$walk"
+ag-log show "$walk"
 echo
 echo "== ag-fork: a side question about the session, answered read-only from its history"
-ag-fork last --btw "Which tasks are still open?"
-side=$(ag-log ls --json --limit 1 | sed -n 's/.*"id":"\([^"]*\)".*/\1/p' | head -n 1)
+ag-fork "$walk" --btw "Which tasks are still open?"
+side=$(ag-log ls --json | grep '"kind":"side"' | sed -n 's/.*"id":"\([^"]*\)".*/\1/p' | head -n 1)
 ag-log show "$side"
 
 echo
 echo "== ag-fork: an O(1) fork of the agent's session, to try something else from there"
-fork=$(ag-fork "$(ag-log ls --json | grep '"title":"walkthrough"' | sed -n 's/.*"id":"\([^"]*\)".*/\1/p')" --title "another summary")
+fork=$(ag-fork "$walk" --title "another summary")
 ag-log show "$fork" | sed -n '1,2p;/lineage/,/this session/p'
 
 echo

@@ -16,7 +16,7 @@ use crate::policy::Policy;
 use crate::store::{NewSession, Session, SessionKind, Store, StoreError};
 
 /// The tools of a side chat: look, never touch.
-pub const SIDE_CHAT_TOOLS: &[&str] = crate::policy::READ_ONLY;
+pub const SIDE_CHAT_TOOLS: &[&str] = crate::policy::LOOK_ONLY;
 
 /// The side chat's prompt section (DESIGN §5), added after the inherited system prompt.
 pub const SIDE_CHAT_SECTION: &str = "\
@@ -377,6 +377,6 @@ mod tests {
         // No stored list: the read-only default, stored explicitly.
         src.policy = json!({});
         let (v, _) = child_policy(&src, &ChildTools::Inherit, Side::No);
-        assert_eq!(v["tools"], json!(["read", "glob", "grep"]));
+        assert_eq!(v["tools"], json!(Policy::read_only().names()));
     }
 }

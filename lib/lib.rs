@@ -15,10 +15,12 @@ pub mod policy;
 pub mod reduce;
 
 pub mod provider;
+pub mod room;
 pub mod store;
 pub mod tools;
 
 pub mod agent;
 pub mod fork;
+pub mod summon;
 
 pub mod cli;

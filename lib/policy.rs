@@ -9,10 +9,37 @@ use std::collections::BTreeSet;
 use serde_json::{json, Value};
 
 /// Every tool this build implements, in the order they are offered.
-pub const KNOWN: &[&str] = &["read", "glob", "grep", "write", "edit", "bash"];
+pub const KNOWN: &[&str] = &[
+    "read",
+    "glob",
+    "grep",
+    "write",
+    "edit",
+    "bash",
+    "summon",
+    "retrieve",
+    "peer_message",
+    "peer_inbox",
+    "peer_peek",
+    "peer_claim",
+    "peer_release",
+];
 
 /// What a session gets when nothing wider was asked for: look, never touch.
-pub const READ_ONLY: &[&str] = &["read", "glob", "grep"];
+/// Talking to peers and claiming files changes no file, so the `peer_*` tools are in it.
+pub const READ_ONLY: &[&str] = &[
+    "read",
+    "glob",
+    "grep",
+    "peer_message",
+    "peer_inbox",
+    "peer_peek",
+    "peer_claim",
+    "peer_release",
+];
+
+/// Look and nothing else: `ag-fork --read-only` and the side chat (no room talk either).
+pub const LOOK_ONLY: &[&str] = &["read", "glob", "grep"];
 
 /// Tools that change files or run programs.
 pub const MUTATING: &[&str] = &["write", "edit", "bash"];
@@ -185,7 +212,20 @@ mod tests {
     #[test]
     fn parse_list_sets_and_errors() {
         let p = Policy::parse_list("read-only, write").unwrap();
-        assert_eq!(p.names(), ["read", "glob", "grep", "write"]);
+        assert_eq!(
+            p.names(),
+            [
+                "read",
+                "glob",
+                "grep",
+                "write",
+                "peer_message",
+                "peer_inbox",
+                "peer_peek",
+                "peer_claim",
+                "peer_release"
+            ]
+        );
         assert!(Policy::parse_list("read,launch_missiles").is_err());
         assert_eq!(Policy::parse_list("none").unwrap(), Policy::none());
     }

@@ -102,6 +102,21 @@ pub struct Agent<'a> {
 }
 
 impl Agent<'_> {
+    /// The status a turn leaves behind: `idle` for a chat; a spawned agent (subagent, user
+    /// agent) is `done` once its turn ends, so `ag-summon retrieve` knows it finished.
+    fn end_status(&self, stop_reason: &str) -> &'static str {
+        let spawned = matches!(
+            self.session.kind,
+            crate::store::SessionKind::Subagent | crate::store::SessionKind::UserAgent
+        );
+        match stop_reason {
+            "error" => "failed",
+            "interrupted" if spawned => "cancelled",
+            _ if spawned => "done",
+            _ => "idle",
+        }
+    }
+
     fn interrupted(&self) -> bool {
         self.interrupt.load(Ordering::SeqCst)
     }
@@ -161,7 +176,7 @@ impl Agent<'_> {
                             &turn,
                             step,
                             end_chunk,
-                            "idle",
+                            self.end_status("end_turn"),
                         )? {
                             TurnEnd::Ended(c) => {
                                 on(Event::Seal(*c));
@@ -236,11 +251,7 @@ impl Agent<'_> {
             model.as_deref().unwrap_or(self.provider.name()),
             started,
         );
-        let status = if stop_reason == "error" {
-            "failed"
-        } else {
-            "idle"
-        };
+        let status = self.end_status(stop_reason);
         // Input queued during this turn goes into the log before `turn_end` (DESIGN §2: the
         // loop drains the queue before it ends a turn), in the same transaction as the end
         // and the release, so none waits unseen in the queue behind an idle session.

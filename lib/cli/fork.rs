@@ -115,7 +115,7 @@ fn plain(ctx: &mut Ctx, cli: &Cli) -> CliResult<()> {
     let store = ctx.store()?;
     let source = store.resolve(&cli.session)?;
     let tools = if cli.read_only {
-        ChildTools::Set(Policy::read_only())
+        ChildTools::Set(Policy::of(crate::policy::LOOK_ONLY.iter().copied()))
     } else if let Some(list) = &cli.tools {
         let asked =
             Policy::parse_list(list).map_err(|e| CliError::usage(format!("--tools: {e}")))?;

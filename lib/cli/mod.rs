@@ -7,6 +7,8 @@ pub mod fork;
 pub mod log;
 mod output;
 pub mod prompt;
+pub mod room;
+pub mod summon;
 
 use std::io::IsTerminal;
 use std::path::PathBuf;

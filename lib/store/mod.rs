@@ -3,9 +3,11 @@
 
 mod chunks;
 mod queue;
+mod rooms;
 mod run;
 mod schema;
 mod sessions;
+mod spawned;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -14,8 +16,9 @@ use rusqlite::{Connection, ErrorCode, OpenFlags};
 
 use crate::paths::{self, Home};
 
-pub use chunks::{Page, SearchHit, TypeCount, Usage};
+pub use chunks::{AppendTarget, Page, SearchHit, TypeCount, Usage};
 pub use queue::Queued;
+pub use rooms::Activity;
 pub use run::{Claim, TurnEnd};
 pub use sessions::{NewSession, Session, SessionKind, SessionStatus};
 
@@ -56,6 +59,8 @@ pub enum StoreError {
     /// A chunk of an append batch was refused; `index` is its 0-based position in the batch.
     #[error("chunk {}: {message}", index + 1)]
     BadChunk { index: usize, message: String },
+    #[error("nothing to append")]
+    EmptyBatch,
     #[error("the store is busy (another process holds its write lock)")]
     Busy,
     #[error("database error")]

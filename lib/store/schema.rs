@@ -60,6 +60,25 @@ const MIGRATIONS: &[&str] = &[
     CREATE TABLE fts_state (id INTEGER PRIMARY KEY CHECK (id = 1), last_rowid INTEGER NOT NULL);
     INSERT INTO fts_state (id, last_rowid) VALUES (1, 0);
     "#,
+    // 2: rooms: each reader's byte offset per room file (a reader is a session id, or
+    // `name:NAME` for a person or script), and the lines a session held back from its context.
+    r#"
+    CREATE TABLE room_cursors (
+      reader     TEXT NOT NULL,
+      room       TEXT NOT NULL,
+      offset     INTEGER NOT NULL,
+      updated_at INTEGER NOT NULL,
+      PRIMARY KEY (reader, room)
+    );
+    CREATE TABLE room_held (
+      reader     TEXT NOT NULL,
+      room       TEXT NOT NULL,
+      offset     INTEGER NOT NULL,
+      msg_id     TEXT NOT NULL,
+      created_at INTEGER NOT NULL,
+      PRIMARY KEY (reader, room, offset)
+    );
+    "#,
 ];
 
 pub const VERSION: i64 = MIGRATIONS.len() as i64;

@@ -99,10 +99,11 @@ pub struct NewSession {
     pub policy: Option<Value>,
 }
 
-const COLUMNS: &str = "id, title, kind, parent_id, fork_of, fork_seq, agent, model, cwd, \
+pub(super) const COLUMNS: &str =
+    "id, title, kind, parent_id, fork_of, fork_seq, agent, model, cwd, \
                        policy_json, status, pid, pid_start, created_at, updated_at";
 
-fn from_row(r: &Row<'_>) -> rusqlite::Result<Session> {
+pub(super) fn from_row(r: &Row<'_>) -> rusqlite::Result<Session> {
     let policy: String = r.get(9)?;
     Ok(Session {
         id: r.get(0)?,

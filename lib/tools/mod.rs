@@ -390,7 +390,12 @@ mod tests {
             .collect();
         let got: Vec<String> = specs(&names).into_iter().map(|s| s.name).collect();
         assert_eq!(got, ["bash", "read"]);
-        for name in crate::policy::KNOWN {
+        // summon, retrieve and the peer_* tools get their schema from the agent (it knows the
+        // session), not from here.
+        for name in crate::policy::KNOWN
+            .iter()
+            .filter(|n| !matches!(**n, "summon" | "retrieve") && !n.starts_with("peer_"))
+        {
             let s = spec(name).expect("every known tool has a spec");
             assert_eq!(s.input_schema["type"], "object");
             assert!(s.input_schema["required"].is_array());

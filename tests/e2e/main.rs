@@ -10,4 +10,6 @@ mod log_read;
 mod prompt;
 mod prompt_queue;
 mod provider;
+mod room;
+mod summon;
 mod walkthrough;

@@ -50,17 +50,24 @@ fn the_readme_walkthrough_runs_offline_and_leaves_the_agents_file() {
         2,
         "{stdout}"
     );
-    // Four sessions in this home: by hand, the agent's, the side chat and the fork.
+    // A parent agent summoned a subagent and retrieved its answer.
+    assert!(stderr.contains("→ summon"), "{stderr}");
+    assert!(stderr.contains("→ retrieve"), "{stderr}");
+    assert!(
+        stdout.contains("The subagent found two open tasks"),
+        "{stdout}"
+    );
+    // Six sessions in this home: by hand, the agent's, the summoning parent and its subagent,
+    // the side chat and the fork.
     let ls = env.log(&["ls", "--json"]).ok();
     let kinds: Vec<String> = ls
         .json_lines()
         .iter()
         .map(|s| s["kind"].as_str().unwrap().to_string())
         .collect();
-    assert_eq!(kinds.len(), 4, "{kinds:?}");
-    assert_eq!(
-        kinds.iter().filter(|k| *k == "side").count(),
-        1,
-        "{kinds:?}"
-    );
+    assert_eq!(kinds.len(), 6, "{kinds:?}");
+    for kind in ["side", "subagent"] {
+        let n = kinds.iter().filter(|k| *k == kind).count();
+        assert_eq!(n, 1, "{kinds:?}");
+    }
 }

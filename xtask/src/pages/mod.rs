@@ -5,6 +5,8 @@
 mod fork;
 mod log;
 mod prompt;
+mod room;
+mod summon;
 
 /// A command to document.
 pub struct Page {
@@ -33,7 +35,13 @@ pub enum Block {
     Example(&'static str, &'static str),
 }
 
-pub const PAGES: &[Page] = &[log::PAGE, prompt::PAGE, fork::PAGE];
+pub const PAGES: &[Page] = &[
+    log::PAGE,
+    prompt::PAGE,
+    fork::PAGE,
+    room::PAGE,
+    summon::PAGE,
+];
 
 #[cfg(test)]
 mod tests {

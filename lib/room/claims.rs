@@ -1,0 +1,336 @@
+//! File claims: `claim` and `release` lines in the worktree room. A claim is active until it
+//! is released, expires (`ttl_s`, default 1800) or — when a session holds it — that session is
+//! no longer live. Paths are globs relative to the worktree's top; overlap is checked both
+//! ways. Checking and writing a claim happen under the room's lock.
+
+use std::collections::HashMap;
+use std::path::{Component, Path, PathBuf};
+
+use serde::Serialize;
+
+use super::file::{self, Flow};
+use super::presence::{self, Me};
+use super::{From, Line, Room, RoomError};
+use crate::store::Store;
+
+pub const DEFAULT_TTL_S: u64 = 1800;
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Claim {
+    pub id: String,
+    pub holder: From,
+    pub paths: Vec<String>,
+    pub intent: String,
+    pub mode: String,
+    pub ttl_s: u64,
+    pub ts: String,
+    pub expires_ms: i64,
+}
+
+impl Claim {
+    pub fn exclusive(&self) -> bool {
+        self.mode != "shared"
+    }
+
+    /// How a model or a person reaches the holder.
+    pub fn how_to_reach(&self) -> String {
+        match &self.holder.session {
+            Some(s) => format!("peer_message with session=\"{s}\" (or `ag-room tell --to {s}`)"),
+            None => format!(
+                "{} is a person or script; say it in the room (peer_message without session, or `ag-room tell`)",
+                self.holder.name
+            ),
+        }
+    }
+}
+
+/// One conflict: a claim of someone else and the pairs (asked, held) that overlap.
+#[derive(Debug, Clone)]
+pub struct Conflict {
+    pub claim: Claim,
+    pub overlaps: Vec<(String, String)>,
+}
+
+impl Conflict {
+    pub fn describe(&self) -> String {
+        let pairs: Vec<String> = self
+            .overlaps
+            .iter()
+            .map(|(a, b)| {
+                if a == b {
+                    a.clone()
+                } else {
+                    format!("{a} ~ {b}")
+                }
+            })
+            .collect();
+        format!(
+            "{} holds {} ({}) with intent {:?}: {}",
+            self.claim.holder.display(),
+            self.claim.id,
+            self.claim.mode,
+            self.claim.intent,
+            pairs.join(", ")
+        )
+    }
+}
+
+/// The active claims of a room, oldest first.
+pub fn active(
+    store: &Store,
+    room: &Room,
+    warn: &mut dyn FnMut(String),
+) -> Result<Vec<Claim>, RoomError> {
+    let now = crate::clock::now_ms();
+    let mut claims: Vec<Claim> = Vec::new();
+    let mut released: std::collections::HashSet<String> = Default::default();
+    file::scan(&room.path, 0, warn, &mut |_, l| {
+        match l.ty.as_str() {
+            "claim" => {
+                let ttl = l.ttl_s.unwrap_or(DEFAULT_TTL_S);
+                claims.push(Claim {
+                    expires_ms: l.ts_ms() + ttl as i64 * 1000,
+                    id: l.id,
+                    holder: l.from,
+                    paths: l.paths.unwrap_or_default(),
+                    intent: l.intent.unwrap_or_default(),
+                    mode: l.mode.unwrap_or_else(|| "exclusive".into()),
+                    ttl_s: ttl,
+                    ts: l.ts,
+                });
+            }
+            "release" => released.extend(l.claims.unwrap_or_default()),
+            _ => {}
+        }
+        Flow::Go
+    })?;
+    let mut alive: HashMap<String, bool> = HashMap::new();
+    let mut out = Vec::new();
+    for c in claims {
+        if released.contains(&c.id) || c.expires_ms <= now {
+            continue;
+        }
+        if let Some(s) = &c.holder.session {
+            let live = match alive.get(s) {
+                Some(v) => *v,
+                None => {
+                    let v = store
+                        .session(s)
+                        .map(|s| presence::is_live(&s))
+                        .unwrap_or(false);
+                    alive.insert(s.clone(), v);
+                    v
+                }
+            };
+            if !live {
+                continue;
+            }
+        }
+        out.push(c);
+    }
+    Ok(out)
+}
+
+/// The literal start of a glob (up to its first wildcard).
+fn literal_prefix(p: &str) -> &str {
+    let end = p.find(['*', '?', '[', '{']).unwrap_or(p.len());
+    &p[..end]
+}
+
+fn is_glob(p: &str) -> bool {
+    literal_prefix(p).len() != p.len()
+}
+
+fn glob_match(pattern: &str, path: &str) -> bool {
+    globset::GlobBuilder::new(pattern)
+        .literal_separator(true)
+        .build()
+        .map(|g| g.compile_matcher().is_match(path))
+        .unwrap_or(false)
+}
+
+/// Whether two claimed paths (globs) can name the same file: equal, one a directory holding
+/// the other, one matching the other, or two globs whose literal starts agree.
+pub fn overlaps(a: &str, b: &str) -> bool {
+    let under = |dir: &str, p: &str| {
+        dir.is_empty() || dir == "." || p.starts_with(&format!("{}/", dir.trim_end_matches('/')))
+    };
+    if a == b || (!is_glob(a) && under(a, b)) || (!is_glob(b) && under(b, a)) {
+        return true;
+    }
+    match (is_glob(a), is_glob(b)) {
+        (true, false) => glob_match(a, b),
+        (false, true) => glob_match(b, a),
+        (true, true) => {
+            let (pa, pb) = (literal_prefix(a), literal_prefix(b));
+            pa.starts_with(pb) || pb.starts_with(pa)
+        }
+        (false, false) => false,
+    }
+}
+
+/// Claims of others that overlap `paths`; with `want_shared`, only their exclusive claims
+/// conflict (shared claims go together).
+pub fn conflicts(
+    active: &[Claim],
+    me: &From,
+    paths: &[String],
+    want_shared: bool,
+) -> Vec<Conflict> {
+    let mut out = Vec::new();
+    for c in active {
+        if c.holder.same(me) || (want_shared && !c.exclusive()) {
+            continue;
+        }
+        let mut pairs = Vec::new();
+        for p in paths {
+            for q in &c.paths {
+                if overlaps(p, q) {
+                    pairs.push((p.clone(), q.clone()));
+                }
+            }
+        }
+        if !pairs.is_empty() {
+            out.push(Conflict {
+                claim: c.clone(),
+                overlaps: pairs,
+            });
+        }
+    }
+    out
+}
+
+/// Make a path (relative to `cwd`, or absolute) relative to the worktree `key`, lexically.
+pub fn normalize(path: &str, cwd: &Path, key: &Path) -> Result<String, String> {
+    let joined = if Path::new(path).is_absolute() {
+        PathBuf::from(path)
+    } else {
+        cwd.join(path)
+    };
+    let mut out = PathBuf::new();
+    for c in joined.components() {
+        match c {
+            Component::ParentDir => {
+                out.pop();
+            }
+            Component::CurDir => {}
+            c => out.push(c),
+        }
+    }
+    match out.strip_prefix(key) {
+        Ok(rel) => {
+            let s = rel.to_string_lossy().into_owned();
+            Ok(if s.is_empty() { ".".into() } else { s })
+        }
+        Err(_) => Err(format!("{path} is outside the worktree {}", key.display())),
+    }
+}
+
+/// What `claim` did.
+pub enum Outcome {
+    Claimed(Claim),
+    Refused(Vec<Conflict>),
+}
+
+/// Claim `paths` (already normalized) for `me`, unless someone else holds an overlapping claim
+/// that conflicts. Checked and written under the room's lock.
+#[allow(clippy::too_many_arguments)]
+pub fn claim(
+    store: &Store,
+    room: &Room,
+    me: &Me,
+    paths: Vec<String>,
+    intent: &str,
+    shared: bool,
+    ttl_s: u64,
+    warn: &mut dyn FnMut(String),
+) -> Result<Outcome, RoomError> {
+    if paths.is_empty() {
+        return Err(RoomError::Invalid(
+            "claim what? name at least one path".into(),
+        ));
+    }
+    if intent.trim().is_empty() {
+        return Err(RoomError::Invalid(
+            "a claim needs an intent (what you are about to do)".into(),
+        ));
+    }
+    file::append_locked(&room.path, || {
+        let act = active(store, room, warn)?;
+        let found = conflicts(&act, &me.from, &paths, shared);
+        if !found.is_empty() {
+            return Ok((None, Outcome::Refused(found)));
+        }
+        let mut l = Line::new("claim", me.from.clone());
+        l.paths = Some(paths.clone());
+        l.intent = Some(intent.trim().to_string());
+        l.mode = Some(if shared { "shared" } else { "exclusive" }.into());
+        l.ttl_s = Some(ttl_s);
+        let c = Claim {
+            id: l.id.clone(),
+            holder: l.from.clone(),
+            paths: paths.clone(),
+            intent: intent.trim().to_string(),
+            mode: l.mode.clone().unwrap(),
+            ttl_s,
+            expires_ms: l.ts_ms() + ttl_s as i64 * 1000,
+            ts: l.ts.clone(),
+        };
+        Ok((Some(l), Outcome::Claimed(c)))
+    })
+}
+
+/// End `me`'s active claims: all of them, or those overlapping `paths`. Returns what ended.
+pub fn release(
+    store: &Store,
+    room: &Room,
+    me: &Me,
+    paths: Option<&[String]>,
+    warn: &mut dyn FnMut(String),
+) -> Result<Vec<Claim>, RoomError> {
+    file::append_locked(&room.path, || {
+        let mine: Vec<Claim> = active(store, room, warn)?
+            .into_iter()
+            .filter(|c| c.holder.same(&me.from))
+            .filter(|c| match paths {
+                None => true,
+                Some(ps) => ps.iter().any(|p| c.paths.iter().any(|q| overlaps(p, q))),
+            })
+            .collect();
+        if mine.is_empty() {
+            return Ok((None, mine));
+        }
+        let mut l = Line::new("release", me.from.clone());
+        l.claims = Some(mine.iter().map(|c| c.id.clone()).collect());
+        Ok((Some(l), mine))
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn overlap_both_ways() {
+        assert!(overlaps("src/a.rs", "src/a.rs"));
+        assert!(overlaps("src", "src/a.rs"));
+        assert!(overlaps("src/a.rs", "src"));
+        assert!(overlaps("src/*.rs", "src/a.rs"));
+        assert!(overlaps("src/a.rs", "src/**"));
+        assert!(overlaps("src/**", "src/x/*.rs"));
+        assert!(!overlaps("src/a.rs", "src/b.rs"));
+        assert!(!overlaps("src/*.rs", "lib/a.rs"));
+        assert!(!overlaps("srcx/a.rs", "src"));
+    }
+
+    #[test]
+    fn normalize_is_relative_to_the_top() {
+        let key = Path::new("/w");
+        assert_eq!(
+            normalize("a/../b.rs", Path::new("/w/x"), key).unwrap(),
+            "x/b.rs"
+        );
+        assert_eq!(normalize("/w/c", Path::new("/tmp"), key).unwrap(), "c");
+        assert!(normalize("../../etc", Path::new("/w/x"), key).is_err());
+    }
+}

@@ -1,0 +1,157 @@
+//! Room files: one JSON object per line. Writers append the whole line in one `write` under an
+//! exclusive lock on a file opened with O_APPEND; readers stream from a byte offset, stop before
+//! a torn last line (one without its newline yet) and skip a corrupt line with a warning.
+
+use std::fs::File;
+use std::io::{self, BufRead, BufReader, Seek, SeekFrom, Write};
+use std::path::Path;
+
+use serde_json::Value;
+
+use super::{Line, RoomError, MAX_LINE};
+use crate::paths;
+
+/// Open a room for appending (0600; its directory 0700).
+fn open_append(path: &Path) -> io::Result<File> {
+    if let Some(dir) = path.parent() {
+        paths::create_private_dir(dir)?;
+    }
+    paths::open_private_append(path)
+}
+
+/// Encode a line, refusing one over [`MAX_LINE`] bytes (newline included).
+pub fn encode(line: &Line) -> Result<Vec<u8>, RoomError> {
+    let mut bytes = serde_json::to_vec(line).map_err(|e| RoomError::Invalid(e.to_string()))?;
+    bytes.push(b'\n');
+    if bytes.len() > MAX_LINE {
+        return Err(RoomError::TooLong {
+            len: bytes.len(),
+            max: MAX_LINE,
+        });
+    }
+    Ok(bytes)
+}
+
+/// Append one line: the whole line in one write, under an exclusive lock. A short write is an
+/// error.
+pub fn append(path: &Path, line: &Line) -> Result<(), RoomError> {
+    let bytes = encode(line)?;
+    let file = open_append(path).map_err(|e| RoomError::io(path, e))?;
+    file.lock().map_err(|e| RoomError::io(path, e))?;
+    let r = write_once(&file, &bytes);
+    let _ = file.unlock();
+    r.map_err(|e| RoomError::io(path, e))
+}
+
+/// Hold the room's exclusive lock while `decide` looks at the room; the line it returns (if
+/// any) is appended before the lock is let go. Claims use this so two claimers cannot both
+/// see a free path.
+pub fn append_locked<T>(
+    path: &Path,
+    decide: impl FnOnce() -> Result<(Option<Line>, T), RoomError>,
+) -> Result<T, RoomError> {
+    let file = open_append(path).map_err(|e| RoomError::io(path, e))?;
+    file.lock().map_err(|e| RoomError::io(path, e))?;
+    let result = (|| {
+        let (line, out) = decide()?;
+        if let Some(line) = line {
+            let bytes = encode(&line)?;
+            write_once(&file, &bytes).map_err(|e| RoomError::io(path, e))?;
+        }
+        Ok(out)
+    })();
+    let _ = file.unlock();
+    result
+}
+
+fn write_once(mut file: &File, bytes: &[u8]) -> io::Result<()> {
+    let n = file.write(bytes)?;
+    if n != bytes.len() {
+        return Err(io::Error::new(
+            io::ErrorKind::WriteZero,
+            format!("short write: {n} of {} bytes", bytes.len()),
+        ));
+    }
+    Ok(())
+}
+
+/// The size of a room file (0 when it does not exist yet).
+pub fn size(path: &Path) -> u64 {
+    std::fs::metadata(path).map_or(0, |m| m.len())
+}
+
+/// What a scan callback says.
+pub enum Flow {
+    Go,
+    Stop,
+}
+
+/// Stream the complete lines of a room from byte `offset`, oldest first: `f(offset, line)`
+/// where `offset` is where the line starts. Corrupt lines go to `warn` (with file and byte
+/// offset) and are skipped. Returns the offset just past the last complete line read, which is
+/// where the next scan should start: a torn last line is left for then.
+pub fn scan(
+    path: &Path,
+    offset: u64,
+    warn: &mut dyn FnMut(String),
+    f: &mut dyn FnMut(u64, Line) -> Flow,
+) -> Result<u64, RoomError> {
+    let file = match File::open(path) {
+        Ok(f) => f,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(offset),
+        Err(e) => return Err(RoomError::io(path, e)),
+    };
+    let mut r = BufReader::with_capacity(64 * 1024, file);
+    r.seek(SeekFrom::Start(offset))
+        .map_err(|e| RoomError::io(path, e))?;
+    let mut at = offset;
+    let mut buf = Vec::with_capacity(1024);
+    loop {
+        buf.clear();
+        let n = r
+            .read_until(b'\n', &mut buf)
+            .map_err(|e| RoomError::io(path, e))?;
+        if n == 0 || buf.last() != Some(&b'\n') {
+            // End of file, or a torn last line: it is read once it is complete.
+            return Ok(at);
+        }
+        let start = at;
+        at += n as u64;
+        match parse(&buf) {
+            Some(line) => {
+                if let Flow::Stop = f(start, line) {
+                    return Ok(at);
+                }
+            }
+            None => {
+                if buf.iter().any(|b| !b.is_ascii_whitespace()) {
+                    warn(format!(
+                        "{}: byte {start}: skipped a line that is not a room line",
+                        path.display()
+                    ));
+                }
+            }
+        }
+    }
+}
+
+/// The one line starting at `offset`, if it is complete and well-formed.
+pub fn read_at(path: &Path, offset: u64) -> Option<Line> {
+    let file = File::open(path).ok()?;
+    let mut r = BufReader::new(file);
+    r.seek(SeekFrom::Start(offset)).ok()?;
+    let mut buf = Vec::new();
+    r.read_until(b'\n', &mut buf).ok()?;
+    if buf.last() != Some(&b'\n') {
+        return None;
+    }
+    parse(&buf)
+}
+
+fn parse(bytes: &[u8]) -> Option<Line> {
+    let v: Value = serde_json::from_slice(bytes).ok()?;
+    if !v.is_object() || v.get("id").and_then(Value::as_str).is_none() {
+        return None;
+    }
+    serde_json::from_value(v).ok()
+}

@@ -1,0 +1,145 @@
+//! Hearing: which lines a reader takes in, reading them from its cursors, receipts, and the
+//! status of a message.
+
+use std::path::Path;
+
+use super::file::{self, Flow};
+use super::presence::Me;
+use super::{Line, Room, RoomError};
+use crate::paths::Home;
+use crate::store::Store;
+
+/// A line someone heard, and where it is.
+#[derive(Debug, Clone)]
+pub struct Heard {
+    pub room: Room,
+    pub offset: u64,
+    pub line: Line,
+}
+
+/// The rooms a reader in `dir` hears: its worktree room, then the device room.
+pub fn rooms_for(home: &Home, dir: &Path) -> Vec<Room> {
+    vec![Room::worktree(home, dir), Room::device(home)]
+}
+
+/// Whether `me` takes `line` of `room` in: speech (`say`) that is not its own, to the room
+/// (worktree rooms only) or addressed to it.
+pub fn hears(room: &Room, line: &Line, me: &Me) -> bool {
+    line.ty == "say"
+        && !line.from.same(&me.from)
+        && match &line.to {
+            None => !room.is_device(),
+            Some(t) => me.is_addressed(t),
+        }
+}
+
+/// Stream what `me` hears in `rooms` after its cursors (a reader with no cursor starts at the
+/// end when `new_at_end`, else at the start). Returns the cursors to store: (room, offset).
+pub fn read_new(
+    store: &Store,
+    me: &Me,
+    rooms: &[Room],
+    new_at_end: bool,
+    warn: &mut dyn FnMut(String),
+    f: &mut dyn FnMut(Heard),
+) -> Result<Vec<(String, u64)>, RoomError> {
+    let mut cursors = Vec::new();
+    for room in rooms {
+        let start = match store.room_cursor(&me.reader, &room.name)? {
+            Some(o) => o.min(file::size(&room.path)),
+            None if new_at_end => file::size(&room.path),
+            None => 0,
+        };
+        let end = file::scan(&room.path, start, warn, &mut |offset, line| {
+            if hears(room, &line, me) {
+                f(Heard {
+                    room: room.clone(),
+                    offset,
+                    line,
+                });
+            }
+            Flow::Go
+        })?;
+        cursors.push((room.name.clone(), end));
+    }
+    Ok(cursors)
+}
+
+/// Write a `delivered` receipt for each line: it reached `me`'s context (or screen).
+pub fn deliver(me: &Me, heard: &[&Heard]) -> Result<(), RoomError> {
+    for h in heard {
+        let mut l = Line::new("delivered", me.from.clone());
+        l.in_reply_to = Some(h.line.id.clone());
+        l.to = Some(
+            h.line
+                .from
+                .session
+                .clone()
+                .unwrap_or_else(|| h.line.from.name.clone()),
+        );
+        file::append(&h.room.path, &l)?;
+    }
+    Ok(())
+}
+
+/// A message and what happened to it.
+#[derive(Debug, Clone)]
+pub struct Status {
+    pub message: Heard,
+    pub delivered: Vec<Line>,
+    pub acked: Vec<Line>,
+    pub replies: Vec<Line>,
+}
+
+/// Find a message (full id, or a unique prefix of at least 8 characters) in `rooms` and collect
+/// its receipts and replies.
+pub fn status(
+    rooms: &[Room],
+    msg: &str,
+    warn: &mut dyn FnMut(String),
+) -> Result<Option<Status>, RoomError> {
+    let msg = msg.trim().to_ascii_lowercase();
+    for room in rooms {
+        let mut found: Option<Heard> = None;
+        let mut st_lines: Vec<Line> = Vec::new();
+        file::scan(&room.path, 0, warn, &mut |offset, line| {
+            match &found {
+                None => {
+                    if (line.id == msg || (msg.len() >= 8 && line.id.starts_with(&msg)))
+                        && line.ty == "say"
+                    {
+                        found = Some(Heard {
+                            room: room.clone(),
+                            offset,
+                            line,
+                        });
+                    }
+                }
+                Some(m) => {
+                    if line.in_reply_to.as_deref() == Some(m.line.id.as_str()) {
+                        st_lines.push(line);
+                    }
+                }
+            }
+            Flow::Go
+        })?;
+        if let Some(m) = found {
+            let mut st = Status {
+                message: m,
+                delivered: vec![],
+                acked: vec![],
+                replies: vec![],
+            };
+            for l in st_lines {
+                match l.ty.as_str() {
+                    "delivered" => st.delivered.push(l),
+                    "ack" => st.acked.push(l),
+                    "say" => st.replies.push(l),
+                    _ => {}
+                }
+            }
+            return Ok(Some(st));
+        }
+    }
+    Ok(None)
+}

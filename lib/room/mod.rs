@@ -1,0 +1,310 @@
+//! Rooms (DESIGN §6): JSONL files under `$AG_HOME/rooms/`. The worktree room (keyed by the
+//! canonical git top level, or the directory itself outside git) is heard by every session in
+//! that tree; a line with `to` set is a direct message only its addressee takes in. The device
+//! room (`device.jsonl`) carries only direct messages between folders.
+//!
+//! Claims are room lines too (`claim` / `release`): the room is the one log, and a claim is
+//! checked and written under the room's lock, so two claimers cannot both win.
+
+pub mod claims;
+pub mod file;
+pub mod inbox;
+pub mod presence;
+pub mod target;
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::paths::Home;
+
+/// The longest line a room takes, newline included.
+pub const MAX_LINE: usize = 64 * 1024;
+
+/// The device room's file name.
+pub const DEVICE: &str = "device.jsonl";
+
+#[derive(Debug, thiserror::Error)]
+pub enum RoomError {
+    #[error(
+        "the line would be {len} bytes; a room line holds at most {max} (nothing was written)"
+    )]
+    TooLong { len: usize, max: usize },
+    #[error("{0}")]
+    Invalid(String),
+    #[error(transparent)]
+    Store(#[from] crate::store::StoreError),
+    #[error("{}", path.display())]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+impl RoomError {
+    pub fn io(path: &Path, source: std::io::Error) -> RoomError {
+        RoomError::Io {
+            path: path.to_path_buf(),
+            source,
+        }
+    }
+}
+
+/// Who wrote a line.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct From {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session: Option<String>,
+    pub name: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pid: Option<i64>,
+    /// `agent`, `human` or `tool`.
+    pub kind: String,
+}
+
+impl From {
+    /// The name shown to models and people: a session's name carries its short id, so a
+    /// reader can address it exactly.
+    pub fn display(&self) -> String {
+        match &self.session {
+            Some(s) => format!("{} [{}]", self.name, short13(s)),
+            None => self.name.clone(),
+        }
+    }
+
+    /// Whether two senders are the same speaker: the same session, or the same named person
+    /// or script when neither is a session.
+    pub fn same(&self, other: &From) -> bool {
+        match (&self.session, &other.session) {
+            (Some(a), Some(b)) => a == b,
+            (None, None) => self.name == other.name,
+            _ => false,
+        }
+    }
+}
+
+/// One room line. Which fields are set depends on `type`: `say` has `text` (and `to`,
+/// `in_reply_to`), `delivered` and `ack` name the message in `in_reply_to`, `claim` has
+/// `paths`, `intent`, `mode`, `ttl_s`, `release` lists claim ids in `claims`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Line {
+    pub v: u32,
+    pub id: String,
+    pub ts: String,
+    #[serde(rename = "type")]
+    pub ty: String,
+    pub from: From,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub to: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub in_reply_to: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub text: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub paths: Option<Vec<String>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub intent: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mode: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ttl_s: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub claims: Option<Vec<String>>,
+}
+
+impl Line {
+    pub fn new(ty: &str, from: From) -> Line {
+        Line {
+            v: 1,
+            id: crate::ids::new_id(),
+            ts: crate::clock::iso(crate::clock::now_ms()),
+            ty: ty.to_string(),
+            from,
+            to: None,
+            in_reply_to: None,
+            text: None,
+            paths: None,
+            intent: None,
+            mode: None,
+            ttl_s: None,
+            claims: None,
+        }
+    }
+
+    pub fn ts_ms(&self) -> i64 {
+        crate::clock::parse_iso(&self.ts).unwrap_or(0)
+    }
+}
+
+/// A room on disk.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Room {
+    /// The file name, e.g. `agkit-3f2a9c1e7b4d.jsonl` or `device.jsonl`; readers' cursors are
+    /// keyed by it.
+    pub name: String,
+    pub path: PathBuf,
+    /// The worktree it belongs to; `None` for the device room.
+    pub key: Option<PathBuf>,
+}
+
+impl Room {
+    pub fn device(home: &Home) -> Room {
+        Room {
+            name: DEVICE.to_string(),
+            path: home.rooms_dir().join(DEVICE),
+            key: None,
+        }
+    }
+
+    /// The worktree room of a directory.
+    pub fn worktree(home: &Home, dir: &Path) -> Room {
+        let key = worktree_key(dir);
+        let name = room_name(&key);
+        Room {
+            path: home.rooms_dir().join(&name),
+            name,
+            key: Some(key),
+        }
+    }
+
+    pub fn is_device(&self) -> bool {
+        self.key.is_none()
+    }
+
+    /// The name without `.jsonl`, for people.
+    pub fn label(&self) -> &str {
+        self.name.strip_suffix(".jsonl").unwrap_or(&self.name)
+    }
+}
+
+/// The canonical git top level above `dir` (a `.git` directory or file), else `dir` itself.
+pub fn worktree_key(dir: &Path) -> PathBuf {
+    let dir = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
+    let mut cur: Option<&Path> = Some(&dir);
+    while let Some(d) = cur {
+        if d.join(".git").exists() {
+            return d.to_path_buf();
+        }
+        cur = d.parent();
+    }
+    dir
+}
+
+/// `SLUG-HASH.jsonl`: a readable slug of the last component and a short hash of the whole key.
+pub fn room_name(key: &Path) -> String {
+    let s = key.to_string_lossy();
+    // FNV-1a, 64 bits: stable across builds and platforms.
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in s.bytes() {
+        h ^= b as u64;
+        h = h.wrapping_mul(0x0100_0000_01b3);
+    }
+    let last = key
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "root".into());
+    let mut slug: String = last
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' || c == '.' {
+                c.to_ascii_lowercase()
+            } else {
+                '-'
+            }
+        })
+        .take(32)
+        .collect();
+    slug = slug.trim_matches(['-', '.']).to_string();
+    if slug.is_empty() {
+        slug = "root".into();
+    }
+    format!("{slug}-{:012x}.jsonl", h & 0xffff_ffff_ffff)
+}
+
+/// Whether `path` lies in the worktree `key`.
+pub fn is_under(path: &Path, key: &Path) -> bool {
+    path.starts_with(key)
+}
+
+/// The first 13 characters of an id (`01a22a90-6da6`): its millisecond timestamp, unique
+/// among sessions unless two started in the same millisecond; a prefix targets resolve.
+pub fn short13(id: &str) -> &str {
+    let end = id.char_indices().nth(13).map_or(id.len(), |(i, _)| i);
+    &id[..end]
+}
+
+/// Cut text to at most `max` bytes on a char boundary, ending with `…` when cut.
+pub fn clip(text: &str, max: usize) -> String {
+    if text.len() <= max {
+        return text.to_string();
+    }
+    let ell = "…";
+    let mut end = max.saturating_sub(ell.len());
+    while end > 0 && !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}{ell}", &text[..end])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_stable_and_readable() {
+        let n = room_name(Path::new("/home/me/My Project"));
+        assert!(n.starts_with("my-project-") && n.ends_with(".jsonl"), "{n}");
+        assert_eq!(n, room_name(Path::new("/home/me/My Project")));
+        assert_ne!(n, room_name(Path::new("/home/you/My Project")));
+    }
+
+    #[test]
+    fn clip_keeps_char_boundaries() {
+        assert_eq!(clip("abc", 10), "abc");
+        let c = clip(&"é".repeat(200), 200);
+        assert!(c.len() <= 200 && c.ends_with('…'));
+    }
+
+    #[test]
+    fn torn_and_corrupt_lines() {
+        let dir = tempfile_dir();
+        let p = dir.join("r.jsonl");
+        let mk = |t: &str| {
+            let mut l = Line::new(
+                "say",
+                From {
+                    session: None,
+                    name: "a".into(),
+                    pid: None,
+                    kind: "human".into(),
+                },
+            );
+            l.text = Some(t.into());
+            l
+        };
+        file::append(&p, &mk("one")).unwrap();
+        {
+            use std::io::Write;
+            let mut f = std::fs::OpenOptions::new().append(true).open(&p).unwrap();
+            f.write_all(b"garbage\n{\"v\":1,\"id\":\"x").unwrap();
+        }
+        let mut seen = Vec::new();
+        let mut warns = Vec::new();
+        let end = file::scan(&p, 0, &mut |w| warns.push(w), &mut |_, l| {
+            seen.push(l.text.unwrap());
+            file::Flow::Go
+        })
+        .unwrap();
+        assert_eq!(seen, ["one"]);
+        assert_eq!(warns.len(), 1);
+        assert!(end < file::size(&p));
+        let _ = std::fs::remove_dir_all(dir);
+    }
+
+    fn tempfile_dir() -> PathBuf {
+        let d = std::env::temp_dir().join(format!("ag-room-test-{}", crate::ids::new_id()));
+        std::fs::create_dir_all(&d).unwrap();
+        d
+    }
+}

@@ -1,0 +1,163 @@
+//! Who is here: live sessions (running, with a pid whose start time matches) and who is
+//! speaking (a session inside `ag-prompt`, else a named person or script).
+
+use std::io::IsTerminal;
+use std::path::Path;
+
+use super::From;
+use crate::proc;
+use crate::store::{Result, Session, SessionStatus, Store};
+
+/// The speaker of a command or tool call, and the key its cursors are stored under.
+#[derive(Debug, Clone)]
+pub struct Me {
+    pub from: From,
+    pub reader: String,
+    pub session: Option<Session>,
+}
+
+impl Me {
+    pub fn session(session: &Session) -> Me {
+        Me {
+            from: session_from(session),
+            reader: session.id.clone(),
+            session: Some(session.clone()),
+        }
+    }
+
+    /// A person or a script by name.
+    pub fn named(name: &str, kind: &str) -> Me {
+        Me {
+            from: From {
+                session: None,
+                name: name.to_string(),
+                pid: Some(std::process::id() as i64),
+                kind: kind.to_string(),
+            },
+            reader: format!("name:{name}"),
+            session: None,
+        }
+    }
+
+    /// Whether a `to` address means this speaker.
+    pub fn is_addressed(&self, to: &str) -> bool {
+        match &self.session {
+            Some(s) => s.id == to,
+            None => to == self.from.name,
+        }
+    }
+}
+
+/// The line author for a session.
+pub fn session_from(s: &Session) -> From {
+    From {
+        session: Some(s.id.clone()),
+        name: display_name(s),
+        pid: s.pid.or(Some(std::process::id() as i64)),
+        kind: "agent".into(),
+    }
+}
+
+/// A session's name for people and models: its title (clipped), or `session` when it has none.
+pub fn display_name(s: &Session) -> String {
+    let t = s.title.trim();
+    if t.is_empty() {
+        "session".into()
+    } else {
+        super::clip(t, 60)
+    }
+}
+
+/// Who speaks from this process: `AG_SESSION` (set by `ag-prompt` for its tools) names a
+/// session; otherwise `from` > `AG_NAME` > `USER` > `LOGNAME` > `user`, of kind `human` when
+/// stdin is a terminal and `tool` otherwise (a hook, a cron job, a pipe).
+pub fn identify(store: &Store, from: Option<&str>) -> Result<Me> {
+    let env = |k: &str| std::env::var(k).ok().filter(|v| !v.trim().is_empty());
+    if let Some(id) = env("AG_SESSION") {
+        if let Ok(s) = store.session(id.trim()) {
+            return Ok(Me::session(&s));
+        }
+    }
+    let name = from
+        .map(str::to_string)
+        .filter(|s| !s.trim().is_empty())
+        .or_else(|| env("AG_NAME"))
+        .or_else(|| env("USER"))
+        .or_else(|| env("LOGNAME"))
+        .unwrap_or_else(|| "user".into());
+    let kind = if std::io::stdin().is_terminal() {
+        "human"
+    } else {
+        "tool"
+    };
+    Ok(Me::named(name.trim(), kind))
+}
+
+/// Whether a session is running in a live process right now.
+pub fn is_live(s: &Session) -> bool {
+    s.status == SessionStatus::Running && s.pid.is_some_and(|p| proc::alive(p, s.pid_start))
+}
+
+/// Every live session on this device; running ones whose process is gone are reaped.
+pub fn live(store: &Store) -> Result<Vec<Session>> {
+    let mut out = Vec::new();
+    for s in store.running_sessions()? {
+        if is_live(&s) {
+            out.push(s);
+        } else {
+            store.reap(&s.id, s.pid, s.pid_start)?;
+        }
+    }
+    Ok(out)
+}
+
+/// The live sessions whose cwd lies in the worktree `key`.
+pub fn live_in(store: &Store, key: &Path) -> Result<Vec<Session>> {
+    Ok(live(store)?
+        .into_iter()
+        .filter(|s| in_worktree(s, key))
+        .collect())
+}
+
+pub fn in_worktree(s: &Session, key: &Path) -> bool {
+    s.cwd
+        .as_deref()
+        .is_some_and(|c| super::worktree_key(Path::new(c)) == key)
+}
+
+/// What `peek` shows of a session: its goal, last prompt, newest tool calls and texts. Never
+/// consumes anything.
+pub fn peek_text(store: &Store, s: &Session, n: usize) -> Result<String> {
+    let a = store.activity(&s.id, n)?;
+    let one =
+        |t: &str, max: usize| super::clip(&t.split_whitespace().collect::<Vec<_>>().join(" "), max);
+    let mut out = format!(
+        "{} [{}] {} · {}",
+        display_name(s),
+        s.id,
+        if is_live(s) { "live" } else { "not running" },
+        s.status.as_str()
+    );
+    if let Some(cwd) = &s.cwd {
+        out.push_str(&format!("\ncwd: {cwd}"));
+    }
+    if let Some(g) = &a.goal {
+        out.push_str(&format!("\ngoal: {}", one(g, 300)));
+    }
+    if let Some(p) = &a.last_prompt {
+        out.push_str(&format!("\nlast prompt: {}", one(p, 300)));
+    }
+    for (name, args) in &a.tools {
+        out.push_str(&format!("\ntool: {name} {}", one(args, 160)));
+    }
+    for t in &a.said {
+        out.push_str(&format!("\nsaid: {}", one(t, 300)));
+    }
+    if let Some(at) = a.last_at {
+        out.push_str(&format!(
+            "\nlast activity: {} ago",
+            crate::clock::age(at, crate::clock::now_ms())
+        ));
+    }
+    Ok(out)
+}

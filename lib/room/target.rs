@@ -1,0 +1,69 @@
+//! Target resolution (DESIGN §6): exact id, unique id prefix, pid, unique title fragment,
+//! unique goal (first prompt) fragment, case-insensitive. Fragments and pids match live
+//! sessions only; ids match any session.
+
+use super::presence;
+use crate::store::{Result, Session, Store, StoreError};
+
+#[derive(Debug)]
+pub enum Resolved {
+    One(Box<Session>),
+    None,
+    Ambiguous(Vec<(String, String)>),
+}
+
+pub fn resolve(store: &Store, target: &str) -> Result<Resolved> {
+    let t = target.trim();
+    if t.is_empty() {
+        return Ok(Resolved::None);
+    }
+    if let Ok(s) = store.session(t) {
+        return Ok(Resolved::One(Box::new(s)));
+    }
+    let live = presence::live(store)?;
+    if t.bytes().all(|b| b.is_ascii_digit()) && !t.starts_with('0') {
+        if let Ok(pid) = t.parse::<i64>() {
+            let hits: Vec<&Session> = live.iter().filter(|s| s.pid == Some(pid)).collect();
+            if hits.len() == 1 {
+                return Ok(Resolved::One(Box::new(hits[0].clone())));
+            }
+        }
+    }
+    if t.len() >= 4 {
+        match store.resolve(t) {
+            Ok(s) => return Ok(Resolved::One(Box::new(s))),
+            Err(StoreError::Ambiguous { candidates, .. }) => {
+                return Ok(Resolved::Ambiguous(candidates))
+            }
+            Err(StoreError::SessionNotFound(_)) => {}
+            Err(e) => return Err(e),
+        }
+    }
+    let lower = t.to_lowercase();
+    let pick = |hits: Vec<&Session>| -> Option<Resolved> {
+        match hits.len() {
+            0 => None,
+            1 => Some(Resolved::One(Box::new(hits[0].clone()))),
+            _ => Some(Resolved::Ambiguous(
+                hits.iter()
+                    .map(|s| (s.id.clone(), s.title.clone()))
+                    .collect(),
+            )),
+        }
+    };
+    let by_title: Vec<&Session> = live
+        .iter()
+        .filter(|s| s.title.to_lowercase().contains(&lower))
+        .collect();
+    if let Some(r) = pick(by_title) {
+        return Ok(r);
+    }
+    let mut by_goal = Vec::new();
+    for s in &live {
+        let goal = store.activity(&s.id, 0)?.goal.unwrap_or_default();
+        if goal.to_lowercase().contains(&lower) {
+            by_goal.push(s);
+        }
+    }
+    Ok(pick(by_goal).unwrap_or(Resolved::None))
+}

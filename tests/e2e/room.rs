@@ -1,0 +1,775 @@
+//! `ag-room` end to end: real `ag-prompt` processes on `script:` models talking in one
+//! worktree, direct messages, claims and the collision gate, the peer chunk's caps, concurrent
+//! writers, torn and corrupt lines, the pre-commit guard and a post-commit hook.
+
+use std::io::Write;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use serde_json::{json, Value};
+
+use crate::prompt::{script, session_id, spawn, wait_for_chunk, wait_until};
+use crate::support::{bin, TestEnv};
+
+fn git(dir: &Path, args: &[&str]) {
+    let out = Command::new("git")
+        .args(["-c", "user.name=t", "-c", "user.email=t@example.com"])
+        .args(args)
+        .current_dir(dir)
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("HOME", dir)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+fn env() -> TestEnv {
+    let env = TestEnv::new();
+    git(&env.cwd, &["init", "-q"]);
+    env
+}
+
+fn room(env: &TestEnv, args: &[&str]) -> crate::support::Run {
+    env.run("ag-room", args)
+}
+
+/// Every line of every room file, parsed.
+fn room_lines(env: &TestEnv) -> Vec<Value> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(env.home.join("rooms")).unwrap() {
+        let text = std::fs::read_to_string(e.unwrap().path()).unwrap();
+        out.extend(
+            text.lines()
+                .map(|l| serde_json::from_str::<Value>(l).unwrap()),
+        );
+    }
+    out
+}
+
+fn the_room(env: &TestEnv) -> std::path::PathBuf {
+    std::fs::read_dir(env.home.join("rooms"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| !p.ends_with("device.jsonl"))
+        .expect("a worktree room")
+}
+
+fn peer_texts(env: &TestEnv, session: &str) -> Vec<String> {
+    env.chunks(session)
+        .iter()
+        .filter(|c| c["type"] == "peer")
+        .flat_map(|c| {
+            assert_eq!(c["role"], "peer");
+            c["data"]["messages"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|m| m["text"].as_str().unwrap().to_string())
+                .collect::<Vec<_>>()
+        })
+        .collect()
+}
+
+fn tool_results(env: &TestEnv, session: &str, name: &str) -> Vec<Value> {
+    env.chunks(session)
+        .into_iter()
+        .filter(|c| c["type"] == "tool_result" && c["data"]["name"] == name)
+        .collect()
+}
+
+fn msg_id_in(result: &Value) -> String {
+    let text = result["data"]["result"].as_str().unwrap();
+    text.split_whitespace().nth(1).unwrap().to_string()
+}
+
+#[test]
+fn room_two_agents_talk_and_see_each_others_receipts() {
+    let env = env();
+    let talk = |name: &str, say: &str| {
+        script(
+            &env,
+            name,
+            &format!(
+                "[[step]]\ndelay_ms = 1500\ntool_calls = [{{ name = \"peer_message\", arguments = {{ text = \"{say}\" }} }}]\n\
+                 [[step]]\ntext = \"waiting\"\ndelay_ms = 1500\ntool_calls = [{{ name = \"glob\", arguments = {{ pattern = \"*.none\" }} }}]\n\
+                 [[step]]\ntext = \"done\"\n"
+            ),
+        )
+    };
+    let (ma, mb) = (
+        talk("a.toml", "hello from alpha"),
+        talk("b.toml", "hello from beta"),
+    );
+    let mut a = spawn(
+        &env,
+        &["-m", &ma, "--tools", "all", "alpha: fix the parser"],
+    );
+    let ida = a.session();
+    let mut b = spawn(&env, &["-m", &mb, "--tools", "all", "beta: write the docs"]);
+    let idb = b.session();
+    wait_for_chunk(&env, &idb, |c| c["type"] == "tool_call");
+    // Both are live in this worktree.
+    let who = room(&env, &["who", "--json"]).ok();
+    let ids: Vec<String> = who
+        .json_lines()
+        .iter()
+        .map(|w| w["id"].as_str().unwrap().to_string())
+        .collect();
+    assert!(ids.contains(&ida) && ids.contains(&idb), "{}", who.stdout);
+    let ra = a.wait(Duration::from_secs(30));
+    assert_eq!(ra.code, 0, "{}", ra.stderr);
+    let rb = b.wait(Duration::from_secs(30));
+    assert_eq!(rb.code, 0, "{}", rb.stderr);
+
+    assert!(
+        peer_texts(&env, &ida).contains(&"hello from beta".to_string()),
+        "{:?}",
+        env.chunks(&ida)
+    );
+    assert!(peer_texts(&env, &idb).contains(&"hello from alpha".to_string()));
+    // Nobody hears itself.
+    assert!(!peer_texts(&env, &ida).contains(&"hello from alpha".to_string()));
+    // Each sees the other's receipt.
+    let msg_a = msg_id_in(&tool_results(&env, &ida, "peer_message")[0]);
+    let msg_b = msg_id_in(&tool_results(&env, &idb, "peer_message")[0]);
+    let st = room(&env, &["status", &msg_a, "--json"]).ok().json();
+    assert_eq!(st["delivered"][0]["by"]["session"], idb.as_str(), "{st}");
+    let st = room(&env, &["status", &msg_b]).ok();
+    assert!(
+        st.stdout.contains("delivered") && st.stdout.contains(&ida[..13]),
+        "{}",
+        st.stdout
+    );
+    let st = room(&env, &["status", &msg_b, "--json"]).ok().json();
+    assert_eq!(st["delivered"][0]["by"]["session"], ida.as_str());
+    // Exactly one receipt per carried line.
+    let receipts = room_lines(&env)
+        .into_iter()
+        .filter(|l| l["type"] == "delivered")
+        .count();
+    assert_eq!(receipts, 2);
+    // Both are gone now: who is empty.
+    assert!(room(&env, &["who", "--json"]).ok().stdout.trim().is_empty());
+}
+
+#[test]
+fn room_direct_message_is_heard_only_by_its_addressee() {
+    let env = env();
+    let slow = script(
+        &env,
+        "slow.toml",
+        "[[step]]\ntext = \"looking\"\ndelay_ms = 1500\ntool_calls = [{ name = \"glob\", arguments = { pattern = \"*.none\" } }]\n\
+         [[step]]\ntext = \"done\"\n",
+    );
+    let mut a = spawn(&env, &["-m", &slow, "alpha task"]);
+    let ida = a.session();
+    let mut b = spawn(&env, &["-m", &slow, "beta task"]);
+    let idb = b.session();
+    wait_for_chunk(&env, &ida, |c| c["type"] == "tool_call");
+    wait_for_chunk(&env, &idb, |c| c["type"] == "tool_call");
+    // Ambiguous: both titles hold "task".
+    let amb = room(&env, &["tell", "--to", "task", "x"]).code(2);
+    assert!(
+        amb.stderr.contains(&ida) && amb.stderr.contains(&idb),
+        "{}",
+        amb.stderr
+    );
+    // A unique title fragment resolves, and the result names the id.
+    let dm = room(&env, &["tell", "--to", "ALPHA", "for alpha only"]).ok();
+    assert!(dm.stderr.contains(&ida), "{}", dm.stderr);
+    room(&env, &["tell", "--from", "carol", "to everyone"]).ok();
+    // A device-wide broadcast is refused with the reason.
+    let r = room(&env, &["tell", "--device", "everyone everywhere"]).code(2);
+    assert!(
+        r.stderr.contains("device-wide broadcast is refused"),
+        "{}",
+        r.stderr
+    );
+    assert_eq!(a.wait(Duration::from_secs(30)).code, 0);
+    assert_eq!(b.wait(Duration::from_secs(30)).code, 0);
+    let (pa, pb) = (peer_texts(&env, &ida), peer_texts(&env, &idb));
+    assert!(
+        pa.contains(&"for alpha only".into()) && pa.contains(&"to everyone".into()),
+        "{pa:?}"
+    );
+    assert!(
+        !pb.contains(&"for alpha only".into()) && pb.contains(&"to everyone".into()),
+        "{pb:?}"
+    );
+    // tail hides direct messages between others unless --all.
+    let t = room(&env, &["tail", "--from", "dave"]).ok();
+    assert!(
+        t.stdout.contains("to everyone") && !t.stdout.contains("for alpha only"),
+        "{}",
+        t.stdout
+    );
+    let t = room(&env, &["tail", "--all"]).ok();
+    assert!(t.stdout.contains("for alpha only"));
+}
+
+#[test]
+fn room_claim_blocks_the_other_sessions_write() {
+    let env = env();
+    env.write_file("shared.txt", "original\n");
+    let holder = script(
+        &env,
+        "holder.toml",
+        "[[step]]\ntool_calls = [{ name = \"peer_claim\", arguments = { paths = [\"shared.txt\"], intent = \"rewriting the shared notes\" } }]\n\
+         [[step]]\ntext = \"holding\"\ndelay_ms = 3000\ntool_calls = [{ name = \"glob\", arguments = { pattern = \"*.none\" } }]\n\
+         [[step]]\ntext = \"done\"\n",
+    );
+    let writer = script(
+        &env,
+        "writer.toml",
+        "[[step]]\ntool_calls = [{ name = \"write\", arguments = { path = \"shared.txt\", content = \"overwritten\" } }]\n\
+         [[step]]\ntext = \"done\"\n",
+    );
+    let mut a = spawn(&env, &["-m", &holder, "--tools", "all", "holder of notes"]);
+    let ida = a.session();
+    wait_for_chunk(&env, &ida, |c| c["type"] == "tool_result");
+    // A person is refused too, with the holder, intent and overlap named (exit 3).
+    let r = room(
+        &env,
+        &[
+            "claim",
+            "./shared.txt",
+            "--intent",
+            "typo fix",
+            "--from",
+            "erin",
+        ],
+    )
+    .code(3);
+    assert!(
+        r.stderr.contains("holder of notes") && r.stderr.contains("rewriting the shared notes"),
+        "{}",
+        r.stderr
+    );
+    assert!(r.stderr.contains("shared.txt"));
+    let rb = env.run("ag-prompt", &["-m", &writer, "--tools", "all", "writer"]);
+    assert_eq!(rb.code, 0, "{}", rb.stderr);
+    let idb = session_id(&rb);
+    let res = &tool_results(&env, &idb, "write")[0];
+    assert_eq!(res["data"]["is_error"], true, "{res}");
+    let text = res["data"]["result"].as_str().unwrap();
+    assert!(
+        text.contains("holder of notes")
+            && text.contains("rewriting the shared notes")
+            && text.contains("peer_message"),
+        "{text}"
+    );
+    assert!(text.contains(&ida));
+    assert_eq!(
+        std::fs::read_to_string(env.cwd.join("shared.txt")).unwrap(),
+        "original\n"
+    );
+    let claims = room(&env, &["claims", "--json"]).ok().json_lines();
+    assert_eq!(claims.len(), 1);
+    assert_eq!(claims[0]["holder"]["session"], ida.as_str());
+    assert_eq!(a.wait(Duration::from_secs(30)).code, 0);
+    // Its holder is gone: the claim ended with it.
+    assert!(room(&env, &["claims", "--json"])
+        .ok()
+        .stdout
+        .trim()
+        .is_empty());
+    room(
+        &env,
+        &[
+            "claim",
+            "shared.txt",
+            "--intent",
+            "typo fix",
+            "--from",
+            "erin",
+        ],
+    )
+    .ok();
+}
+
+#[test]
+fn room_peer_chunk_respects_every_cap() {
+    let env = env();
+    let first = env.run("ag-prompt", &["-m", "echo", "listener"]).ok();
+    let id = session_id(&first);
+    for i in 1..=7 {
+        room(&env, &["tell", "--from", "tester", &format!("line {i}")]).ok();
+    }
+    let long_name = "n".repeat(200);
+    let mut ids = Vec::new();
+    for i in 8..=10 {
+        let r = room(
+            &env,
+            &[
+                "tell",
+                "--from",
+                &long_name,
+                &format!("{i} {}", "x".repeat(500)),
+            ],
+        )
+        .ok();
+        ids.push(r.stdout.trim().to_string());
+    }
+    let inbox = script(
+        &env,
+        "inbox.toml",
+        // The script answers by the count of assistant messages: echo answered the first turn.
+        "[[step]]\ntext = \"(first turn)\"\n[[step]]\ntool_calls = [{ name = \"peer_inbox\" }]\n[[step]]\ntext = \"read\"\n",
+    );
+    env.run("ag-prompt", &["-s", &id, "-m", &inbox, "again"])
+        .ok();
+    let chunks = env.chunks(&id);
+    let peers: Vec<&Value> = chunks.iter().filter(|c| c["type"] == "peer").collect();
+    assert_eq!(peers.len(), 1, "one peer chunk");
+    let d = &peers[0]["data"];
+    let msgs = d["messages"].as_array().unwrap();
+    assert!(msgs.len() <= 3);
+    let total: usize = msgs
+        .iter()
+        .map(|m| m["from"].as_str().unwrap().len() + m["text"].as_str().unwrap().len())
+        .sum();
+    assert!(total <= 800, "{total}");
+    for m in msgs {
+        let t = m["text"].as_str().unwrap();
+        assert!(t.len() <= 200 && t.ends_with('…'), "{t}");
+    }
+    // The two newest fit in 800 bytes; the other eight are held back.
+    assert_eq!(msgs.len(), 2);
+    assert_eq!(msgs[1]["id"], ids[2].as_str());
+    assert_eq!(d["omitted"], 8);
+    // peer_inbox returns the held-back lines, and only then are they delivered.
+    let res = &tool_results(&env, &id, "peer_inbox")[0];
+    let text = res["data"]["result"].as_str().unwrap();
+    for i in 1..=7 {
+        assert!(text.contains(&format!("line {i}<")), "{text}");
+    }
+    assert!(text.contains(&ids[0]));
+    let delivered = room_lines(&env)
+        .into_iter()
+        .filter(|l| l["type"] == "delivered")
+        .count();
+    assert_eq!(delivered, 10);
+    // Nothing is heard twice.
+    env.run("ag-prompt", &["-s", &id, "-m", "echo", "third"])
+        .ok();
+    assert_eq!(
+        env.chunks(&id)
+            .iter()
+            .filter(|c| c["type"] == "peer")
+            .count(),
+        1
+    );
+}
+
+#[test]
+fn room_concurrent_writers_leave_every_line_whole() {
+    let env = env();
+    let home = ag::paths::Home {
+        dir: env.home.clone(),
+    };
+    let r = ag::room::Room::worktree(&home, &env.cwd);
+    let threads: Vec<_> = (0..16)
+        .map(|t| {
+            let path = r.path.clone();
+            std::thread::spawn(move || {
+                for i in 0..2000 {
+                    let mut l = ag::room::Line::new(
+                        "say",
+                        ag::room::From {
+                            session: None,
+                            name: format!("w{t}"),
+                            pid: None,
+                            kind: "tool".into(),
+                        },
+                    );
+                    l.text = Some(format!("{t}:{i} {}", "y".repeat(i % 300)));
+                    ag::room::file::append(&path, &l).unwrap();
+                }
+            })
+        })
+        .collect();
+    // And 16 real processes, 50 `ag-room tell` each, at the same time.
+    let procs: Vec<_> = (0..16)
+        .map(|p| {
+            let mut c = Command::new("sh");
+            c.env_clear().envs(env.env.iter().map(|(k, v)| (k, v))).current_dir(&env.cwd);
+            c.args(["-c", &format!("i=0; while [ $i -lt 50 ]; do ag-room tell --from p{p} \"p{p} $i\" >/dev/null || exit 1; i=$((i+1)); done")])
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for t in threads {
+        t.join().unwrap();
+    }
+    for mut p in procs {
+        assert!(p.wait().unwrap().success());
+    }
+    let text = std::fs::read_to_string(&r.path).unwrap();
+    assert!(text.ends_with('\n'));
+    let mut ids = std::collections::HashSet::new();
+    for l in text.lines() {
+        let v: Value = serde_json::from_str(l).unwrap_or_else(|e| panic!("torn line {l:?}: {e}"));
+        assert!(ids.insert(v["id"].as_str().unwrap().to_string()));
+    }
+    assert_eq!(ids.len(), 32_000 + 800);
+    // A reader streams it all.
+    let tail = room(&env, &["tail", "-n", "3"]).ok();
+    assert_eq!(tail.stdout.lines().count(), 3);
+}
+
+#[test]
+fn room_torn_and_corrupt_lines_do_not_stop_readers() {
+    let env = env();
+    room(&env, &["tell", "--from", "a", "before"]).ok();
+    let path = the_room(&env);
+    let torn = json!({"v":1,"id":"01a00000-0000-7000-8000-000000000001","ts":"2026-11-30T00:00:00.000Z","type":"say",
+        "from":{"name":"b","kind":"tool"},"text":"the torn one"})
+    .to_string();
+    let corrupt_at = std::fs::metadata(&path).unwrap().len();
+    {
+        let mut f = std::fs::OpenOptions::new()
+            .append(true)
+            .open(&path)
+            .unwrap();
+        f.write_all(b"{not json at all\n").unwrap();
+    }
+    room(&env, &["tell", "--from", "a", "after"]).ok();
+    {
+        let mut f = std::fs::OpenOptions::new()
+            .append(true)
+            .open(&path)
+            .unwrap();
+        f.write_all(&torn.as_bytes()[..30]).unwrap();
+    }
+    let t = room(&env, &["tail"]).ok();
+    assert!(
+        t.stdout.contains("before") && t.stdout.contains("after"),
+        "{}",
+        t.stdout
+    );
+    assert!(!t.stdout.contains("torn"));
+    assert!(
+        t.stderr.contains(&path.display().to_string())
+            && t.stderr.contains(&format!("byte {corrupt_at}")),
+        "{}",
+        t.stderr
+    );
+    // A follower shows the torn line once it is complete, once.
+    let out = env.dir.path().join("tail.out");
+    let mut follower = env
+        .command("ag-room")
+        .args(["tail", "-f", "-n", "0"])
+        .stdout(Stdio::from(std::fs::File::create(&out).unwrap()))
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    {
+        let mut f = std::fs::OpenOptions::new()
+            .append(true)
+            .open(&path)
+            .unwrap();
+        f.write_all(&torn.as_bytes()[30..]).unwrap();
+        f.write_all(b"\n").unwrap();
+    }
+    room(&env, &["tell", "--from", "a", "later"]).ok();
+    let ok = wait_until(Duration::from_secs(5), || {
+        std::fs::read_to_string(&out)
+            .unwrap_or_default()
+            .contains("later")
+    });
+    let _ = follower.kill();
+    let _ = follower.wait();
+    let shown = std::fs::read_to_string(&out).unwrap();
+    assert!(ok, "{shown}");
+    assert_eq!(shown.matches("the torn one").count(), 1, "{shown}");
+}
+
+#[test]
+fn room_claim_exit_codes_and_release() {
+    let env = env();
+    let id = room(
+        &env,
+        &[
+            "claim",
+            "src/**",
+            "--intent",
+            "big refactor",
+            "--from",
+            "alice",
+            "--ttl",
+            "10m",
+        ],
+    )
+    .ok();
+    let claim_id = id.stdout.trim().to_string();
+    let r = room(
+        &env,
+        &[
+            "claim",
+            "src/lib.rs",
+            "docs",
+            "--intent",
+            "fix",
+            "--from",
+            "bob",
+        ],
+    )
+    .code(3);
+    assert!(
+        r.stderr.contains("alice")
+            && r.stderr.contains("big refactor")
+            && r.stderr.contains("src/lib.rs"),
+        "{}",
+        r.stderr
+    );
+    room(
+        &env,
+        &[
+            "claim", "docs", "--intent", "notes", "--shared", "--from", "bob",
+        ],
+    )
+    .ok();
+    room(
+        &env,
+        &[
+            "claim",
+            "docs/a.md",
+            "--intent",
+            "notes",
+            "--shared",
+            "--from",
+            "carol",
+        ],
+    )
+    .ok();
+    room(
+        &env,
+        &["claim", "docs", "--intent", "mine", "--from", "dave"],
+    )
+    .code(3);
+    room(&env, &["claim", "x", "--intent", "t", "--ttl", "soon"]).code(2);
+    // Bob cannot release Alice's claim.
+    let r = room(&env, &["release", "--all", "--from", "bob"]).ok();
+    assert!(!r.stdout.contains(&claim_id));
+    room(
+        &env,
+        &["claim", "src/lib.rs", "--intent", "fix", "--from", "bob"],
+    )
+    .code(3);
+    let r = room(&env, &["release", "src", "--from", "alice"]).ok();
+    assert_eq!(r.stdout.trim(), claim_id);
+    room(
+        &env,
+        &["claim", "src/lib.rs", "--intent", "fix", "--from", "bob"],
+    )
+    .ok();
+    let all = room(&env, &["claims", "--json"]).ok().json_lines();
+    assert_eq!(
+        all.len(),
+        2,
+        "bob released his shared claim with --all: {all:?}"
+    );
+    // An expired claim is no claim.
+    env.run(
+        "ag-room",
+        &[
+            "claim", "old", "--intent", "t", "--ttl", "1s", "--from", "zed",
+        ],
+    )
+    .ok();
+    std::thread::sleep(Duration::from_millis(1100));
+    room(&env, &["claim", "old", "--intent", "t", "--from", "amy"]).ok();
+}
+
+#[test]
+fn room_guard_blocks_a_commit_under_someone_elses_claim() {
+    let env = env();
+    env.write_file("src/a.rs", "fn a() {}\n");
+    git(&env.cwd, &["add", "src/a.rs"]);
+    room(
+        &env,
+        &["claim", "src", "--intent", "reworking a", "--from", "alice"],
+    )
+    .ok();
+    let r = room(
+        &env,
+        &["guard", "--staged", "--mode", "block", "--from", "bob"],
+    )
+    .code(1);
+    assert!(
+        r.stderr.contains("src/a.rs")
+            && r.stderr.contains("alice")
+            && r.stderr.contains("reworking a"),
+        "{}",
+        r.stderr
+    );
+    room(
+        &env,
+        &["guard", "--staged", "--mode", "warn", "--from", "bob"],
+    )
+    .ok();
+    room(&env, &["guard", "--staged", "--from", "alice"]).ok();
+    // As a real pre-commit hook.
+    let hook = env.cwd.join(".git/hooks/pre-commit");
+    std::fs::write(
+        &hook,
+        format!(
+            "#!/bin/sh\nexec env -i HOME=\"{}\" AG_HOME=\"{}\" AG_NAME=bob {} guard --staged\n",
+            env.dir.path().display(),
+            env.home.display(),
+            bin("ag-room").display()
+        ),
+    )
+    .unwrap();
+    make_executable(&hook);
+    let out = Command::new("git")
+        .args([
+            "-c",
+            "user.name=t",
+            "-c",
+            "user.email=t@e",
+            "commit",
+            "-qm",
+            "x",
+        ])
+        .current_dir(&env.cwd)
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("reworking a"));
+}
+
+fn make_executable(p: &Path) {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(p, std::fs::Permissions::from_mode(0o755)).unwrap();
+}
+
+#[test]
+fn room_tell_works_from_a_post_commit_hook_with_an_empty_environment() {
+    let env = env();
+    let hook = env.cwd.join(".git/hooks/post-commit");
+    std::fs::write(
+        &hook,
+        format!(
+            "#!/bin/sh\ngit log -1 --format='committed %s' | env -i HOME=\"{}\" AG_HOME=\"{}\" {} tell -\n",
+            env.dir.path().display(),
+            env.home.display(),
+            bin("ag-room").display()
+        ),
+    )
+    .unwrap();
+    make_executable(&hook);
+    env.write_file("f.txt", "x\n");
+    git(&env.cwd, &["add", "f.txt"]);
+    git(&env.cwd, &["commit", "-qm", "first change"]);
+    let lines = room_lines(&env);
+    assert_eq!(lines.len(), 1, "{lines:?}");
+    assert_eq!(lines[0]["text"], "committed first change");
+    assert_eq!(lines[0]["from"]["name"], "user");
+    assert_eq!(lines[0]["from"]["kind"], "tool");
+    // And it is this worktree's room.
+    assert!(room(&env, &["tail"])
+        .ok()
+        .stdout
+        .contains("committed first change"));
+}
+
+#[test]
+fn room_tell_wait_too_long_and_inbox() {
+    let env = env();
+    let r = room(&env, &["tell", "--wait=0.3", "anyone?"]).code(75);
+    let id = r.stdout.trim().to_string();
+    assert_eq!(id.len(), 36);
+    let r = room(&env, &["status", &id]).ok();
+    assert!(r.stdout.contains("(not yet)"));
+    let big = "z".repeat(70_000);
+    let r = room(&env, &["tell", &big]).code(2);
+    assert!(
+        r.stderr.contains("65536") && r.stderr.contains("nothing was written"),
+        "{}",
+        r.stderr
+    );
+    // A waiting teller returns once a reader takes the line in.
+    let mut waiter = env
+        .command("ag-room")
+        .args(["tell", "--wait=10", "--from", "amy", "ping"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    let peeked = room(&env, &["inbox", "--as", "bob", "--peek"]).ok();
+    assert!(peeked.stdout.contains("ping"));
+    let got = room(&env, &["inbox", "--as", "bob"]).ok();
+    assert!(got.stdout.contains("ping") && got.stdout.contains("anyone?"));
+    assert!(waiter.wait().unwrap().success());
+    assert!(room(&env, &["inbox", "--as", "bob"]).ok().stdout.is_empty());
+    let st = room(&env, &["ack", &id, "--from", "bob"]).ok();
+    assert_eq!(st.stdout.trim().len(), 36);
+    let st = room(&env, &["status", &id, "--json"]).ok().json();
+    assert_eq!(st["acked"][0]["by"]["name"], "bob");
+}
+
+#[test]
+fn room_who_reaps_a_dead_session() {
+    let env = env();
+    let slow = script(
+        &env,
+        "slow.toml",
+        "[[step]]\ntext = \"zzz\"\ndelay_ms = 20000\n",
+    );
+    let mut a = spawn(&env, &["-m", &slow, "sleeper"]);
+    let id = a.session();
+    wait_until(Duration::from_secs(5), || {
+        room(&env, &["who", "--json"]).stdout.contains(&id)
+    });
+    let peek = room(&env, &["peek", "sleeper"]).ok();
+    assert!(
+        peek.stdout.contains(&id) && peek.stdout.contains("goal: sleeper"),
+        "{}",
+        peek.stdout
+    );
+    let _ = a.child.kill();
+    let _ = a.child.wait();
+    assert!(!room(&env, &["who", "--json"]).ok().stdout.contains(&id));
+    let s = env.log(&["ls", "--json"]).ok();
+    assert!(s.stdout.contains("failed"), "{}", s.stdout);
+}
+
+#[test]
+fn room_direct_message_from_another_folder_goes_through_the_device_room() {
+    let env = env();
+    let slow = script(
+        &env,
+        "slow.toml",
+        "[[step]]\ntext = \"looking\"\ndelay_ms = 1500\ntool_calls = [{ name = \"glob\", arguments = { pattern = \"*.none\" } }]\n\
+         [[step]]\ntext = \"done\"\n",
+    );
+    let mut a = spawn(&env, &["-m", &slow, "gamma work"]);
+    let ida = a.session();
+    wait_for_chunk(&env, &ida, |c| c["type"] == "tool_call");
+    let elsewhere = env.dir.path().join("elsewhere");
+    std::fs::create_dir_all(&elsewhere).unwrap();
+    let out = env
+        .command("ag-room")
+        .args(["tell", "--to", &ida[..13], "from another folder"])
+        .current_dir(&elsewhere)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(String::from_utf8_lossy(&out.stderr).contains("device"));
+    assert_eq!(a.wait(Duration::from_secs(30)).code, 0);
+    assert!(peer_texts(&env, &ida).contains(&"from another folder".to_string()));
+    let device = std::fs::read_to_string(env.home.join("rooms/device.jsonl")).unwrap();
+    assert!(device.contains("\"delivered\""), "{device}");
+}

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The main job, offline: build ag, then log a session, run a multi-step agent turn with
-# tools on the scripted model, let an agent summon a subagent, ask a read-only side question,
-# fork a session, and read everything back with ag-log.
+# tools on the scripted model, let an agent summon a subagent, let two agents talk and claim
+# a file, ask a read-only side question, fork a session, and read everything back.
 # Uses the default store (~/.local/share/ag, or $AG_HOME when set).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -46,6 +46,17 @@ ag-summon agents
 ag-prompt -m "script:$root/examples/agents/scripts/summon-parent.toml" \
   --tools read,glob,summon,retrieve --title "summon demo" "What is still open in my notes?"
 ag-summon ps --all
+
+echo
+echo "== ag-room: two agents in one folder talk, and a claim keeps them off each other's file"
+ag-prompt -m "script:$root/examples/scripts/alice.toml" --tools all 'alice: write the release notes' &
+alice=$!
+sleep 0.3
+ag-prompt -m "script:$root/examples/scripts/bob.toml" --tools all 'bob: review the notes'
+wait "$alice"
+ag-room tail --all
+echo "-- NOTES.md:"
+cat NOTES.md
 
 echo
 echo "== ag-log: the turn as it was logged"

@@ -57,15 +57,28 @@ fn the_readme_walkthrough_runs_offline_and_leaves_the_agents_file() {
         stdout.contains("The subagent found two open tasks"),
         "{stdout}"
     );
-    // Six sessions in this home: by hand, the agent's, the summoning parent and its subagent,
-    // the side chat and the fork.
+    // Two agents in one folder: bob's write was refused by alice's claim, he asked her
+    // directly, she heard him (a delivered receipt), and only her notes landed.
+    assert!(
+        stderr.contains("NOTES.md is claimed exclusively by alice"),
+        "{stderr}"
+    );
+    assert!(
+        stdout.contains("I will review NOTES.md once you are done"),
+        "{stdout}"
+    );
+    assert!(stdout.contains(" delivered "), "{stdout}");
+    assert!(stdout.contains("-- NOTES.md:\n# Release notes"), "{stdout}");
+    assert!(!stdout.contains("bob was here"), "{stdout}");
+    // Eight sessions in this home: by hand, the agent's, the summoning parent and its
+    // subagent, alice and bob, the side chat and the fork.
     let ls = env.log(&["ls", "--json"]).ok();
     let kinds: Vec<String> = ls
         .json_lines()
         .iter()
         .map(|s| s["kind"].as_str().unwrap().to_string())
         .collect();
-    assert_eq!(kinds.len(), 6, "{kinds:?}");
+    assert_eq!(kinds.len(), 8, "{kinds:?}");
     for kind in ["side", "subagent"] {
         let n = kinds.iter().filter(|k| *k == kind).count();
         assert_eq!(n, 1, "{kinds:?}");

@@ -7,7 +7,6 @@ use clap::{CommandFactory, Parser};
 use serde_json::json;
 
 use super::{finish, CliError, CliResult, Ctx, Exit, GlobalArgs};
-use crate::config::Config;
 use crate::fork::{self, ChildTools, ForkError, ForkSpec, Side};
 use crate::policy::Policy;
 use crate::store::{Claim, Session, SessionKind, Store};
@@ -185,7 +184,7 @@ fn btw(ctx: &mut Ctx, cli: &Cli, question: &str) -> CliResult<()> {
     let store = ctx.store()?;
     let source = store.resolve(&cli.session)?;
     let cwd_now = std::fs::canonicalize(std::env::current_dir()?)?;
-    let config = Config::load(&cwd_now).map_err(|e| CliError::msg(e.to_string()))?;
+    let config = super::load_config(&ctx.out, &cwd_now)?;
 
     // Everything that can be refused before the child exists is checked first: the cut, the
     // model. A refusal leaves no child behind.

@@ -74,6 +74,15 @@ impl Ctx {
     }
 }
 
+/// The configuration for `cwd`, reporting on stderr what a project file was not allowed to set.
+pub fn load_config(out: &Out, cwd: &std::path::Path) -> CliResult<crate::config::Config> {
+    let config = crate::config::Config::load(cwd).map_err(|e| CliError::msg(e.to_string()))?;
+    for w in &config.warnings {
+        out.note(&format!("warning: {w}"));
+    }
+    Ok(config)
+}
+
 /// Run a command's body, render its error, and turn the outcome into an exit status.
 pub fn finish(program: &str, result: CliResult<()>) -> ExitCode {
     match result {

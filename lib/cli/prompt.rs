@@ -112,7 +112,7 @@ fn run(cli: Cli) -> CliResult<()> {
 
 fn models(ctx: &mut Ctx) -> CliResult<()> {
     let cwd = std::env::current_dir()?;
-    let config = Config::load(&cwd).map_err(|e| CliError::msg(e.to_string()))?;
+    let config = super::load_config(&ctx.out, &cwd)?;
     let key = |v: &str| std::env::var_os(v).is_some_and(|x| !x.is_empty());
     let mut rows: Vec<(String, String, String)> = vec![
         (
@@ -247,7 +247,7 @@ fn prompt(ctx: &mut Ctx, args: RunArgs) -> CliResult<()> {
     }
 
     let cwd_now = std::fs::canonicalize(std::env::current_dir()?)?;
-    let config = Config::load(&cwd_now).map_err(|e| CliError::msg(e.to_string()))?;
+    let config = super::load_config(&ctx.out, &cwd_now)?;
     // An agent definition (new sessions only).
     let def = match &args.agent {
         Some(slug) => {
@@ -313,9 +313,11 @@ fn prompt(ctx: &mut Ctx, args: RunArgs) -> CliResult<()> {
             return Err(CliError::usage(format!("--tools: {e}")));
         }
     };
+    // An existing session without a stored list (one started by `ag-log append`, say) is
+    // limited like a new one: a follow-up never widens past the read-only set.
     let stored = existing
         .as_ref()
-        .and_then(|s| Policy::from_session_value(&s.policy));
+        .map(|s| Policy::from_session_value(&s.policy).unwrap_or_else(Policy::read_only));
     let policy = match (stored, asked) {
         (Some(stored), Some(asked)) => {
             let narrowed = asked.intersect(&stored);
@@ -367,11 +369,15 @@ fn prompt(ctx: &mut Ctx, args: RunArgs) -> CliResult<()> {
         Some(s) => s,
         None => {
             let title = args.title.clone().unwrap_or_else(|| title_from(&text));
+            // The row is born with its policy: there is no moment when it has none.
+            let mut initial = json!({});
+            policy.store_in(&mut initial);
             let s = store.create_session(NewSession {
                 title,
                 cwd: Some(cwd_now.to_string_lossy().into_owned()),
                 model: Some(model.clone()),
                 agent: def.as_ref().map(|d| d.slug.clone()),
+                policy: Some(initial),
                 ..Default::default()
             })?;
             store.claim_or_queue(&s.id, None)?;

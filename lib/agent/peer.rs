@@ -106,8 +106,6 @@ impl Agent<'_> {
             }
             return Ok(());
         }
-        self.store.room_advance(&me.reader, &changed, &held)?;
-        let omitted = self.store.room_held(&me.reader)?.len() as u64;
         let room = newest
             .last()
             .map(|(_, h)| h.room.label().to_string())
@@ -121,16 +119,27 @@ impl Agent<'_> {
                 text: clip(h.line.text.as_deref().unwrap_or(""), PEER_LINE_BYTES),
             })
             .collect();
-        let chunk = NewChunk::new(
-            Role::Peer,
-            ChunkData::Peer {
-                messages,
-                omitted,
-                room,
-            },
-        )
-        .in_turn(turn, step);
-        self.append(vec![chunk], on)?;
+        // The cursors move and the peer chunk lands in one transaction: a crash cannot leave
+        // the cursor past lines that never reached the log.
+        let stored =
+            self.store
+                .room_hear(&self.session.id, &me.reader, &changed, &held, |omitted| {
+                    NewChunk::new(
+                        Role::Peer,
+                        ChunkData::Peer {
+                            messages,
+                            omitted,
+                            room,
+                        },
+                    )
+                    .in_turn(turn, step)
+                })?;
+        for c in &stored {
+            on(Event::Seal(c.clone()));
+        }
+        // The delivered receipts go to the room file only after the commit. A crash between
+        // the two loses a receipt (the sender is not told), never a message: the lines are in
+        // the log already.
         let carried: Vec<&Heard> = newest.iter().map(|(_, h)| h).collect();
         if let Err(e) = inbox::deliver(&me, &carried) {
             warn(format!("cannot write a delivered receipt: {e}"));
@@ -433,8 +442,17 @@ impl Agent<'_> {
         let path = args["path"].as_str()?;
         let room = Room::worktree(self.home, &self.cwd());
         let key = room.key.clone()?;
+        // A path outside this worktree is in no claim of its room.
         let rel = claims::normalize(path, &self.cwd(), &key).ok()?;
-        let active = claims::active(self.store, &room, &mut warn).ok()?;
+        // Fail closed: a claim that cannot be read may be one that covers this path.
+        let active = match claims::active(self.store, &room, &mut warn) {
+            Ok(a) => a,
+            Err(e) => {
+                return Some(ToolOutput::error(format!(
+                    "{name} refused: cannot check the claims on {rel}: {e}; nothing was written"
+                )))
+            }
+        };
         let found = claims::conflicts(&active, &self.me().from, std::slice::from_ref(&rel), true);
         let c = found.first()?;
         Some(ToolOutput::error(format!(

@@ -64,15 +64,46 @@ pub fn append_locked<T>(
     result
 }
 
-fn write_once(mut file: &File, bytes: &[u8]) -> io::Result<()> {
-    let n = file.write(bytes)?;
-    if n != bytes.len() {
-        return Err(io::Error::new(
+/// What [`write_once`] needs from the file: its length now, and a way back to it.
+trait Truncate {
+    fn len_now(&self) -> io::Result<u64>;
+    fn truncate_to(&self, len: u64) -> io::Result<()>;
+}
+
+impl Truncate for &File {
+    fn len_now(&self) -> io::Result<u64> {
+        Ok(self.metadata()?.len())
+    }
+
+    fn truncate_to(&self, len: u64) -> io::Result<()> {
+        self.set_len(len)
+    }
+}
+
+/// Write the whole line in one `write`, the caller holding the room's exclusive lock. A short
+/// write or a write error cuts the file back to its length before the write, so no partial
+/// line is left for the next writer to glue its line onto.
+fn write_once(file: &File, bytes: &[u8]) -> io::Result<()> {
+    write_whole(file, bytes)
+}
+
+fn write_whole<W: Write + Truncate>(mut file: W, bytes: &[u8]) -> io::Result<()> {
+    let len = file.len_now()?;
+    let err = match file.write(bytes) {
+        Ok(n) if n == bytes.len() => return Ok(()),
+        Ok(n) => io::Error::new(
             io::ErrorKind::WriteZero,
             format!("short write: {n} of {} bytes", bytes.len()),
+        ),
+        Err(e) => e,
+    };
+    if let Err(t) = file.truncate_to(len) {
+        return Err(io::Error::new(
+            err.kind(),
+            format!("{err}; and cannot cut the partial line off again: {t}"),
         ));
     }
-    Ok(())
+    Err(err)
 }
 
 /// The size of a room file (0 when it does not exist yet).
@@ -154,4 +185,75 @@ fn parse(bytes: &[u8]) -> Option<Line> {
         return None;
     }
     serde_json::from_value(v).ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A file that takes only the first `keep` bytes of a write, then fails or reports a short
+    /// write.
+    struct Flaky<'a> {
+        file: &'a File,
+        keep: usize,
+        fail: bool,
+    }
+
+    impl Write for Flaky<'_> {
+        fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+            let mut f = self.file;
+            let n = f.write(&buf[..self.keep.min(buf.len())])?;
+            if self.fail {
+                return Err(io::Error::other("disk on fire"));
+            }
+            Ok(n)
+        }
+
+        fn flush(&mut self) -> io::Result<()> {
+            Ok(())
+        }
+    }
+
+    impl Truncate for Flaky<'_> {
+        fn len_now(&self) -> io::Result<u64> {
+            self.file.len_now()
+        }
+
+        fn truncate_to(&self, len: u64) -> io::Result<()> {
+            self.file.truncate_to(len)
+        }
+    }
+
+    fn temp_room() -> std::path::PathBuf {
+        let d = std::env::temp_dir().join(format!("ag-room-file-{}", crate::ids::new_id()));
+        std::fs::create_dir_all(&d).unwrap();
+        d.join("r.jsonl")
+    }
+
+    #[test]
+    fn a_short_or_failed_write_leaves_no_partial_line() {
+        for fail in [false, true] {
+            let p = temp_room();
+            let file = open_append(&p).unwrap();
+            write_once(&file, b"{\"id\":\"a\"}\n").unwrap();
+            let before = std::fs::read(&p).unwrap();
+            let flaky = Flaky {
+                file: &file,
+                keep: 5,
+                fail,
+            };
+            let e = write_whole(flaky, b"{\"id\":\"b\",\"text\":\"cut\"}\n").unwrap_err();
+            if !fail {
+                assert_eq!(e.kind(), io::ErrorKind::WriteZero, "{e}");
+            }
+            assert_eq!(std::fs::read(&p).unwrap(), before, "fail = {fail}");
+            // The next line starts on a line of its own.
+            write_once(&file, b"{\"id\":\"c\"}\n").unwrap();
+            assert_eq!(
+                std::fs::read_to_string(&p).unwrap(),
+                "{\"id\":\"a\"}\n{\"id\":\"c\"}\n"
+            );
+            let _ = std::fs::remove_dir_all(p.parent().unwrap());
+        }
+    }
 }

@@ -2,11 +2,13 @@
 //! session's context (its unread inbox), live-session bookkeeping and short summaries of what a
 //! session is doing.
 
-use rusqlite::{params, OptionalExtension, TransactionBehavior};
+use rusqlite::{params, Connection, OptionalExtension, TransactionBehavior};
 
+use super::chunks::append_in;
 use super::sessions::Session;
-use super::{Result, Store};
+use super::{Result, Store, StoreError};
 use crate::clock;
+use crate::log::{Chunk, NewChunk};
 
 /// What a session is doing, from its own chunks.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -44,23 +46,41 @@ impl Store {
     ) -> Result<()> {
         let tx = rusqlite::Transaction::new_unchecked(self.conn(), TransactionBehavior::Immediate)
             .map_err(|e| self.classify(e))?;
-        let now = clock::now_ms();
-        for (room, offset) in cursors {
-            tx.execute(
-                "INSERT INTO room_cursors (reader, room, offset, updated_at) VALUES (?1, ?2, ?3, ?4) \
-                 ON CONFLICT (reader, room) DO UPDATE SET offset = excluded.offset, updated_at = excluded.updated_at",
-                params![reader, room, *offset as i64, now],
-            )?;
-        }
-        for (room, offset, id) in held {
-            tx.execute(
-                "INSERT OR IGNORE INTO room_held (reader, room, offset, msg_id, created_at) \
-                 VALUES (?1, ?2, ?3, ?4, ?5)",
-                params![reader, room, *offset as i64, id, now],
-            )?;
-        }
+        advance_in(&tx, reader, cursors, held)?;
         tx.commit().map_err(|e| self.classify(e))?;
         Ok(())
+    }
+
+    /// Take what a session heard into its log: move the reader's cursors, record the lines it
+    /// holds back and append the peer chunk `chunk(omitted)` builds (`omitted`: how many lines
+    /// the reader holds back with these), all in one transaction. Either the lines are in the
+    /// log (whole or as held) and the cursors past them, or neither: a crash cannot move a
+    /// cursor past lines that never reached the session.
+    pub fn room_hear(
+        &self,
+        session_id: &str,
+        reader: &str,
+        cursors: &[(String, u64)],
+        held: &[(String, u64, String)],
+        chunk: impl FnOnce(u64) -> NewChunk,
+    ) -> Result<Vec<Chunk>> {
+        let tx = rusqlite::Transaction::new_unchecked(self.conn(), TransactionBehavior::Immediate)
+            .map_err(|e| self.classify(e))?;
+        let classify = |e: StoreError| match e {
+            StoreError::Sql(e) => self.classify(e),
+            e => e,
+        };
+        advance_in(&tx, reader, cursors, held).map_err(classify)?;
+        let omitted: i64 = tx
+            .query_row(
+                "SELECT COUNT(*) FROM room_held WHERE reader = ?1",
+                [reader],
+                |r| r.get(0),
+            )
+            .map_err(|e| self.classify(e))?;
+        let stored = append_in(&tx, session_id, vec![chunk(omitted as u64)]).map_err(classify)?;
+        tx.commit().map_err(|e| self.classify(e))?;
+        Ok(stored)
     }
 
     /// The lines a reader holds back: (room, offset, message id), oldest first.
@@ -183,5 +203,83 @@ impl Store {
             said,
             last_at,
         })
+    }
+}
+
+/// Move a reader's cursors and record the lines it holds back, inside the caller's transaction.
+fn advance_in(
+    conn: &Connection,
+    reader: &str,
+    cursors: &[(String, u64)],
+    held: &[(String, u64, String)],
+) -> Result<()> {
+    let now = clock::now_ms();
+    for (room, offset) in cursors {
+        conn.execute(
+            "INSERT INTO room_cursors (reader, room, offset, updated_at) VALUES (?1, ?2, ?3, ?4) \
+             ON CONFLICT (reader, room) DO UPDATE SET offset = excluded.offset, updated_at = excluded.updated_at",
+            params![reader, room, *offset as i64, now],
+        )?;
+    }
+    for (room, offset, id) in held {
+        conn.execute(
+            "INSERT OR IGNORE INTO room_held (reader, room, offset, msg_id, created_at) \
+             VALUES (?1, ?2, ?3, ?4, ?5)",
+            params![reader, room, *offset as i64, id, now],
+        )?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::log::{ChunkData, Role};
+    use crate::store::NewSession;
+
+    fn peer(omitted: u64) -> NewChunk {
+        NewChunk::new(
+            Role::Peer,
+            ChunkData::Peer {
+                messages: Vec::new(),
+                omitted,
+                room: "r".into(),
+            },
+        )
+    }
+
+    #[test]
+    fn hearing_moves_the_cursor_only_with_the_peer_chunk() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open_path(&dir.path().join("ag.db")).unwrap();
+        let s = store
+            .create_session(NewSession {
+                title: "t".into(),
+                ..Default::default()
+            })
+            .unwrap();
+        let cursors = [("r.jsonl".to_string(), 100)];
+        let held = [("r.jsonl".to_string(), 10, "m1".to_string())];
+        // The chunk cannot be appended (a seq that is not the next): nothing moves.
+        let e = store
+            .room_hear(&s.id, "me", &cursors, &held, |o| NewChunk {
+                seq: Some(7),
+                ..peer(o)
+            })
+            .unwrap_err();
+        assert!(matches!(e, StoreError::BadChunk { .. }), "{e}");
+        assert_eq!(store.room_cursor("me", "r.jsonl").unwrap(), None);
+        assert!(store.room_held("me").unwrap().is_empty());
+        assert_eq!(store.view_len(&store.session(&s.id).unwrap()).unwrap(), 0);
+        // It can: cursor, held line and chunk land together, the chunk counting the held line.
+        let stored = store.room_hear(&s.id, "me", &cursors, &held, peer).unwrap();
+        assert_eq!(stored.len(), 1);
+        assert!(
+            matches!(&stored[0].data, ChunkData::Peer { omitted: 1, .. }),
+            "{:?}",
+            stored[0].data
+        );
+        assert_eq!(store.room_cursor("me", "r.jsonl").unwrap(), Some(100));
+        assert_eq!(store.room_held("me").unwrap().len(), 1);
     }
 }

@@ -293,6 +293,38 @@ fn room_claim_blocks_the_other_sessions_write() {
 }
 
 #[test]
+fn room_write_is_refused_when_the_claims_cannot_be_read() {
+    let env = env();
+    env.write_file("shared.txt", "original\n");
+    room(&env, &["tell", "--from", "erin", "hello"]).ok();
+    // The room is there but cannot be read (a directory where its file should be).
+    let path = the_room(&env);
+    std::fs::remove_file(&path).unwrap();
+    std::fs::create_dir(&path).unwrap();
+    let writer = script(
+        &env,
+        "writer.toml",
+        "[[step]]\ntool_calls = [{ name = \"write\", arguments = { path = \"shared.txt\", content = \"overwritten\" } }]\n\
+         [[step]]\ntext = \"done\"\n",
+    );
+    let r = env.run("ag-prompt", &["-m", &writer, "--tools", "all", "writer"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let id = session_id(&r);
+    let res = &tool_results(&env, &id, "write")[0];
+    assert_eq!(res["data"]["is_error"], true, "{res}");
+    let text = res["data"]["result"].as_str().unwrap();
+    assert!(
+        text.contains("cannot check the claims on shared.txt")
+            && text.contains("nothing was written"),
+        "{text}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(env.cwd.join("shared.txt")).unwrap(),
+        "original\n"
+    );
+}
+
+#[test]
 fn room_peer_chunk_respects_every_cap() {
     let env = env();
     let first = env.run("ag-prompt", &["-m", "echo", "listener"]).ok();

@@ -239,7 +239,11 @@ fn summon(ctx: &mut Ctx, args: RunArgs) -> CliResult<()> {
         Some(r) => {
             let s = store.resolve(&r)?;
             Spawner {
-                tools: Some(Policy::from_session_value(&s.policy).unwrap_or_else(Policy::none)),
+                // A missing policy is the read-only default (as `ag-prompt` runs it); a
+                // damaged one is no tools. Neither includes `summon`.
+                tools: Some(
+                    Policy::from_session_value(&s.policy).unwrap_or_else(Policy::read_only),
+                ),
                 cwd: s
                     .cwd
                     .clone()

@@ -1,13 +1,25 @@
 //! Spawned agents (`ag-summon`): the process recorded for a child session, its final status,
 //! and the children of a session.
 
-use rusqlite::params;
+use rusqlite::{params, TransactionBehavior};
 
 use super::sessions::{from_row, COLUMNS};
-use super::{Result, Session, Store};
+use super::{NewSession, Result, Session, Store};
 use crate::clock;
 
 impl Store {
+    /// Create a child session already `running` with no process yet, in one transaction: its
+    /// row (policy, model and all) and the starting mark land together, so no reader ever sees
+    /// it `idle` (where another `ag-prompt` could take it) and a failure leaves nothing behind.
+    pub fn create_child(&self, new: NewSession) -> Result<Session> {
+        let tx = rusqlite::Transaction::new_unchecked(self.conn(), TransactionBehavior::Immediate)
+            .map_err(|e| self.classify(e))?;
+        let child = self.create_session(new)?;
+        self.mark_starting(&child.id)?;
+        tx.commit().map_err(|e| self.classify(e))?;
+        self.session(&child.id)
+    }
+
     /// A child about to be started: `running` with no process yet, so `ag-prompt` (which
     /// claims it) and watchers (which wait for it) both see it as under way.
     pub fn mark_starting(&self, id: &str) -> Result<()> {

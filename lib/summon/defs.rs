@@ -265,6 +265,46 @@ fn claude_tool(name: &str) -> Option<&'static str> {
     })
 }
 
+/// One front-matter value: plain text, a quoted string, or a `[a, b]` flow list (given back
+/// as `a, b`, the comma-separated form Claude Code's `tools:` also takes). Anything only half
+/// written (an unclosed quote or list, a block value on following lines) is an error, never
+/// read as text.
+fn front_matter_value(v: &str) -> Result<String, String> {
+    let v = v.trim();
+    let unquote = |s: &str| -> Result<String, String> {
+        let s = s.trim();
+        match s.chars().next() {
+            Some(q @ ('"' | '\'')) => {
+                if s.len() >= 2 && s.ends_with(q) {
+                    Ok(s[1..s.len() - 1].to_string())
+                } else {
+                    Err(format!("unclosed quote in {s:?}"))
+                }
+            }
+            _ => Ok(s.to_string()),
+        }
+    };
+    if let Some(rest) = v.strip_prefix('[') {
+        let Some(inner) = rest.strip_suffix(']') else {
+            return Err(format!("unclosed `[` list in {v:?}"));
+        };
+        let items = inner
+            .split(',')
+            .map(str::trim)
+            .filter(|t| !t.is_empty())
+            .map(unquote)
+            .collect::<Result<Vec<_>, _>>()?;
+        return Ok(items.join(", "));
+    }
+    if v.starts_with('{') {
+        return Err(format!("a map value is not supported: {v:?}"));
+    }
+    if matches!(v, "|" | ">" | "|-" | ">-" | "|+" | ">+") {
+        return Err("a multi-line value is not supported; write it on one line".into());
+    }
+    unquote(v)
+}
+
 /// A Claude Code agent: `---` front matter of `key: value` lines, then the system prompt.
 fn parse_claude(file: &Path, text: &str, problems: &mut Vec<String>) -> ParseResult {
     let mut lines = text.lines().enumerate();
@@ -282,17 +322,32 @@ fn parse_claude(file: &Path, text: &str, problems: &mut Vec<String>) -> ParseRes
         if l.trim().is_empty() || l.trim_start().starts_with('#') {
             continue;
         }
-        let Some((k, v)) = l.split_once(':') else {
-            return Err((
+        let not_key_value = || {
+            (
                 i + 1,
                 format!("expected `key: value`, found {:?}", l.trim()),
-            ));
+            )
         };
-        let v = v.trim().trim_matches('"').trim_matches('\'').to_string();
-        fields.insert(k.trim().to_string(), (i + 1, v));
+        let Some((k, v)) = l.split_once(':') else {
+            return Err(not_key_value());
+        };
+        let k = k.trim();
+        if k.is_empty()
+            || l.starts_with(char::is_whitespace)
+            || !k
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+        {
+            return Err(not_key_value());
+        }
+        let v = front_matter_value(v).map_err(|msg| (i + 1, format!("{k}: {msg}")))?;
+        fields.insert(k.to_string(), (i + 1, v));
     }
     let Some(body_start) = body_start else {
-        return Err((1, "the front matter is not closed with `---`".into()));
+        return Err((
+            text.lines().count().max(1),
+            "the front matter is not closed with `---`".into(),
+        ));
     };
     let body: Vec<&str> = text.lines().skip(body_start).collect();
     let body = body.join("\n").trim().to_string();
@@ -445,6 +500,50 @@ mod tests {
         assert_eq!(e.0, 3);
         let e = parse_toml(Path::new("/x/c.toml"), "nmae = \"x\"\n", &mut p).unwrap_err();
         assert_eq!(e.0, 1);
+    }
+
+    #[test]
+    fn summon_claude_front_matter_is_validated() {
+        let bad = |fm: &str| {
+            let mut p = Vec::new();
+            parse_claude(Path::new("/x/broken.md"), fm, &mut p).unwrap_err()
+        };
+        let e = bad("---\nname: x\ndescription: [oops\n---\nbody\n");
+        assert_eq!(e.0, 3, "{e:?}");
+        assert!(e.1.contains("unclosed `[`"), "{e:?}");
+        let e = bad("---\ndescription: \"half quoted\n---\n");
+        assert_eq!(e.0, 2, "{e:?}");
+        assert!(e.1.contains("unclosed quote"), "{e:?}");
+        let e = bad("---\ndescription: 'half\n---\n");
+        assert!(e.1.contains("unclosed quote"), "{e:?}");
+        let e = bad("---\ntools: [Read, \"Grep]\n---\n");
+        assert!(e.1.contains("unclosed quote"), "{e:?}");
+        let e = bad("---\nname: x\ndescription: fine\n");
+        assert!(e.1.contains("not closed"), "{e:?}");
+        assert_eq!(e.0, 3, "{e:?}");
+        // Without the `---`, the body is read as front matter and its first line is reported.
+        let e = bad("---\nname: x\nYou review.\n");
+        assert_eq!(e.0, 3, "{e:?}");
+        let e = bad("---\ntools:\n  - Read\n---\n");
+        assert_eq!(e.0, 3, "{e:?}");
+        let e = bad("---\nsome key: v\n---\n");
+        assert!(e.1.contains("key: value"), "{e:?}");
+        let e = bad("---\ndescription: |\n---\n");
+        assert!(e.1.contains("multi-line"), "{e:?}");
+
+        // Well-formed values: quotes stripped, a flow list read like a comma list, and a colon
+        // or quote inside a plain value kept.
+        let mut p = Vec::new();
+        let d = parse_claude(
+            Path::new("/x/ok.md"),
+            "---\nname: \"ok\"\ndescription: Reviews: it's careful\ntools: [Read, 'Grep']\n---\nHi\n",
+            &mut p,
+        )
+        .unwrap();
+        assert_eq!(d.slug, "ok");
+        assert_eq!(d.description, "Reviews: it's careful");
+        assert_eq!(d.tools, ["read", "grep"]);
+        assert!(p.is_empty(), "{p:?}");
     }
 
     #[test]

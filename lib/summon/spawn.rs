@@ -236,6 +236,25 @@ pub fn spawn(
         )
         .hint("raise `[agent] max_summon_depth` in the configuration to allow nested subagents"));
     }
+    // A spawning session must itself hold `summon`: its tools only narrowing the child's
+    // would let a session without it start agents from its `bash` tool. A person at a shell
+    // (no session) is not restricted.
+    if let (Some(s), Some(t)) = (&spawner.session, &spawner.tools) {
+        if !t.allows("summon") {
+            let short = store.short_id(&s.id).unwrap_or_else(|_| s.id.clone());
+            let names = t.names();
+            let have = if names.is_empty() {
+                "none".to_string()
+            } else {
+                names.join(", ")
+            };
+            return Err(SummonError::new(
+                SummonErrorKind::Refused,
+                format!("session {short} may not summon: its tools ({have}) lack `summon`"),
+            )
+            .hint("only a session started with the summon tool (e.g. `ag-prompt --tools read,summon`) may spawn agents"));
+        }
+    }
 
     // Tools: (requested, else the definition's) ∩ the spawner's effective tools.
     let def_tools = def.policy();
@@ -333,7 +352,7 @@ pub fn spawn(
     if title.chars().count() == 60 {
         title.push('…');
     }
-    let child = store.create_session(NewSession {
+    let child = store.create_child(NewSession {
         title,
         kind: Some(kind),
         parent_id: if req.top_level {
@@ -347,7 +366,6 @@ pub fn spawn(
         policy: Some(policy),
         ..Default::default()
     })?;
-    store.mark_starting(&child.id)?;
 
     let fail = |msg: String| -> SummonError {
         let _ = store.finish_child(&child.id, "failed", None);
@@ -536,4 +554,47 @@ pub fn cancel(store: &Store, s: &Session, grace: Duration) -> Result<SessionStat
     }
     store.finish_child(&s.id, "cancelled", None)?;
     Ok(SessionStatus::Cancelled)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn child() -> NewSession {
+        NewSession {
+            title: "finder: q".into(),
+            kind: Some(SessionKind::Subagent),
+            agent: Some("finder".into()),
+            model: Some("echo".into()),
+            policy: Some(json!({"tools": ["read"]})),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn summon_child_is_created_running_in_one_transaction() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open_path(&dir.path().join("ag.db")).unwrap();
+        let c = store.create_child(child()).unwrap();
+        assert_eq!(c.status, SessionStatus::Running);
+        assert_eq!(c.pid, None);
+        assert_eq!(c.model.as_deref(), Some("echo"));
+        assert_eq!(c.policy["tools"], json!(["read"]));
+
+        // When the starting mark fails, the row goes with it: no idle child is left for
+        // another `ag-prompt` to take.
+        store
+            .conn()
+            .execute_batch(
+                "CREATE TRIGGER no_start BEFORE UPDATE OF status ON sessions \
+                 WHEN NEW.status = 'running' BEGIN SELECT RAISE(ABORT, 'refused'); END;",
+            )
+            .unwrap();
+        assert!(store.create_child(child()).is_err());
+        let n: i64 = store
+            .conn()
+            .query_row("SELECT COUNT(*) FROM sessions", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(n, 1);
+    }
 }

@@ -40,11 +40,12 @@ fn with_agents(env: &TestEnv) {
     );
 }
 
+/// In the user's configuration: a project file may not grant permissions.
 fn permit_user_agents(env: &TestEnv) {
-    env.write_file(
-        ".ag/config.toml",
-        "[permissions]\nuser_agents = \"allow\"\n",
-    );
+    let cfg = env.dir.path().join("config/ag/config.toml");
+    let mut text = std::fs::read_to_string(&cfg).unwrap_or_default();
+    text.push_str("\n[permissions]\nuser_agents = \"allow\"\n");
+    std::fs::write(&cfg, text).unwrap();
 }
 
 fn write_script(env: &TestEnv, name: &str, toml: &str) -> String {
@@ -446,9 +447,20 @@ fn the_catalog_reports_malformed_definitions_and_reads_claude_agents() {
         ".claude/agents/code-reviewer.md",
         "---\nname: code-reviewer\ndescription: Reviews diffs\ntools: Read, Grep, WebFetch\nmodel: sonnet\n---\nYou review code.\n",
     );
+    env.write_file(
+        ".claude/agents/broken.md",
+        "---\nname: broken-claude\ndescription: [oops\n---\nYou break.\n",
+    );
     let run = env.run("ag-summon", &["agents", "--json"]).ok();
     assert!(
         run.stderr.contains("broken.toml:3") && run.stderr.contains("skipped"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr
+            .contains("broken.md:3: description: unclosed `[` list")
+            && run.stderr.contains("; skipped"),
         "{}",
         run.stderr
     );
@@ -459,7 +471,10 @@ fn the_catalog_reports_malformed_definitions_and_reads_claude_agents() {
     );
     let agents = run.json_lines();
     let slugs: Vec<&str> = agents.iter().filter_map(|a| a["slug"].as_str()).collect();
-    assert!(!slugs.contains(&"broken"), "{slugs:?}");
+    assert!(
+        !slugs.contains(&"broken") && !slugs.contains(&"broken-claude"),
+        "{slugs:?}"
+    );
     for s in [
         "code-reviewer",
         "explorer",
@@ -595,4 +610,56 @@ fn the_example_definitions_load_and_the_walkthrough_parent_runs() {
         text.contains("status: done") && text.contains("Open tasks: parser"),
         "{text}"
     );
+}
+
+#[test]
+fn a_session_without_summon_cannot_spawn() {
+    let env = env_with(None, "");
+    with_agents(&env);
+    // A session that may read but not summon: its bash tool (here: AG_SESSION or --parent)
+    // must not be a way round that.
+    let parent = session_id(
+        &env.run("ag-prompt", &["-m", "echo", "--tools", "read", "hi"])
+            .ok(),
+    );
+    let before = env.sqlite_count("SELECT COUNT(*) FROM sessions");
+    let run = env
+        .run(
+            "ag-summon",
+            &["--parent", &parent, "--agent", "finder", "q"],
+        )
+        .code(1);
+    let short = &parent[..8];
+    assert!(
+        run.stderr.contains(short) && run.stderr.contains("lack `summon`"),
+        "{}",
+        run.stderr
+    );
+    let mut env2 = env_with(None, "");
+    with_agents(&env2);
+    env2.set("AG_SESSION", &parent);
+    env2.home = env.home.clone();
+    env2.set("AG_HOME", env.home.to_string_lossy());
+    env2.cwd = env.cwd.clone();
+    let run = env2.run("ag-summon", &["--agent", "finder", "q"]).code(1);
+    assert!(run.stderr.contains("lack `summon`"), "{}", run.stderr);
+    // A session with no stored tools runs read-only, which lacks summon too.
+    rusqlite::Connection::open(env.db())
+        .unwrap()
+        .execute(
+            "UPDATE sessions SET policy_json = '{}' WHERE id = ?1",
+            [&parent],
+        )
+        .unwrap();
+    let run = env
+        .run(
+            "ag-summon",
+            &["--parent", &parent, "--agent", "finder", "q"],
+        )
+        .code(1);
+    assert!(run.stderr.contains("lack `summon`"), "{}", run.stderr);
+    assert_eq!(env.sqlite_count("SELECT COUNT(*) FROM sessions"), before);
+    // A person at a shell is not restricted.
+    let run = env.run("ag-summon", &["--agent", "finder", "q"]).ok();
+    assert!(run.stdout.contains("The answer is 42."), "{}", run.stdout);
 }

@@ -12,13 +12,15 @@ pub const PAGE: Page = Page {
             blocks: &[
                 Para("An agent definition is a file `SLUG.toml` with `name`, `description`, `is_subagent`, `tools`, `models` (the first that resolves is used; a `script:` path is relative to the file), `cwd`, `system_prompt` and `max_steps`. Definitions come from `.ag/agents/` (the project's, found upward from the current directory) over `$XDG_CONFIG_HOME/ag/agents/` (the user's) over the built-ins `explorer`, `reviewer`, `worker` (subagents) and `default` (a user agent). A definition without `tools` gets `read`, `glob` and `grep`; one without `models` runs on the spawner's model, else `AG_MODEL`, else the configured one."),
                 Para("Claude Code agents, `.claude/agents/*.md` with `name`, `description`, `tools` and `model` in their front matter and the system prompt as the body, are read as subagent definitions. Their tools map to ours (Read, Glob, Grep, Write, Edit, Bash); others are dropped with a warning. A Claude model alias such as `sonnet` names no provider here, so the spawner's model is used."),
-                Para("A malformed definition is reported on stderr with its file and line and skipped; the rest load. `ag-summon agents` lists the subagents, and the user agents only when they are permitted."),
+                Para("A malformed definition is reported on stderr as `FILE:LINE: message; skipped`, and the rest load. In a Claude agent's front matter that is a line that is not `key: value`, an unclosed quote or `[` list, a multi-line or map value, or a missing closing `---`; a `[a, b]` list is read like `a, b`. `ag-summon agents` lists the subagents, and the user agents only when they are permitted."),
             ],
         },
         Section {
             title: "TOOLS AND THE SPAWNER",
             blocks: &[
                 Para("The spawning session is `--parent`, else `AG_SESSION` (so `ag-summon` run from an agent's `bash` tool acts as that agent), else a person at a shell. A child's tools are the requested ones (`--tools`), else the definition's, intersected with the spawning session's effective tools: a child never gains a tool. The tools dropped are printed on stderr (and, for the `summon` tool, in its result); never silently. From a plain shell the tools are the definition's, narrowed by `--tools`."),
+                Para("A spawning session must itself have the `summon` tool: `ag-summon` with `--parent` or `AG_SESSION` naming a session whose stored tools lack `summon` (a session with no stored tools runs read-only, which lacks it) is refused with status 1 and nothing is created. A person at a shell is not restricted."),
+                Para("Provider keys: a child started by `ag-summon` run from an agent's `bash` tool inherits that tool's environment, from which provider keys and other secrets (`ANTHROPIC_API_KEY`, `OPENAI_API_KEY`, any `*_KEY`, `*_TOKEN`, `*_SECRET`, …) are removed. Such a child cannot use a keyed provider; it needs a model that wants no key (`echo`, a `script:`, a configured provider without `api_key_env`), else it fails with a missing-key error in its log. The `summon` tool has no such limit: the agent loop starts the child from the `ag-prompt` process itself, whose environment still holds the keys."),
                 Para("A subagent cannot summon: nesting is off, and `summon` and `retrieve` are taken from a subagent's tools. `[agent] max_summon_depth = N` in the configuration allows N levels of nesting."),
             ],
         },
@@ -35,7 +37,7 @@ pub const PAGE: Page = Page {
             title: "EXIT STATUS",
             blocks: &[
                 Item("0", "Done: the child finished (`done`), was started in the background, or was cancelled."),
-                Item("1", "An error: the child failed or was cancelled (`retrieve`, foreground), a refused summon (permission, nesting, a directory outside the parent's), `retrieve` on a user agent."),
+                Item("1", "An error: the child failed or was cancelled (`retrieve`, foreground), a refused summon (permission, nesting, a spawning session without `summon`, a directory outside the parent's), `retrieve` on a user agent."),
                 Item("2", "A usage error: no `--agent`, no task, an unknown tool, a definition of the wrong kind."),
                 Item("4", "The agent definition or the session was not found."),
                 Item("75", "`retrieve --timeout`: the child is still running."),

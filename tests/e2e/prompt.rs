@@ -903,7 +903,8 @@ fn prompt_key_reaches_only_the_request_header() {
         &[tool(
             "toolu_env",
             "bash",
-            json!({"command": "env; echo MARKER=done"}),
+            // The environment goes to the room too: the room file is checked for the key.
+            json!({"command": "env | ag-room tell -; env; echo MARKER=done"}),
         )],
         "tool_use",
         (10, 5, 0, 0),
@@ -935,6 +936,10 @@ fn prompt_key_reaches_only_the_request_header() {
         .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
         .collect();
     assert!(names.iter().any(|n| n == "ag.db"), "{names:?}");
+    assert!(
+        names.iter().any(|n| n.ends_with(".jsonl")),
+        "no room file: {names:?}"
+    );
     for f in &files {
         let bytes = std::fs::read(f).unwrap();
         assert!(

@@ -1,6 +1,6 @@
 # Print an optspec for argparse to handle cmd's options that are independent of any subcommand.
 function __fish_ag_prompt_global_optspecs
-    string join \n home= json q/quiet v/verbose color= s/session= c/continue new m/model= system= tools= agent= max-steps= title= no-queue h/help V/version
+    string join \n home= json q/quiet v/verbose color= s/session= c/continue new m/model= system= tools= agent= max-steps= thinking= title= no-queue h/help V/version
 end
 
 function __fish_ag_prompt_needs_command
@@ -34,6 +34,7 @@ complete -c ag-prompt -n "__fish_ag_prompt_needs_command" -l system -d 'System p
 complete -c ag-prompt -n "__fish_ag_prompt_needs_command" -l tools -d 'Tools the session may use: names and sets (read-only, all, none), comma-separated. A new session defaults to read-only; an existing session\'s tools can only narrow' -r
 complete -c ag-prompt -n "__fish_ag_prompt_needs_command" -l agent -d 'Start the new session from an agent definition (`ag-summon agents` lists them): its system prompt, tools (narrowed by --tools), models and step limit' -r
 complete -c ag-prompt -n "__fish_ag_prompt_needs_command" -l max-steps -d 'Stop after N model round trips in this turn' -r
+complete -c ag-prompt -n "__fish_ag_prompt_needs_command" -l thinking -d 'Ask for extended thinking with this many budget tokens (Anthropic models; signed thinking is kept and replayed) [config: agent.thinking_budget]' -r
 complete -c ag-prompt -n "__fish_ag_prompt_needs_command" -l title -d 'Title of a new session [default: the start of the prompt]' -r
 complete -c ag-prompt -n "__fish_ag_prompt_needs_command" -l json -d 'Print machine-readable JSON (NDJSON for streams)'
 complete -c ag-prompt -n "__fish_ag_prompt_needs_command" -s q -l quiet -d 'Print nothing on stdout but data that was asked for; no notices on stderr'

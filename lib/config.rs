@@ -97,6 +97,8 @@ pub struct AgentConfig {
     pub bash_timeout_s: u64,
     pub output_cap: usize,
     pub max_tokens: u64,
+    /// Extended thinking for Anthropic models: the budget in tokens (none: off).
+    pub thinking_budget: Option<u64>,
     /// How deep subagents may nest: 0 (the default) means a subagent cannot summon.
     pub max_summon_depth: u32,
 }
@@ -108,6 +110,7 @@ impl Default for AgentConfig {
             bash_timeout_s: 120,
             output_cap: 30_000,
             max_tokens: 8192,
+            thinking_budget: None,
             max_summon_depth: 0,
         }
     }

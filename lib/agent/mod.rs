@@ -62,6 +62,8 @@ pub struct TurnOptions {
     pub max_steps: u32,
     pub system: Option<String>,
     pub max_tokens: u64,
+    /// Extended thinking (Anthropic): the budget in tokens, when asked for.
+    pub thinking_budget: Option<u64>,
     pub network: Network,
     /// The tools offered to the model when they differ from the policy (a `--keep-cache` side
     /// chat offers its source's list, byte for byte); the guard still decides on `policy`.
@@ -292,8 +294,12 @@ impl Agent<'_> {
             model: Some(self.provider.api_model().to_string()),
             system: self.opts.system.clone(),
             tools: self.tool_specs(),
-            max_tokens: Some(self.opts.max_tokens),
-            thinking_budget: None,
+            // The API wants room for the answer beyond the thinking budget.
+            max_tokens: Some(match self.opts.thinking_budget {
+                Some(b) if self.opts.max_tokens <= b => b + self.opts.max_tokens,
+                _ => self.opts.max_tokens,
+            }),
+            thinking_budget: self.opts.thinking_budget,
             stream: true,
         };
         Ok(fold(&chunks, self.provider.dialect(), &opts))

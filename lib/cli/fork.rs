@@ -271,6 +271,7 @@ fn btw(ctx: &mut Ctx, cli: &Cli, question: &str) -> CliResult<()> {
             policy_json: &policy_json,
             config: &config,
             max_steps: None,
+            thinking: None,
             cwd_now: &cwd_now,
         },
     );

@@ -83,6 +83,10 @@ pub struct RunArgs {
     /// Stop after N model round trips in this turn
     #[arg(long, value_name = "N")]
     max_steps: Option<u32>,
+    /// Ask for extended thinking with this many budget tokens (Anthropic models; signed
+    /// thinking is kept and replayed) [config: agent.thinking_budget]
+    #[arg(long, value_name = "TOKENS")]
+    thinking: Option<u64>,
     /// Title of a new session [default: the start of the prompt]
     #[arg(long, value_name = "TITLE")]
     title: Option<String>,
@@ -406,6 +410,7 @@ fn prompt(ctx: &mut Ctx, args: RunArgs) -> CliResult<()> {
             policy_json: &policy_json,
             config: &config,
             max_steps,
+            thinking: args.thinking,
             cwd_now: &cwd_now,
         },
     )
@@ -421,6 +426,8 @@ pub(crate) struct Turn<'a> {
     pub policy_json: &'a Value,
     pub config: &'a Config,
     pub max_steps: Option<u32>,
+    /// Extended-thinking budget tokens; `None` takes the config's.
+    pub thinking: Option<u64>,
     pub cwd_now: &'a std::path::Path,
 }
 
@@ -439,6 +446,7 @@ pub(crate) fn run_turn_in(
         policy_json,
         config,
         max_steps,
+        thinking,
         cwd_now,
     } = turn;
     let system = policy_json
@@ -499,6 +507,7 @@ pub(crate) fn run_turn_in(
             max_steps: max_steps.unwrap_or(config.agent.max_steps),
             system,
             max_tokens: config.agent.max_tokens,
+            thinking_budget: thinking.or(config.agent.thinking_budget),
             network: config.network.clone(),
             offered,
         },

@@ -1170,3 +1170,49 @@ fn a_project_config_cannot_send_a_key_elsewhere_or_grant_permissions() {
     }
     assert!(!reqs[0].raw_body.contains(KEY));
 }
+
+#[test]
+fn prompt_thinking_asks_for_a_budget_and_replays_signed_thinking() {
+    let fake = FakeProvider::start();
+    let env = env_for(&fake);
+    env.write_file("a.txt", "alpha\n");
+    fake.push(Reply::Sse(sse::anthropic(
+        &[
+            Block::Thinking {
+                text: "Read the file first.".into(),
+                signature: "sig-abc123".into(),
+            },
+            tool("toolu_t1", "read", json!({"path": "a.txt"})),
+        ],
+        "tool_use",
+        (10, 5, 0, 0),
+    )));
+    fake.push(Reply::Sse(sse::anthropic_text("It says alpha.")));
+    let run = prompt(&env, &["--thinking", "16000"], "what is in a.txt?").ok();
+    assert!(run.stdout.contains("It says alpha."), "{}", run.stdout);
+    assert!(
+        run.stderr.contains("Read the file first."),
+        "{}",
+        run.stderr
+    );
+    let reqs = fake.requests();
+    assert_eq!(reqs.len(), 2);
+    for r in &reqs {
+        assert_eq!(
+            r.body["thinking"],
+            json!({"type": "enabled", "budget_tokens": 16000})
+        );
+        assert!(
+            r.body["max_tokens"].as_u64().unwrap() > 16000,
+            "{}",
+            r.body["max_tokens"]
+        );
+    }
+    // The signed thinking block goes back verbatim, before the tool use of its step.
+    let assistant = &reqs[1].body["messages"][1];
+    assert_eq!(assistant["role"], "assistant");
+    assert_eq!(assistant["content"][0]["type"], "thinking");
+    assert_eq!(assistant["content"][0]["thinking"], "Read the file first.");
+    assert_eq!(assistant["content"][0]["signature"], "sig-abc123");
+    assert_eq!(assistant["content"][1]["type"], "tool_use");
+}

@@ -49,30 +49,37 @@ impl Store {
     pub fn drain_queue(&self, session_id: &str, turn: &str, step: i64) -> Result<Vec<Chunk>> {
         let tx = rusqlite::Transaction::new_unchecked(self.conn(), TransactionBehavior::Immediate)
             .map_err(|e| self.classify(e))?;
-        let items: Vec<(i64, String)> = {
-            let mut stmt =
-                tx.prepare("SELECT id, text FROM queued_input WHERE session_id = ?1 ORDER BY id")?;
-            let rows = stmt
-                .query_map([session_id], |r| Ok((r.get(0)?, r.get(1)?)))?
-                .collect::<rusqlite::Result<_>>()?;
-            rows
-        };
-        if items.is_empty() {
-            return Ok(Vec::new());
+        let stored = drain_in(&tx, session_id, turn, step)?;
+        if !stored.is_empty() {
+            tx.commit().map_err(|e| self.classify(e))?;
         }
-        let chunks = items
-            .iter()
-            .map(|(_, text)| {
-                NewChunk::new(Role::User, ChunkData::text(text.clone())).in_turn(turn, step)
-            })
-            .collect();
-        let stored = append_in(&tx, session_id, chunks)?;
-        let last = items.last().map(|(id, _)| *id).unwrap_or(0);
-        tx.execute(
-            "DELETE FROM queued_input WHERE session_id = ?1 AND id <= ?2",
-            params![session_id, last],
-        )?;
-        tx.commit().map_err(|e| self.classify(e))?;
         Ok(stored)
     }
+}
+
+/// Inside an open write transaction: move the session's queued input into its log, in queue
+/// order, and off the queue. Empty when nothing was waiting.
+pub(super) fn drain_in(
+    conn: &rusqlite::Connection,
+    session_id: &str,
+    turn: &str,
+    step: i64,
+) -> Result<Vec<Chunk>> {
+    let items: Vec<(i64, String)> = conn
+        .prepare_cached("SELECT id, text FROM queued_input WHERE session_id = ?1 ORDER BY id")?
+        .query_map([session_id], |r| Ok((r.get(0)?, r.get(1)?)))?
+        .collect::<rusqlite::Result<_>>()?;
+    let Some(last) = items.last().map(|(id, _)| *id) else {
+        return Ok(Vec::new());
+    };
+    let chunks = items
+        .into_iter()
+        .map(|(_, text)| NewChunk::new(Role::User, ChunkData::text(text)).in_turn(turn, step))
+        .collect();
+    let stored = append_in(conn, session_id, chunks)?;
+    conn.execute(
+        "DELETE FROM queued_input WHERE session_id = ?1 AND id <= ?2",
+        params![session_id, last],
+    )?;
+    Ok(stored)
 }

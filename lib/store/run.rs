@@ -5,7 +5,7 @@ use rusqlite::{params, TransactionBehavior};
 
 use super::chunks::append_in;
 use super::{Result, Store, StoreError};
-use crate::log::{Chunk, ChunkData, NewChunk, Role};
+use crate::log::{Chunk, NewChunk};
 use crate::{clock, proc};
 
 /// What `claim_or_queue` did.
@@ -87,32 +87,13 @@ impl Store {
     ) -> Result<TurnEnd> {
         let tx = rusqlite::Transaction::new_unchecked(self.conn(), TransactionBehavior::Immediate)
             .map_err(|e| self.classify(e))?;
-        let items: Vec<(i64, String)> = {
-            let mut stmt =
-                tx.prepare("SELECT id, text FROM queued_input WHERE session_id = ?1 ORDER BY id")?;
-            let rows = stmt
-                .query_map([session_id], |r| Ok((r.get(0)?, r.get(1)?)))?
-                .collect::<rusqlite::Result<_>>()?;
-            rows
-        };
-        let out = if items.is_empty() {
+        let drained = super::queue::drain_in(&tx, session_id, turn, step)?;
+        let out = if drained.is_empty() {
             let mut stored = append_in(&tx, session_id, vec![turn_end])?;
             release_in(&tx, session_id, status)?;
             TurnEnd::Ended(Box::new(stored.remove(0)))
         } else {
-            let chunks = items
-                .iter()
-                .map(|(_, t)| {
-                    NewChunk::new(Role::User, ChunkData::text(t.clone())).in_turn(turn, step)
-                })
-                .collect();
-            let stored = append_in(&tx, session_id, chunks)?;
-            let last = items.last().map(|(id, _)| *id).unwrap_or(0);
-            tx.execute(
-                "DELETE FROM queued_input WHERE session_id = ?1 AND id <= ?2",
-                params![session_id, last],
-            )?;
-            TurnEnd::Drained(stored)
+            TurnEnd::Drained(drained)
         };
         tx.commit().map_err(|e| self.classify(e))?;
         Ok(out)

@@ -359,24 +359,6 @@ impl Store {
 }
 
 impl Store {
-    /// Create a session and append its first chunks in one transaction: a bad batch leaves no
-    /// empty session behind.
-    pub fn create_with_chunks(
-        &self,
-        new: NewSession,
-        chunks: Vec<crate::log::NewChunk>,
-    ) -> Result<(Session, Vec<crate::log::Chunk>)> {
-        let tx = rusqlite::Transaction::new_unchecked(self.conn(), TransactionBehavior::Immediate)
-            .map_err(|e| self.classify(e))?;
-        let session = self.create_session(new)?;
-        let stored = super::chunks::append_in(&tx, &session.id, chunks)?;
-        tx.commit().map_err(|e| self.classify(e))?;
-        let session = self.session(&session.id)?;
-        Ok((session, stored))
-    }
-}
-
-impl Store {
     /// The shortest prefix (at least 8 characters) that names this session alone among all
     /// sessions in the store: what tables show, and what a person can type back.
     pub fn short_id(&self, id: &str) -> Result<String> {

@@ -319,38 +319,11 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+    use crate::reduce::testkit::{delta, open, seal};
     use crate::reduce::SseParser;
 
-    /// Runs a literal SSE text through a fresh reducer, stopping at the first error the way
-    /// the agent loop does.
     fn run(sse: &str) -> (Vec<ChunkOp>, Result<StepEnd, StreamError>) {
-        let mut r = AnthropicReducer::new();
-        let mut ops = Vec::new();
-        for ev in SseParser::new().push(sse.as_bytes()) {
-            match r.event(&ev) {
-                Ok(more) => ops.extend(more),
-                Err(e) => return (ops, Err(e)),
-            }
-        }
-        let end = r.finish();
-        (ops, end)
-    }
-
-    fn open(key: usize, ty: ChunkType) -> ChunkOp {
-        ChunkOp::Open {
-            key,
-            role: Role::Assistant,
-            ty,
-        }
-    }
-    fn delta(key: usize, text: &str) -> ChunkOp {
-        ChunkOp::Delta {
-            key,
-            text: text.to_owned(),
-        }
-    }
-    fn seal(key: usize, data: ChunkData) -> ChunkOp {
-        ChunkOp::Seal { key, data }
+        crate::reduce::testkit::run(AnthropicReducer::new(), sse)
     }
 
     const FULL: &str = r#"event: message_start

@@ -174,6 +174,45 @@ fn non_empty(v: &Value) -> Option<&str> {
     v.as_str().filter(|s| !s.is_empty())
 }
 
+/// Helpers shared by the reducers' tests.
+#[cfg(test)]
+pub(crate) mod testkit {
+    use super::*;
+
+    /// Runs a literal SSE text through a reducer, stopping at the first error the way the
+    /// agent loop does.
+    pub fn run(mut r: impl Reducer, sse: &str) -> (Vec<ChunkOp>, Result<StepEnd, StreamError>) {
+        let mut ops = Vec::new();
+        for ev in SseParser::new().push(sse.as_bytes()) {
+            match r.event(&ev) {
+                Ok(more) => ops.extend(more),
+                Err(e) => return (ops, Err(e)),
+            }
+        }
+        let end = r.finish();
+        (ops, end)
+    }
+
+    pub fn open(key: usize, ty: ChunkType) -> ChunkOp {
+        ChunkOp::Open {
+            key,
+            role: Role::Assistant,
+            ty,
+        }
+    }
+
+    pub fn delta(key: usize, text: &str) -> ChunkOp {
+        ChunkOp::Delta {
+            key,
+            text: text.to_owned(),
+        }
+    }
+
+    pub fn seal(key: usize, data: ChunkData) -> ChunkOp {
+        ChunkOp::Seal { key, data }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

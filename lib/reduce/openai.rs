@@ -320,36 +320,10 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::reduce::SseParser;
+    use crate::reduce::testkit::{delta, open, seal};
 
     fn run(sse: &str) -> (Vec<ChunkOp>, Result<StepEnd, StreamError>) {
-        let mut r = OpenAiReducer::new();
-        let mut ops = Vec::new();
-        for ev in SseParser::new().push(sse.as_bytes()) {
-            match r.event(&ev) {
-                Ok(more) => ops.extend(more),
-                Err(e) => return (ops, Err(e)),
-            }
-        }
-        let end = r.finish();
-        (ops, end)
-    }
-
-    fn open(key: usize, ty: ChunkType) -> ChunkOp {
-        ChunkOp::Open {
-            key,
-            role: Role::Assistant,
-            ty,
-        }
-    }
-    fn delta(key: usize, text: &str) -> ChunkOp {
-        ChunkOp::Delta {
-            key,
-            text: text.to_owned(),
-        }
-    }
-    fn seal(key: usize, data: ChunkData) -> ChunkOp {
-        ChunkOp::Seal { key, data }
+        crate::reduce::testkit::run(OpenAiReducer::new(), sse)
     }
     fn call(id: &str, name: &str, arguments: Value) -> ChunkData {
         ChunkData::ToolCall {

@@ -177,17 +177,7 @@ pub fn closers(store: &Store, session: &Session, cut: i64) -> Result<Vec<NewChun
 /// The title of a side chat: `BTW · ` and the question's first line, cut at 60 characters
 /// with an ellipsis.
 pub fn side_title(question: &str) -> String {
-    let line = question
-        .lines()
-        .find(|l| !l.trim().is_empty())
-        .unwrap_or("")
-        .trim();
-    let mut t: String = line.chars().take(60).collect();
-    if line.chars().count() > 60 {
-        t = t.trim_end().to_string();
-        t.push('…');
-    }
-    format!("BTW · {t}")
+    format!("BTW · {}", crate::log::headline(question, 60))
 }
 
 /// The tools a session may use as stored (a session without a stored list has the read-only

@@ -372,7 +372,10 @@ fn prompt(ctx: &mut Ctx, args: RunArgs) -> CliResult<()> {
     let session = match existing {
         Some(s) => s,
         None => {
-            let title = args.title.clone().unwrap_or_else(|| title_from(&text));
+            let title = args
+                .title
+                .clone()
+                .unwrap_or_else(|| crate::log::headline(&text, 60));
             // The row is born with its policy: there is no moment when it has none.
             let mut initial = json!({});
             policy.store_in(&mut initial);
@@ -545,19 +548,6 @@ pub(crate) fn run_turn_in(
             )))
         }
     }
-}
-
-fn title_from(text: &str) -> String {
-    let line = text
-        .lines()
-        .find(|l| !l.trim().is_empty())
-        .unwrap_or("")
-        .trim();
-    let mut t: String = line.chars().take(60).collect();
-    if line.chars().count() > 60 {
-        t.push('…');
-    }
-    t
 }
 
 /// Prints the live turn: text to stdout as it streams, the rest to stderr; or JSON events.

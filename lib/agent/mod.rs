@@ -289,7 +289,7 @@ impl Agent<'_> {
 
     /// The request for the next step: the fold of the whole log.
     fn request(&self) -> Result<Value, AgentError> {
-        let chunks = self.store.load_view(&self.session)?;
+        let chunks = self.store.load_fold_view(&self.session)?;
         let opts = FoldOptions {
             model: Some(self.provider.api_model().to_string()),
             system: self.opts.system.clone(),

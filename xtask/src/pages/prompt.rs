@@ -11,7 +11,7 @@ pub const PAGE: Page = Page {
             title: "MODELS",
             blocks: &[
                 Para("Models are named `PROVIDER/MODEL`. Which one runs: `-m`, else `AG_MODEL`, else the model the session ran on, else `model` in the configuration."),
-                Item("anthropic/NAME", "The Anthropic Messages API: streaming, tools, extended thinking with signatures replayed, prompt-cache breakpoints; the key comes from `ANTHROPIC_API_KEY`."),
+                Item("anthropic/NAME", "The Anthropic Messages API: streaming, tools, extended thinking (`--thinking`) with signatures replayed, prompt-cache breakpoints; the key comes from `ANTHROPIC_API_KEY`."),
                 Item("openai/NAME", "OpenAI Chat Completions: streaming, tool calls, usage; the key comes from `OPENAI_API_KEY`."),
                 Item("NAMED/NAME", "A `[providers.NAMED]` entry of the configuration (`kind`, `base_url`, `api_key_env`): Ollama, llama.cpp, vLLM, LM Studio, OpenRouter."),
                 Item("echo", "Offline: answers with the last user text."),
@@ -21,13 +21,15 @@ pub const PAGE: Page = Page {
         Section {
             title: "TOOLS",
             blocks: &[
-                Para("A session's tools are an allow-list kept with the session. A new session gets `read`, `glob` and `grep` unless `--tools` says otherwise; a follow-up may narrow the list but never widen it. Only allowed tools are offered to the model, and a guard denies any other call: the model gets an error result and nothing runs."),
+                Para("A session's tools are an allow-list kept with the session. A new session gets `read`, `glob`, `grep` and the `peer_*` room tools unless `--tools` says otherwise (a session started by `ag-log append` has the same set); a follow-up may narrow the list but never widen it. Only allowed tools are offered to the model, and a guard denies any other call: the model gets an error result and nothing runs."),
                 Item("read", "A text file with line numbers (`offset`, `limit`)."),
                 Item("glob", "Files matching a pattern, respecting .gitignore."),
                 Item("grep", "A regular-expression search, respecting .gitignore."),
                 Item("write", "Create or overwrite a file."),
                 Item("edit", "Replace an exact, unique string, or every match with `replace_all`."),
                 Item("bash", "A shell command in the session's directory, with a timeout and an output cap; provider keys are removed from its environment, and `AG_SESSION` and `AG_HOME` are set."),
+                Item("peer_message, peer_inbox, peer_peek, peer_claim, peer_release", "Talk in the worktree's room, read held-back lines, look at another session, and claim or release files; see ag-room(1)."),
+                Item("summon, retrieve", "Start a subagent from an agent definition and collect its answer; see ag-summon(1)."),
                 Para("File tools stay inside the session's directory after resolving `..` and symbolic links."),
             ],
         },
@@ -63,8 +65,8 @@ pub const PAGE: Page = Page {
         Section {
             title: "FILES",
             blocks: &[
-                Item(".ag/config.toml", "Project configuration, found upward from the current directory; it wins key by key over the user file."),
-                Item("$XDG_CONFIG_HOME/ag/config.toml", "User configuration: `model`, `[providers.NAME]`, `[network]` (timeouts, `max_attempts`, backoff), `[agent]` (`max_steps`, `bash_timeout_s`, `output_cap`, `max_tokens`)."),
+                Item(".ag/config.toml", "Project configuration, found upward from the current directory; it wins key by key over the user file, but cannot set `[permissions]`, `agent.max_summon_depth` or a provider's `api_key_env`, nor redefine a provider of the user file (ignored with a warning)."),
+                Item("$XDG_CONFIG_HOME/ag/config.toml", "User configuration: `model`, `[providers.NAME]`, `[network]` (timeouts, `max_attempts`, backoff), `[agent]` (`max_steps`, `bash_timeout_s`, `output_cap`, `max_tokens`, `thinking_budget`, `max_summon_depth`), `[permissions]` (`user_agents`)."),
                 Item("$AG_HOME/ag.db", "The store."),
             ],
         },

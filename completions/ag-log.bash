@@ -25,6 +25,9 @@ _ag__log() {
             ag__log,fold)
                 cmd="ag__log__subcmd__fold"
                 ;;
+            ag__log,import)
+                cmd="ag__log__subcmd__import"
+                ;;
             ag__log,ingest)
                 cmd="ag__log__subcmd__ingest"
                 ;;
@@ -53,7 +56,7 @@ _ag__log() {
 
     case "${cmd}" in
         ag__log)
-            opts="-q -v -h -V --home --json --quiet --verbose --color --help --version append cat tail ls show fold ingest search title rm"
+            opts="-q -v -h -V --home --json --quiet --verbose --color --help --version append cat tail ls show fold ingest import search title rm"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -171,6 +174,32 @@ _ag__log() {
                     ;;
                 --model)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --home)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        ag__subcmd__log__subcmd__import)
+            opts="-f -q -v -h --from --follow --home --json --quiet --verbose --color --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --from)
+                    COMPREPLY=($(compgen -W "auto claude codex ag" -- "${cur}"))
                     return 0
                     ;;
                 --home)

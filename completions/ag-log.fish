@@ -40,6 +40,7 @@ complete -c ag-log -n "__fish_ag_log_needs_command" -f -a "ls" -d 'List sessions
 complete -c ag-log -n "__fish_ag_log_needs_command" -f -a "show" -d 'Show one session: metadata, lineage, counts by type, token usage'
 complete -c ag-log -n "__fish_ag_log_needs_command" -f -a "fold" -d 'Print the provider request body a session folds into'
 complete -c ag-log -n "__fish_ag_log_needs_command" -f -a "ingest" -d 'Append a provider SSE stream from stdin as one assistant step'
+complete -c ag-log -n "__fish_ag_log_needs_command" -f -a "import" -d 'Import Claude Code sessions, Codex rollouts and ag exports as sessions'
 complete -c ag-log -n "__fish_ag_log_needs_command" -f -a "search" -d 'Full-text search over text chunks'
 complete -c ag-log -n "__fish_ag_log_needs_command" -f -a "title" -d 'Set a session\'s title'
 complete -c ag-log -n "__fish_ag_log_needs_command" -f -a "rm" -d 'Remove sessions and their chunks'
@@ -124,6 +125,19 @@ complete -c ag-log -n "__fish_ag_log_using_subcommand ingest" -l json -d 'Print 
 complete -c ag-log -n "__fish_ag_log_using_subcommand ingest" -s q -l quiet -d 'Print nothing on stdout but data that was asked for; no notices on stderr'
 complete -c ag-log -n "__fish_ag_log_using_subcommand ingest" -s v -l verbose -d 'Say more on stderr'
 complete -c ag-log -n "__fish_ag_log_using_subcommand ingest" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c ag-log -n "__fish_ag_log_using_subcommand import" -l from -d 'Which tool wrote the files' -r -f -a "auto\t'Tell each file\'s format from its lines'
+claude\t'Claude Code session files (~/.claude/projects/*/*.jsonl)'
+codex\t'Codex rollouts (~/.codex/sessions/**/rollout-*.jsonl)'
+ag\t'Files written by `ag-log export --format ndjson`'"
+complete -c ag-log -n "__fish_ag_log_using_subcommand import" -l home -d 'The store directory [default: $AG_HOME, else $XDG_DATA_HOME/ag, else ~/.local/share/ag]' -r -F
+complete -c ag-log -n "__fish_ag_log_using_subcommand import" -l color -d 'When to colour output (NO_COLOR is honoured by `auto`)' -r -f -a "auto\t''
+always\t''
+never\t''"
+complete -c ag-log -n "__fish_ag_log_using_subcommand import" -s f -l follow -d 'After importing, keep watching and import new sessions and new lines as they are written, until interrupted'
+complete -c ag-log -n "__fish_ag_log_using_subcommand import" -l json -d 'Print machine-readable JSON (NDJSON for streams)'
+complete -c ag-log -n "__fish_ag_log_using_subcommand import" -s q -l quiet -d 'Print nothing on stdout but data that was asked for; no notices on stderr'
+complete -c ag-log -n "__fish_ag_log_using_subcommand import" -s v -l verbose -d 'Say more on stderr'
+complete -c ag-log -n "__fish_ag_log_using_subcommand import" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c ag-log -n "__fish_ag_log_using_subcommand search" -s s -l session -d 'Only this session (and what it inherits from forks)' -r
 complete -c ag-log -n "__fish_ag_log_using_subcommand search" -l limit -d 'At most N hits' -r
 complete -c ag-log -n "__fish_ag_log_using_subcommand search" -l home -d 'The store directory [default: $AG_HOME, else $XDG_DATA_HOME/ag, else ~/.local/share/ag]' -r -F

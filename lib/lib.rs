@@ -10,6 +10,7 @@ pub mod paths;
 pub mod proc;
 
 pub mod fold;
+pub mod import;
 pub mod log;
 pub mod policy;
 pub mod reduce;

@@ -2,6 +2,7 @@
 //! sessions and their lineage, the chunk log, the queued-input table and the full-text index.
 
 mod chunks;
+mod imports;
 mod queue;
 mod rooms;
 mod run;
@@ -17,6 +18,7 @@ use rusqlite::{Connection, ErrorCode, OpenFlags};
 use crate::paths::{self, Home};
 
 pub use chunks::{AppendTarget, Page, SearchHit, TypeCount, Usage};
+pub use imports::{ImportPlan, ImportSource, Imported};
 pub use queue::Queued;
 pub use rooms::Activity;
 pub use run::{Claim, TurnEnd};

@@ -79,6 +79,22 @@ const MIGRATIONS: &[&str] = &[
       PRIMARY KEY (reader, room, offset)
     );
     "#,
+    // 3: where imported sessions come from (`ag-log import`): one row per imported session,
+    // unique per source session, gone with its session.
+    r#"
+    CREATE TABLE imports (
+      session_id       TEXT PRIMARY KEY REFERENCES sessions(id) ON DELETE CASCADE,
+      source           TEXT NOT NULL,
+      source_id        TEXT NOT NULL,
+      path             TEXT NOT NULL,
+      tool_version     TEXT,
+      leaf             TEXT,
+      parent_source_id TEXT,
+      imported_at      INTEGER NOT NULL,
+      UNIQUE (source, source_id)
+    );
+    CREATE INDEX imports_parent ON imports(source, parent_source_id);
+    "#,
 ];
 
 pub const VERSION: i64 = MIGRATIONS.len() as i64;

@@ -24,7 +24,7 @@ impl SessionKind {
         }
     }
 
-    fn parse(s: &str) -> SessionKind {
+    pub fn parse(s: &str) -> SessionKind {
         match s {
             "side" => SessionKind::Side,
             "subagent" => SessionKind::Subagent,

@@ -5,6 +5,7 @@ mod support;
 mod fake_provider;
 mod fork;
 mod generated;
+mod import;
 mod log_append;
 mod log_read;
 mod prompt;

@@ -2,6 +2,7 @@
 
 mod append;
 mod fold;
+mod import;
 mod ingest;
 mod read;
 mod render;
@@ -28,6 +29,18 @@ Examples:
   ag-log tail -f last                  # follow new chunks as they are written
   ag-log fold last --dialect openai --system @prompt.md | curl … -d @-
   ag-log search 'cache breakpoint' -s last";
+
+const IMPORT_EXAMPLES: &str = "\
+Examples:
+  ag-log import ~/.claude/projects             # every Claude Code session, subagents as children
+  ag-log import --from codex ~/.codex/sessions # every Codex rollout
+  ag-log import -q session.jsonl && ag-fork last --btw 'what did it change?'
+  ag-log import --follow ~/.claude/projects/-home-me-repo   # keep importing as it runs
+  ag-log export SESSION --format ndjson | ssh host ag-log import -
+
+Prints one NDJSON line per source session: {session, source, source_id, chunks, skipped}
+(chunks: appended by this run; skipped: source lines that gave no chunk). Importing again
+is idempotent, and a file that grew appends only its new part.";
 
 #[derive(Debug, Parser)]
 #[command(
@@ -61,6 +74,9 @@ pub enum Verb {
     Fold(fold::Args),
     /// Append a provider SSE stream from stdin as one assistant step
     Ingest(ingest::Args),
+    /// Import Claude Code sessions, Codex rollouts and ag exports as sessions
+    #[command(after_help = IMPORT_EXAMPLES)]
+    Import(import::Args),
     /// Full-text search over text chunks
     Search(read::SearchArgs),
     /// Set a session's title
@@ -89,6 +105,7 @@ fn run(cli: Cli) -> CliResult<()> {
         Verb::Show(a) => sessions::show(&mut ctx, a),
         Verb::Fold(a) => fold::run(&mut ctx, a),
         Verb::Ingest(a) => ingest::run(&mut ctx, a),
+        Verb::Import(a) => import::run(&mut ctx, a),
         Verb::Search(a) => read::search(&mut ctx, a),
         Verb::Title(a) => sessions::title(&mut ctx, a),
         Verb::Rm(a) => sessions::rm(&mut ctx, a),

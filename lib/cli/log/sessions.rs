@@ -87,8 +87,12 @@ pub fn show(ctx: &mut Ctx, args: ShowArgs) -> CliResult<()> {
     let lineage = store.lineage(&s)?;
     let counts = store.type_counts(&s)?;
     let usage = store.usage(&s)?;
+    let source = store.import_source(&s.id)?;
     if ctx.global.json {
         let mut v = session_json(&s, len);
+        if let Some(src) = &source {
+            v["source"] = super::import::source_json(src);
+        }
         v["lineage"] = lineage
             .iter()
             .zip(lineage.iter().skip(1))
@@ -122,6 +126,18 @@ pub fn show(ctx: &mut Ctx, args: ShowArgs) -> CliResult<()> {
     ];
     if let Some(p) = &s.parent_id {
         lines.push(format!("parent    {p}"));
+    }
+    if let Some(src) = &source {
+        lines.push(format!(
+            "source    {} {} ({}{})",
+            src.source,
+            escape_controls(&src.source_id, false),
+            escape_controls(&src.path, false),
+            src.tool_version
+                .as_ref()
+                .map(|v| format!(", version {}", escape_controls(v, false)))
+                .unwrap_or_default()
+        ));
     }
     if let Some(tools) = s.policy.get("tools").and_then(Value::as_array) {
         let names: Vec<&str> = tools.iter().filter_map(Value::as_str).collect();

@@ -1,0 +1,303 @@
+//! `ag-log import`: Claude Code sessions, Codex rollouts and `ag` exports become sessions,
+//! one transaction per source session; `--follow` keeps importing as the files grow.
+
+use std::collections::{HashMap, HashSet};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{mpsc, Arc};
+use std::time::{Duration, SystemTime};
+
+use serde_json::json;
+
+use crate::cli::{CliError, CliResult, Ctx};
+use crate::import::{self, PlannedSession, SourceKind};
+use crate::store::{ImportPlan, ImportSource, NewSession, SessionKind, Store};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum From {
+    /// Tell each file's format from its lines
+    Auto,
+    /// Claude Code session files (~/.claude/projects/*/*.jsonl)
+    Claude,
+    /// Codex rollouts (~/.codex/sessions/**/rollout-*.jsonl)
+    Codex,
+    /// Files written by `ag-log export --format ndjson`
+    Ag,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Files or directories (searched recursively for *.jsonl and *.ndjson); `-` is stdin
+    #[arg(value_name = "PATH", required = true)]
+    paths: Vec<PathBuf>,
+    /// Which tool wrote the files
+    #[arg(long, value_name = "TOOL", default_value = "auto")]
+    from: From,
+    /// After importing, keep watching and import new sessions and new lines as they are
+    /// written, until interrupted
+    #[arg(short, long)]
+    follow: bool,
+}
+
+pub fn run(ctx: &mut Ctx, args: Args) -> CliResult<()> {
+    let store = ctx.store()?;
+    let kind = match args.from {
+        From::Auto => None,
+        From::Claude => Some(SourceKind::ClaudeCode),
+        From::Codex => Some(SourceKind::Codex),
+        From::Ag => Some(SourceKind::Ag),
+    };
+    let mut run = Importer {
+        kind,
+        follow: args.follow,
+        warned: HashSet::new(),
+        seen: HashMap::new(),
+    };
+    let files = collect(&args.paths)?;
+    let mut failed = Vec::new();
+    for f in &files {
+        if let Err(e) = run.file(ctx, &store, f) {
+            failed.push((f.clone(), e));
+        }
+    }
+    ctx.out.flush()?;
+    if args.follow {
+        return run.follow(ctx, &store, &args.paths);
+    }
+    match failed.len() {
+        0 => Ok(()),
+        1 if files.len() == 1 => Err(failed.pop().expect("one").1),
+        n => {
+            for (_, e) in &failed {
+                e.render("ag-log");
+            }
+            Err(CliError::msg(format!(
+                "{n} of {} files could not be imported",
+                files.len()
+            )))
+        }
+    }
+}
+
+/// The files named, directories walked recursively. Subagent files (`agent-*.jsonl`) come
+/// after the others, so their parents are there first.
+fn collect(paths: &[PathBuf]) -> CliResult<Vec<PathBuf>> {
+    let mut out = Vec::new();
+    for p in paths {
+        if p.as_os_str() == "-" || !p.is_dir() {
+            if p.as_os_str() != "-" && !p.exists() {
+                return Err(CliError::new(
+                    crate::cli::Exit::NotFound,
+                    format!("{}: no such file or directory", p.display()),
+                ));
+            }
+            out.push(p.clone());
+            continue;
+        }
+        let mut found = Vec::new();
+        walk(p, &mut found)
+            .map_err(|e| CliError::from(e).context(format!("cannot read {}", p.display())))?;
+        found.sort_by_key(|f| (is_agent_file(f), f.clone()));
+        out.extend(found);
+    }
+    Ok(out)
+}
+
+fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
+    for entry in std::fs::read_dir(dir)? {
+        let entry = entry?;
+        let path = entry.path();
+        let ty = entry.file_type()?;
+        if ty.is_dir() {
+            walk(&path, out)?;
+        } else if ty.is_file()
+            && matches!(
+                path.extension().and_then(|e| e.to_str()),
+                Some("jsonl" | "ndjson")
+            )
+        {
+            out.push(path);
+        }
+    }
+    Ok(())
+}
+
+fn is_agent_file(p: &Path) -> bool {
+    p.file_name()
+        .and_then(|n| n.to_str())
+        .is_some_and(|n| n.starts_with("agent-"))
+}
+
+struct Importer {
+    kind: Option<SourceKind>,
+    follow: bool,
+    /// (file, line) of problems already reported, so following does not repeat them.
+    warned: HashSet<(PathBuf, usize)>,
+    /// Length and modification time of each file as last imported.
+    seen: HashMap<PathBuf, (u64, Option<SystemTime>)>,
+}
+
+impl Importer {
+    fn file(&mut self, ctx: &mut Ctx, store: &Store, path: &Path) -> CliResult<()> {
+        let stdin = path.as_os_str() == "-";
+        let mut bytes = if stdin {
+            let mut b = Vec::new();
+            std::io::Read::read_to_end(&mut std::io::stdin(), &mut b)?;
+            b
+        } else {
+            std::fs::read(path)
+                .map_err(|e| CliError::from(e).context(format!("cannot read {}", path.display())))?
+        };
+        if let Ok(m) = std::fs::metadata(path) {
+            self.seen
+                .insert(path.to_path_buf(), (m.len(), m.modified().ok()));
+        }
+        if self.follow {
+            // A line still being written is imported once it is whole.
+            let whole = bytes.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
+            bytes.truncate(whole);
+        }
+        let name = path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_else(|| "stdin".into());
+        let shown = if stdin {
+            "stdin".into()
+        } else {
+            path.display().to_string()
+        };
+        let parsed = import::parse(self.kind, &name, &bytes).map_err(|e| {
+            CliError::msg(format!("{shown}: {e}"))
+                .with_hint("ag-log import reads Claude Code session files, Codex rollouts and ag exports; --from names the format")
+        })?;
+        for p in &parsed.problems {
+            if self.warned.insert((path.to_path_buf(), p.line)) {
+                ctx.out.note(&format!(
+                    "ag-log: warning: {shown}:{}: skipped: {}",
+                    p.line, p.message
+                ));
+            }
+        }
+        let record = if stdin {
+            "-".to_string()
+        } else {
+            std::path::absolute(path)
+                .unwrap_or_else(|_| path.to_path_buf())
+                .to_string_lossy()
+                .into_owned()
+        };
+        let mut first_err = None;
+        for planned in parsed.sessions {
+            if planned.chunks.is_empty() {
+                continue;
+            }
+            let (source, source_id, skipped) = (
+                planned.source.kind,
+                planned.source.source_id.clone(),
+                planned.skipped,
+            );
+            match store.import_session(plan(planned, &record)) {
+                Ok(done) => {
+                    if !ctx.global.quiet && (done.appended > 0 || !self.follow || done.created) {
+                        let line = json!({
+                            "session": done.session.id,
+                            "source": source.as_str(),
+                            "source_id": source_id,
+                            "chunks": done.appended,
+                            "skipped": skipped,
+                        });
+                        ctx.out.line(&line.to_string())?;
+                    }
+                }
+                Err(e) => {
+                    let e =
+                        CliError::from(e).context(format!("{shown}: {source} session {source_id}"));
+                    if first_err.is_none() {
+                        first_err = Some(e);
+                    } else {
+                        e.render("ag-log");
+                    }
+                }
+            }
+        }
+        ctx.out.flush()?;
+        first_err.map_or(Ok(()), Err)
+    }
+
+    /// Watch the paths (notifications, and a poll as the backstop where they do not arrive)
+    /// and import whatever file changed, until interrupted.
+    fn follow(&mut self, ctx: &mut Ctx, store: &Store, paths: &[PathBuf]) -> CliResult<()> {
+        let stop = Arc::new(AtomicBool::new(false));
+        for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+            let _ = signal_hook::flag::register(sig, stop.clone());
+        }
+        let (tx, rx) = mpsc::channel();
+        let _watchers: Vec<_> = paths.iter().filter_map(|p| watch(p, tx.clone())).collect();
+        while !stop.load(Ordering::SeqCst) {
+            let _ = rx.recv_timeout(Duration::from_millis(500));
+            while rx.try_recv().is_ok() {}
+            let Ok(files) = collect(paths) else { continue };
+            for f in files {
+                let Ok(m) = std::fs::metadata(&f) else {
+                    continue;
+                };
+                let now = (m.len(), m.modified().ok());
+                if self.seen.get(&f) == Some(&now) {
+                    continue;
+                }
+                if let Err(e) = self.file(ctx, store, &f) {
+                    e.render("ag-log");
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+fn watch(path: &Path, tx: mpsc::Sender<()>) -> Option<notify::RecommendedWatcher> {
+    use notify::Watcher;
+    let mut w = notify::recommended_watcher(move |_res: notify::Result<notify::Event>| {
+        let _ = tx.send(());
+    })
+    .ok()?;
+    w.watch(path, notify::RecursiveMode::Recursive).ok()?;
+    Some(w)
+}
+
+/// A planned session in the store's terms.
+fn plan(p: PlannedSession, path: &str) -> ImportPlan {
+    ImportPlan {
+        source: ImportSource {
+            source: p.source.kind.as_str().to_string(),
+            source_id: p.source.source_id,
+            path: path.to_string(),
+            tool_version: p.source.tool_version,
+            leaf: p.source.leaf,
+            parent_source_id: p.source.parent_source_id,
+        },
+        session: NewSession {
+            title: p.title,
+            kind: Some(SessionKind::parse(&p.kind)),
+            model: p.model,
+            cwd: p.cwd,
+            agent: p.agent,
+            policy: p.policy,
+            ..Default::default()
+        },
+        keep_id: p.keep_id,
+        created_at: p.created_at,
+        chunks: p.chunks,
+    }
+}
+
+/// Where an imported session came from, as `show --json` and exports print it.
+pub fn source_json(src: &ImportSource) -> serde_json::Value {
+    json!({
+        "source": src.source,
+        "source_id": src.source_id,
+        "path": src.path,
+        "tool_version": src.tool_version,
+        "leaf": src.leaf,
+        "parent_source_id": src.parent_source_id,
+    })
+}

@@ -1,0 +1,641 @@
+//! Claude Code session files (`~/.claude/projects/<project>/<session>.jsonl`, and the
+//! `agent-*.jsonl` files of subagents).
+//!
+//! Each line is a node of a tree (`uuid`, `parentUuid`; a compaction restarts the tree and
+//! points back through `logicalParentUuid`). The conversation is the branch of the last leaf:
+//! a rewind leaves the abandoned branch behind, and that is not the conversation. Parallel
+//! tool results hang off their calls as siblings of the branch, so they are taken too, as are
+//! lines of an assistant message split across siblings. Sidechain lines (`isSidechain`)
+//! form their own trees: each becomes a subagent session. Lines of one assistant
+//! `message.id` are one step.
+
+use std::collections::{HashMap, HashSet};
+
+use serde_json::{Map, Value};
+
+use super::plan::{Builder, Usage};
+use super::{lines, object, ImportError, LineProblem, Parsed, PlannedSession, Source, SourceKind};
+use crate::log::ChunkData;
+
+type Obj = Map<String, Value>;
+
+struct Line {
+    n: usize,
+    obj: Obj,
+}
+
+impl Line {
+    fn s(&self, key: &str) -> Option<&str> {
+        self.obj.get(key).and_then(Value::as_str)
+    }
+    fn flag(&self, key: &str) -> bool {
+        self.obj.get(key).and_then(Value::as_bool).unwrap_or(false)
+    }
+    fn ty(&self) -> &str {
+        self.s("type").unwrap_or("")
+    }
+    fn uuid(&self) -> Option<&str> {
+        self.s("uuid").filter(|u| !u.is_empty())
+    }
+    /// The node this one follows: its parent, or across a compaction its logical parent.
+    fn parent(&self) -> Option<&str> {
+        self.s("parentUuid").or_else(|| self.s("logicalParentUuid"))
+    }
+    fn ts(&self) -> Option<i64> {
+        self.s("timestamp").and_then(crate::clock::parse_iso)
+    }
+    fn message(&self) -> Option<&Obj> {
+        self.obj.get("message").and_then(Value::as_object)
+    }
+    fn key(&self) -> String {
+        self.uuid()
+            .map(str::to_string)
+            .unwrap_or_else(|| format!("line{}", self.n))
+    }
+}
+
+pub fn parse(name: &str, bytes: &[u8]) -> Result<Parsed, ImportError> {
+    let mut parsed = Parsed::default();
+    let mut all = Vec::new();
+    for (n, text) in lines(bytes) {
+        match object(&text) {
+            Ok(obj) => all.push(Line { n, obj }),
+            Err(message) => parsed.problems.push(LineProblem { line: n, message }),
+        }
+    }
+    if all.is_empty() {
+        return Ok(parsed);
+    }
+    if !all.iter().any(is_claude) {
+        return Err(ImportError::WrongFormat {
+            expected: SourceKind::ClaudeCode,
+            why: "no line has a sessionId, a uuid tree or a summary".into(),
+        });
+    }
+    let file = FileInfo::read(name, &all);
+    let groups = group(&all);
+    let mut used_somewhere = HashSet::new();
+    for (i, (root, members)) in groups.iter().enumerate() {
+        let primary = i == 0;
+        let order = conversation(&all, members);
+        let mut session = plan_session(&file, &all, root.as_deref(), &order);
+        used_somewhere.extend(order.iter().copied());
+        // Lines of this tree that are not part of its conversation.
+        session.skipped += members.len() - order.len();
+        if primary {
+            let unowned = all.iter().filter(|l| l.uuid().is_none()).count();
+            let titles = all.iter().filter(|l| is_title_line(l)).count();
+            session.skipped += unowned - titles + parsed.problems.len();
+        }
+        parsed.sessions.push(session);
+    }
+    Ok(parsed)
+}
+
+fn is_claude(l: &Line) -> bool {
+    l.obj.contains_key("sessionId")
+        || l.obj.contains_key("parentUuid")
+        || (l.ty() == "summary" && l.obj.contains_key("leafUuid"))
+        || (l.ty() == "file-history-snapshot" && l.obj.contains_key("snapshot"))
+}
+
+fn is_title_line(l: &Line) -> bool {
+    matches!(l.ty(), "summary" | "custom-title")
+}
+
+/// What the file says about itself as a whole.
+struct FileInfo {
+    session_id: String,
+    version: Option<String>,
+    /// `leafUuid` → summary text.
+    summaries: HashMap<String, String>,
+    custom_title: Option<String>,
+}
+
+impl FileInfo {
+    fn read(name: &str, all: &[Line]) -> FileInfo {
+        let stem = name.strip_suffix(".jsonl").unwrap_or(name);
+        let mut info = FileInfo {
+            session_id: stem.to_string(),
+            version: None,
+            summaries: HashMap::new(),
+            custom_title: None,
+        };
+        if let Some(s) = all.iter().find_map(|l| l.s("sessionId")) {
+            info.session_id = s.to_string();
+        }
+        for l in all {
+            if let Some(v) = l.s("version") {
+                info.version = Some(v.to_string());
+            }
+            match l.ty() {
+                "summary" => {
+                    if let (Some(leaf), Some(text)) = (l.s("leafUuid"), l.s("summary")) {
+                        info.summaries.insert(leaf.to_string(), text.to_string());
+                    }
+                }
+                "custom-title" => {
+                    info.custom_title = l.s("customTitle").map(str::to_string);
+                }
+                _ => {}
+            }
+        }
+        info
+    }
+}
+
+/// The trees of the file: the main conversation first (root `None`), then each sidechain by
+/// its root, in file order. Each member list holds line indexes in file order.
+fn group(all: &[Line]) -> Vec<(Option<String>, Vec<usize>)> {
+    let by_uuid: HashMap<&str, usize> = all
+        .iter()
+        .enumerate()
+        .rev()
+        .filter_map(|(i, l)| l.uuid().map(|u| (u, i)))
+        .collect();
+    let mut groups: Vec<(Option<String>, Vec<usize>)> = vec![(None, Vec::new())];
+    let mut index: HashMap<String, usize> = HashMap::new();
+    for (i, l) in all.iter().enumerate() {
+        if l.uuid().is_none() {
+            continue;
+        }
+        if !l.flag("isSidechain") {
+            groups[0].1.push(i);
+            continue;
+        }
+        // The sidechain's root: climb while the parent is a sidechain line of this file.
+        let mut root = i;
+        let mut seen = HashSet::new();
+        while let Some(&p) = all[root].parent().and_then(|p| by_uuid.get(p)) {
+            if !all[p].flag("isSidechain") || !seen.insert(p) {
+                break;
+            }
+            root = p;
+        }
+        let key = all[root].key();
+        let g = *index.entry(key.clone()).or_insert_with(|| {
+            groups.push((Some(key), Vec::new()));
+            groups.len() - 1
+        });
+        groups[g].1.push(i);
+    }
+    if groups[0].1.is_empty() && groups.len() > 1 {
+        groups.remove(0);
+    }
+    groups
+}
+
+/// The lines of one tree that make its conversation, in file order: the branch of the last
+/// leaf, plus tool results and split message parts that hang off it as siblings.
+fn conversation(all: &[Line], members: &[usize]) -> Vec<usize> {
+    let mut by_uuid: HashMap<&str, usize> = HashMap::new();
+    let mut has_child: HashSet<&str> = HashSet::new();
+    for &i in members {
+        if let Some(u) = all[i].uuid() {
+            by_uuid.entry(u).or_insert(i);
+        }
+        if let Some(p) = all[i].parent() {
+            has_child.insert(p);
+        }
+    }
+    let Some(&leaf) = members
+        .iter()
+        .rev()
+        .find(|&&i| all[i].uuid().is_some_and(|u| !has_child.contains(u)))
+    else {
+        return Vec::new();
+    };
+    let mut branch = HashSet::new();
+    let mut cur = Some(leaf);
+    while let Some(i) = cur {
+        if !branch.insert(i) {
+            break;
+        }
+        cur = all[i].parent().and_then(|p| by_uuid.get(p).copied());
+    }
+    let mut calls = HashSet::new();
+    let mut msg_ids = HashSet::new();
+    for &i in &branch {
+        if let Some(m) = all[i].message() {
+            if all[i].ty() == "assistant" {
+                if let Some(id) = m.get("id").and_then(Value::as_str) {
+                    msg_ids.insert(id);
+                }
+            }
+            for b in blocks(m) {
+                if b.get("type").and_then(Value::as_str) == Some("tool_use") {
+                    if let Some(id) = b.get("id").and_then(Value::as_str) {
+                        calls.insert(id);
+                    }
+                }
+            }
+        }
+    }
+    let hangs_off = |l: &Line| -> bool {
+        let Some(m) = l.message() else { return false };
+        match l.ty() {
+            "assistant" => m
+                .get("id")
+                .and_then(Value::as_str)
+                .is_some_and(|id| msg_ids.contains(id)),
+            "user" => {
+                let bs = blocks(m);
+                !bs.is_empty()
+                    && bs.iter().all(|b| {
+                        b.get("type").and_then(Value::as_str) == Some("tool_result")
+                            && b.get("tool_use_id")
+                                .and_then(Value::as_str)
+                                .is_some_and(|id| calls.contains(id))
+                    })
+            }
+            _ => false,
+        }
+    };
+    members
+        .iter()
+        .copied()
+        .filter(|i| branch.contains(i) || hangs_off(&all[*i]))
+        .collect()
+}
+
+fn blocks(m: &Obj) -> Vec<&Obj> {
+    match m.get("content") {
+        Some(Value::Array(a)) => a.iter().filter_map(Value::as_object).collect(),
+        _ => Vec::new(),
+    }
+}
+
+fn plan_session(
+    file: &FileInfo,
+    all: &[Line],
+    root: Option<&str>,
+    order: &[usize],
+) -> PlannedSession {
+    let (source_id, parent, kind) = match root {
+        None => (file.session_id.clone(), None, "chat"),
+        Some(root) => {
+            let agent = order
+                .iter()
+                .find_map(|&i| all[i].s("agentId"))
+                .unwrap_or("sidechain");
+            (
+                format!("{}:{agent}:{root}", file.session_id),
+                Some(file.session_id.clone()),
+                "subagent",
+            )
+        }
+    };
+    let mut conv = Conversion {
+        b: Builder::new(SourceKind::ClaudeCode, &source_id),
+        names: HashMap::new(),
+        compact: None,
+        skipped: 0,
+    };
+    for &i in order {
+        if !conv.line(&all[i]) {
+            conv.skipped += 1;
+        }
+    }
+    // A sidechain's last answer carries no stop reason; the parent going on past it says
+    // the subagent was done.
+    let parent_went_on = root.is_some()
+        && order.last().is_some_and(|&last| {
+            all[last + 1..]
+                .iter()
+                .any(|l| l.uuid().is_some() && !l.flag("isSidechain"))
+        });
+    if conv.b.turn_finished() || (parent_went_on && conv.b.calls_answered()) {
+        conv.b.end_turn(None);
+    }
+    let leaf = order
+        .last()
+        .and_then(|&i| all[i].uuid())
+        .map(str::to_string);
+    let first_text = conv.b.chunks.iter().find_map(|c| match &c.data {
+        ChunkData::Text { text } if c.role == crate::log::Role::User => Some(text.clone()),
+        _ => None,
+    });
+    let branch_summary = order
+        .iter()
+        .rev()
+        .find_map(|&i| all[i].uuid().and_then(|u| file.summaries.get(u)));
+    let title = match (root, &file.custom_title, branch_summary) {
+        (None, Some(t), _) => t.clone(),
+        (None, None, Some(s)) => s.clone(),
+        _ => crate::log::headline(&command_line(first_text.as_deref().unwrap_or("")), 80),
+    };
+    let model = conv
+        .b
+        .model
+        .as_deref()
+        .filter(|m| m.starts_with("claude-"))
+        .map(|m| format!("anthropic/{m}"));
+    PlannedSession {
+        source: Source {
+            kind: SourceKind::ClaudeCode,
+            source_id,
+            tool_version: file.version.clone(),
+            leaf,
+            parent_source_id: parent,
+        },
+        kind: kind.into(),
+        title,
+        model,
+        cwd: order
+            .iter()
+            .find_map(|&i| all[i].s("cwd"))
+            .map(str::to_string),
+        created_at: order.first().and_then(|&i| all[i].ts()),
+        keep_id: None,
+        agent: None,
+        policy: None,
+        chunks: conv.b.chunks,
+        skipped: conv.skipped,
+    }
+}
+
+/// Lines of one conversation becoming chunks.
+struct Conversion {
+    b: Builder,
+    /// Tool names by call id, for the results.
+    names: HashMap<String, String>,
+    /// A compact boundary waiting for its summary: (trigger, tokens before).
+    compact: Option<(String, Option<i64>)>,
+    skipped: usize,
+}
+
+const INTERRUPTED: &str = "[Request interrupted by user";
+
+impl Conversion {
+    /// Returns whether the line gave anything.
+    fn line(&mut self, l: &Line) -> bool {
+        match l.ty() {
+            "user" if l.flag("isMeta") => false,
+            "user" if l.flag("isCompactSummary") => {
+                let text = l.message().map(user_text).unwrap_or_default();
+                let (trigger, before) = self.compact.take().unwrap_or(("auto".into(), None));
+                self.b.compaction(&l.key(), text, &trigger, before, l.ts());
+                true
+            }
+            "user" => self.user(l),
+            "assistant" => self.assistant(l),
+            "system" => self.system(l),
+            _ => false,
+        }
+    }
+
+    fn user(&mut self, l: &Line) -> bool {
+        let Some(m) = l.message() else { return false };
+        let key = l.key();
+        if let Some(Value::String(s)) = m.get("content") {
+            return self.human(&key, s, l.ts());
+        }
+        let mut any = false;
+        for (j, b) in blocks(m).into_iter().enumerate() {
+            let bkey = format!("{key}:{j}");
+            any |= match b.get("type").and_then(Value::as_str) {
+                Some("text") => {
+                    let t = b.get("text").and_then(Value::as_str).unwrap_or("");
+                    self.human(&bkey, t, l.ts())
+                }
+                Some("tool_result") => {
+                    let call_id = b
+                        .get("tool_use_id")
+                        .and_then(Value::as_str)
+                        .unwrap_or_default()
+                        .to_string();
+                    if call_id.is_empty() {
+                        continue;
+                    }
+                    let name = self.names.get(&call_id).cloned().unwrap_or_default();
+                    let data = ChunkData::ToolResult {
+                        call_id,
+                        name,
+                        result: Value::String(result_text(b.get("content"))),
+                        is_error: b.get("is_error").and_then(Value::as_bool).unwrap_or(false),
+                        synthetic: false,
+                    };
+                    self.b.tool_result(&bkey, data, l.ts());
+                    true
+                }
+                Some("image") | Some("document") => {
+                    self.b.user_text(&bkey, attachment(b), l.ts());
+                    true
+                }
+                _ => false,
+            };
+        }
+        any
+    }
+
+    fn human(&mut self, key: &str, text: &str, ts: Option<i64>) -> bool {
+        if text.trim().is_empty() {
+            return false;
+        }
+        if text.starts_with(INTERRUPTED) {
+            if !self.b.turn_open() {
+                return false;
+            }
+            self.b.end_turn(Some("interrupted"));
+            return true;
+        }
+        self.b.user_text(key, text.to_string(), ts);
+        true
+    }
+
+    fn assistant(&mut self, l: &Line) -> bool {
+        let Some(m) = l.message() else { return false };
+        let model = m.get("model").and_then(Value::as_str).unwrap_or("");
+        let key = l.key();
+        if model == "<synthetic>" {
+            if !l.flag("isApiErrorMessage") {
+                return false;
+            }
+            let message = user_text(m);
+            let data = ChunkData::Error {
+                message,
+                status: None,
+            };
+            self.b.record(&key, data, l.ts());
+            return true;
+        }
+        let step = m
+            .get("id")
+            .and_then(Value::as_str)
+            .or(l.s("requestId"))
+            .unwrap_or(&key)
+            .to_string();
+        let mut any = false;
+        for (j, b) in blocks(m).into_iter().enumerate() {
+            let Some(data) = self.assistant_block(b) else {
+                continue;
+            };
+            self.b.assistant(&format!("{key}:{j}"), &step, data, l.ts());
+            any = true;
+        }
+        if any {
+            if !model.is_empty() {
+                self.b.step_model(model);
+            }
+            if let Some(u) = m.get("usage").and_then(Value::as_object) {
+                let n = |k: &str| u.get(k).and_then(Value::as_i64).unwrap_or(0);
+                self.b.step_usage(Usage {
+                    input: n("input_tokens"),
+                    output: n("output_tokens"),
+                    cache_read: n("cache_read_input_tokens"),
+                    cache_write: n("cache_creation_input_tokens"),
+                });
+            }
+            if let Some(r) = m.get("stop_reason").and_then(Value::as_str) {
+                self.b.stop_reason(r);
+            }
+        }
+        any
+    }
+
+    fn assistant_block(&mut self, b: &Obj) -> Option<ChunkData> {
+        let s = |k: &str| b.get(k).and_then(Value::as_str);
+        Some(match s("type")? {
+            // Whitespace-only text is refused by providers, and says nothing.
+            "text" => ChunkData::text(s("text").filter(|t| !t.trim().is_empty())?),
+            "thinking" => ChunkData::Thinking {
+                text: s("thinking").unwrap_or_default().to_string(),
+                signature: s("signature").filter(|t| !t.is_empty()).map(str::to_string),
+                redacted: None,
+            },
+            "redacted_thinking" => ChunkData::Thinking {
+                text: String::new(),
+                signature: None,
+                redacted: Some(s("data")?.to_string()),
+            },
+            "tool_use" => {
+                let call_id = s("id").filter(|t| !t.is_empty())?.to_string();
+                let name = s("name").unwrap_or_default().to_string();
+                self.names.insert(call_id.clone(), name.clone());
+                ChunkData::ToolCall {
+                    call_id,
+                    name,
+                    arguments: b.get("input").cloned().unwrap_or(Value::Null),
+                }
+            }
+            _ => return None,
+        })
+    }
+
+    fn system(&mut self, l: &Line) -> bool {
+        match l.s("subtype").unwrap_or("") {
+            "compact_boundary" => {
+                let meta = l.obj.get("compactMetadata").and_then(Value::as_object);
+                let trigger = meta
+                    .and_then(|m| m.get("trigger"))
+                    .and_then(Value::as_str)
+                    .unwrap_or("auto");
+                let before = meta
+                    .and_then(|m| m.get("preTokens"))
+                    .and_then(Value::as_i64);
+                self.compact = Some((trigger.to_string(), before));
+                true
+            }
+            "turn_duration" | "stop_hook_summary" if self.b.in_model_step() => {
+                self.b.end_turn(None);
+                true
+            }
+            "api_error" => {
+                let message = l
+                    .obj
+                    .get("error")
+                    .and_then(|e| e.get("message").or(Some(e)))
+                    .map(|v| v.as_str().map(str::to_string).unwrap_or(v.to_string()))
+                    .or(l.s("content").map(str::to_string))
+                    .unwrap_or_else(|| "API error".into());
+                let data = ChunkData::Error {
+                    message,
+                    status: None,
+                };
+                self.b.record(&l.key(), data, l.ts());
+                true
+            }
+            _ => false,
+        }
+    }
+}
+
+/// The text of a message: its string content, or its text blocks joined.
+fn user_text(m: &Obj) -> String {
+    match m.get("content") {
+        Some(Value::String(s)) => s.clone(),
+        _ => blocks(m)
+            .iter()
+            .filter_map(|b| b.get("text").and_then(Value::as_str))
+            .collect::<Vec<_>>()
+            .join("\n"),
+    }
+}
+
+/// A tool result's content as text: text blocks joined, attachments as references.
+fn result_text(content: Option<&Value>) -> String {
+    match content {
+        None | Some(Value::Null) => String::new(),
+        Some(Value::String(s)) => s.clone(),
+        Some(Value::Array(a)) => a
+            .iter()
+            .map(|b| match b.as_object() {
+                Some(o) if o.get("type").and_then(Value::as_str) == Some("text") => o
+                    .get("text")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default()
+                    .to_string(),
+                Some(o)
+                    if matches!(
+                        o.get("type").and_then(Value::as_str),
+                        Some("image" | "document")
+                    ) =>
+                {
+                    attachment(o)
+                }
+                _ => b.to_string(),
+            })
+            .collect::<Vec<_>>()
+            .join("\n"),
+        Some(other) => other.to_string(),
+    }
+}
+
+/// An image or document kept as a reference: its kind, media type, size and a digest, so it
+/// can be told apart and found again in the source file, without its bytes.
+fn attachment(b: &Obj) -> String {
+    let ty = b
+        .get("type")
+        .and_then(Value::as_str)
+        .unwrap_or("attachment");
+    let src = b.get("source").and_then(Value::as_object);
+    let media = src
+        .and_then(|s| s.get("media_type"))
+        .and_then(Value::as_str)
+        .unwrap_or("unknown type");
+    let data = src
+        .and_then(|s| s.get("data").or(s.get("url")))
+        .and_then(Value::as_str)
+        .unwrap_or("");
+    let digest = &super::stable_id(&[data])[..8];
+    let kb = (data.len() * 3 / 4).div_ceil(1024);
+    format!("[{ty}: {media}, {kb} KB, not imported; digest {digest}]")
+}
+
+/// A slash command as the person typed it (`/name args`), from the tags Claude Code wraps it
+/// in; other text as it is.
+fn command_line(text: &str) -> String {
+    let tag = |t: &str| {
+        let open = format!("<{t}>");
+        let start = text.find(&open)? + open.len();
+        let end = text[start..].find(&format!("</{t}>"))? + start;
+        Some(text[start..end].trim())
+    };
+    match tag("command-name") {
+        Some(name) => {
+            let args = tag("command-args").unwrap_or("");
+            format!("{name} {args}").trim().to_string()
+        }
+        None => text.to_string(),
+    }
+}

@@ -18,7 +18,10 @@ use serde_json::Value;
 use crate::log::{Chunk, ChunkData, PeerMessage, Role};
 
 mod anthropic;
+mod ids;
 mod openai;
+
+pub use ids::{id_ok, wire_id};
 
 /// The content of the result that stands in for a tool call that never got one (a crash or a
 /// cut mid-step). Fixed text, so a log folds to the same bytes every time.
@@ -95,7 +98,8 @@ pub struct FoldOptions {
 /// Keys, in order: anthropic `model, max_tokens, system, tools, messages, thinking, stream`;
 /// openai `model, messages, tools, max_tokens, stream, stream_options` (each only when set).
 pub fn fold(chunks: &[Chunk], dialect: Dialect, opts: &FoldOptions) -> Value {
-    let items = walk(chunks);
+    let chunks = ids::sanitized(chunks);
+    let items = walk(&chunks);
     match dialect {
         Dialect::Anthropic => serde_json::to_value(anthropic::body(&items, opts)),
         Dialect::OpenAi => serde_json::to_value(openai::body(&items, opts)),
@@ -113,7 +117,8 @@ pub fn fold_to_writer<W: std::io::Write>(
     pretty: bool,
     w: W,
 ) -> serde_json::Result<()> {
-    let items = walk(chunks);
+    let chunks = ids::sanitized(chunks);
+    let items = walk(&chunks);
     match (dialect, pretty) {
         (Dialect::Anthropic, false) => serde_json::to_writer(w, &anthropic::body(&items, opts)),
         (Dialect::Anthropic, true) => {
@@ -135,7 +140,8 @@ pub fn fold_to_vec(chunks: &[Chunk], dialect: Dialect, opts: &FoldOptions) -> Ve
 /// includes the rolling cache breakpoint on the last message; for OpenAI it leaves out the
 /// system message, which comes from the options).
 pub fn messages(chunks: &[Chunk], dialect: Dialect) -> Vec<Value> {
-    let items = walk(chunks);
+    let chunks = ids::sanitized(chunks);
+    let items = walk(&chunks);
     match dialect {
         Dialect::Anthropic => anthropic::messages(&items),
         Dialect::OpenAi => openai::messages(&items),

@@ -13,6 +13,9 @@ pub mod codex;
 pub mod ndjson;
 mod plan;
 
+#[cfg(test)]
+mod fold_check;
+
 use std::fmt;
 
 use serde_json::Value;

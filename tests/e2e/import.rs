@@ -371,6 +371,23 @@ fn odd_input_is_imported_without_failing() {
         huge.len()
     );
     assert_eq!(chunks[5]["data"]["text"], "bad \u{fffd} byte");
+    // The id goes to each provider in a form it accepts, the same for the call and its result.
+    let body = env.log(&["fold", id, "--dialect", "openai"]).ok().json();
+    let sent = body["messages"][1]["tool_calls"][0]["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        sent.starts_with("call_1_bad_id_") && sent.len() <= 40,
+        "{sent}"
+    );
+    assert_eq!(body["messages"][2]["tool_call_id"], sent.as_str());
+    let body = env.log(&["fold", id, "--dialect", "anthropic"]).ok().json();
+    assert_eq!(body["messages"][1]["content"][0]["id"], sent.as_str());
+    assert_eq!(
+        body["messages"][2]["content"][0]["tool_use_id"],
+        sent.as_str()
+    );
 }
 
 #[test]

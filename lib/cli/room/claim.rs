@@ -1,0 +1,170 @@
+//! `ag-room claim`, `release` and `claims`: file claims in this worktree.
+
+use super::{cwd, me, room_err, warner};
+use crate::cli::{escape_controls, CliError, CliResult, Ctx, Exit};
+use crate::room::claims::{self, Claim, Outcome};
+use crate::room::{Room, RoomError};
+
+#[derive(Debug, clap::Args)]
+pub struct ClaimArgs {
+    /// Files, directories or globs, relative to the current directory
+    #[arg(value_name = "PATH", required = true)]
+    paths: Vec<String>,
+    /// What you are about to do
+    #[arg(long, value_name = "TEXT", required = true)]
+    intent: String,
+    /// Others may hold shared claims on the same paths
+    #[arg(long)]
+    shared: bool,
+    /// How long the claim lasts: 90s, 30m, 2h or seconds [default: 30m]
+    #[arg(long, value_name = "DUR")]
+    ttl: Option<String>,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct ReleaseArgs {
+    /// Release your claims overlapping these paths
+    #[arg(value_name = "PATH", conflicts_with = "all")]
+    paths: Vec<String>,
+    /// Release all your claims here
+    #[arg(long)]
+    all: bool,
+}
+
+/// `90s`, `30m`, `2h`, `1d` or plain seconds.
+pub fn parse_duration(s: &str) -> Result<u64, String> {
+    let s = s.trim();
+    let (num, mult) = match s.char_indices().last() {
+        Some((i, 's')) => (&s[..i], 1),
+        Some((i, 'm')) => (&s[..i], 60),
+        Some((i, 'h')) => (&s[..i], 3600),
+        Some((i, 'd')) => (&s[..i], 86_400),
+        _ => (s, 1),
+    };
+    match num.trim().parse::<u64>() {
+        Ok(n) if n > 0 => Ok(n * mult),
+        _ => Err(format!("{s:?} is not a duration (e.g. 90s, 30m, 2h)")),
+    }
+}
+
+pub(super) fn norm_all(paths: &[String], room: &Room) -> CliResult<Vec<String>> {
+    let cwd = cwd()?;
+    let key = room.key.clone().unwrap();
+    paths
+        .iter()
+        .map(|p| claims::normalize(p, &cwd, &key).map_err(CliError::usage))
+        .collect()
+}
+
+pub(super) fn claim(ctx: &mut Ctx, from: Option<&str>, a: ClaimArgs) -> CliResult<()> {
+    let ttl = match &a.ttl {
+        Some(t) => parse_duration(t).map_err(|e| CliError::usage(format!("--ttl: {e}")))?,
+        None => claims::DEFAULT_TTL_S,
+    };
+    let store = ctx.store()?;
+    let me = me(&store, from)?;
+    let room = Room::worktree(&ctx.home, &cwd()?);
+    let paths = norm_all(&a.paths, &room)?;
+    let mut warns = Vec::new();
+    let out = claims::claim(
+        &store,
+        &room,
+        &me,
+        paths,
+        &a.intent,
+        a.shared,
+        ttl,
+        &mut |w| warns.push(w),
+    );
+    for w in warns {
+        ctx.out.note(&format!("ag-room: warning: {w}"));
+    }
+    match out.map_err(|e| match e {
+        RoomError::Invalid(m) => CliError::usage(m),
+        e => room_err(e),
+    })? {
+        Outcome::Claimed(c) => {
+            if ctx.global.json {
+                ctx.out
+                    .line(&serde_json::to_string(&c).unwrap_or_default())?;
+            } else {
+                ctx.out.line(&c.id)?;
+            }
+            Ok(())
+        }
+        Outcome::Refused(cs) => {
+            let mut e = CliError::new(
+                Exit::Conflict,
+                format!(
+                    "not claimed: {}",
+                    cs.iter()
+                        .map(|c| c.describe())
+                        .collect::<Vec<_>>()
+                        .join("; ")
+                ),
+            );
+            e = e.with_hint(format!(
+                "talk to them first: {}",
+                cs[0].claim.how_to_reach()
+            ));
+            Err(e)
+        }
+    }
+}
+
+pub(super) fn release(ctx: &mut Ctx, from: Option<&str>, a: ReleaseArgs) -> CliResult<()> {
+    if a.paths.is_empty() && !a.all {
+        return Err(CliError::usage("release what? name PATHs or pass --all"));
+    }
+    let store = ctx.store()?;
+    let me = me(&store, from)?;
+    let room = Room::worktree(&ctx.home, &cwd()?);
+    let paths = if a.all {
+        None
+    } else {
+        Some(norm_all(&a.paths, &room)?)
+    };
+    let ended = {
+        let mut w = warner(ctx);
+        claims::release(&store, &room, &me, paths.as_deref(), &mut w).map_err(room_err)?
+    };
+    if ended.is_empty() {
+        ctx.out.note("no claim of yours matched; nothing released");
+    }
+    for c in ended {
+        ctx.out.line(&c.id)?;
+    }
+    Ok(())
+}
+
+fn claim_row(c: &Claim) -> String {
+    let left = (c.expires_ms - crate::clock::now_ms()).max(0) / 1000;
+    format!(
+        "{}  {}  {}  {}  {}s left  {}",
+        c.id,
+        c.holder.display(),
+        c.mode,
+        c.paths.join(", "),
+        left,
+        escape_controls(&c.intent, false)
+    )
+}
+
+pub(super) fn list_claims(ctx: &mut Ctx) -> CliResult<()> {
+    let store = ctx.store()?;
+    let room = Room::worktree(&ctx.home, &cwd()?);
+    let mut warns = Vec::new();
+    let active = claims::active(&store, &room, &mut |w| warns.push(w)).map_err(room_err)?;
+    for w in warns {
+        ctx.out.note(&format!("ag-room: warning: {w}"));
+    }
+    for c in &active {
+        if ctx.global.json {
+            ctx.out
+                .line(&serde_json::to_string(c).unwrap_or_default())?;
+        } else {
+            ctx.out.line(&claim_row(c))?;
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,158 @@
+//! `ag-room inbox`, `status` and `ack`: unread lines, what happened to a message, acknowledging it.
+
+use std::path::PathBuf;
+
+use serde_json::json;
+
+use super::tail::emit;
+use super::{ambiguous, cwd, me, room_err, warner};
+use crate::cli::{CliError, CliResult, Ctx, Exit};
+use crate::room::file;
+use crate::room::inbox::{self, Heard};
+use crate::room::presence::Me;
+use crate::room::target::{self, Resolved};
+use crate::room::Line;
+
+#[derive(Debug, clap::Args)]
+pub struct InboxArgs {
+    /// Read as this session (target) or person (name)
+    #[arg(long = "as", value_name = "TARGET|NAME")]
+    as_: Option<String>,
+    /// Show without moving the cursor or writing receipts
+    #[arg(long)]
+    peek: bool,
+}
+
+pub(super) fn inbox_cmd(ctx: &mut Ctx, from: Option<&str>, a: InboxArgs) -> CliResult<()> {
+    let store = ctx.store()?;
+    let me = match &a.as_ {
+        None => me(&store, from)?,
+        Some(t) => match target::resolve(&store, t)? {
+            Resolved::One(s) => Me::session(&s),
+            Resolved::Ambiguous(c) => return Err(ambiguous(t, &c)),
+            Resolved::None => Me::named(t, "human"),
+        },
+    };
+    let dir = match me.session.as_ref().and_then(|s| s.cwd.clone()) {
+        Some(c) => PathBuf::from(c),
+        None => cwd()?,
+    };
+    let rooms = inbox::rooms_for(&ctx.home, &dir);
+    let mut heard: Vec<Heard> = Vec::new();
+    // Lines a session held back from its context are unread too.
+    let held = if me.session.is_some() {
+        store.room_held(&me.reader)?
+    } else {
+        Vec::new()
+    };
+    for (room_name, offset, _) in &held {
+        if let Some(room) = rooms.iter().find(|r| &r.name == room_name) {
+            if let Some(line) = file::read_at(&room.path, *offset) {
+                heard.push(Heard {
+                    room: room.clone(),
+                    offset: *offset,
+                    line,
+                });
+            }
+        }
+    }
+    let mut warns = Vec::new();
+    let cursors = inbox::read_new(
+        &store,
+        &me,
+        &rooms,
+        false,
+        &mut |w| warns.push(w),
+        &mut |h| heard.push(h),
+    )
+    .map_err(room_err)?;
+    for w in warns {
+        ctx.out.note(&format!("ag-room: warning: {w}"));
+    }
+    for h in &heard {
+        emit(ctx, &h.line)?;
+    }
+    if !a.peek {
+        store.room_advance(&me.reader, &cursors, &[])?;
+        let taken: Vec<(String, u64)> = held.iter().map(|(r, o, _)| (r.clone(), *o)).collect();
+        store.room_unhold(&me.reader, &taken)?;
+        let refs: Vec<&Heard> = heard.iter().collect();
+        inbox::deliver(&me, &refs).map_err(room_err)?;
+    }
+    Ok(())
+}
+
+fn find(ctx: &Ctx, msg: &str) -> CliResult<inbox::Status> {
+    let rooms = inbox::rooms_for(&ctx.home, &cwd()?);
+    let mut w = warner(ctx);
+    inbox::status(&rooms, msg, &mut w)
+        .map_err(room_err)?
+        .ok_or_else(|| {
+            CliError::new(
+                Exit::NotFound,
+                format!("no message {msg:?} in this worktree's room or the device room"),
+            )
+            .with_hint("`ag-room tail` shows the room's lines with their ids (--json)")
+        })
+}
+
+pub(super) fn status(ctx: &mut Ctx, msg: &str) -> CliResult<()> {
+    let st = find(ctx, msg)?;
+    let m = &st.message.line;
+    if ctx.global.json {
+        let rec = |ls: &[Line]| {
+            ls.iter()
+                .map(|l| json!({"by": l.from, "ts": l.ts, "id": l.id}))
+                .collect::<Vec<_>>()
+        };
+        ctx.out.line(
+            &json!({"id": m.id, "room": st.message.room.label(), "from": m.from, "to": m.to,
+                "posted": m.ts, "delivered": rec(&st.delivered), "acked": rec(&st.acked),
+                "replies": rec(&st.replies)})
+            .to_string(),
+        )?;
+        return Ok(());
+    }
+    ctx.out.line(&format!(
+        "posted     {} by {} in {}{}",
+        m.ts,
+        m.from.display(),
+        st.message.room.label(),
+        m.to.as_deref()
+            .map(|t| format!(" to {t}"))
+            .unwrap_or_default()
+    ))?;
+    for (word, ls) in [
+        ("delivered", &st.delivered),
+        ("acked", &st.acked),
+        ("replied", &st.replies),
+    ] {
+        if ls.is_empty() && word == "delivered" {
+            ctx.out.line("delivered  (not yet)")?;
+        }
+        for l in ls.iter() {
+            ctx.out
+                .line(&format!("{word:<10} {} by {}", l.ts, l.from.display()))?;
+        }
+    }
+    Ok(())
+}
+
+pub(super) fn ack(ctx: &mut Ctx, from: Option<&str>, msg: &str) -> CliResult<()> {
+    let st = find(ctx, msg)?;
+    let store = ctx.store()?;
+    let me = me(&store, from)?;
+    let mut l = Line::new("ack", me.from.clone());
+    l.in_reply_to = Some(st.message.line.id.clone());
+    l.to = Some(
+        st.message
+            .line
+            .from
+            .session
+            .clone()
+            .unwrap_or_else(|| st.message.line.from.name.clone()),
+    );
+    file::append(&st.message.room.path, &l).map_err(room_err)?;
+    ctx.out.line(&l.id)?;
+    Ok(())
+}

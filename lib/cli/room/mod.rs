@@ -1,0 +1,178 @@
+//! `ag-room`: rooms, direct messages, presence, receipts and file claims (DESIGN §6).
+//!
+//! One file per verb group, each with its flags and its `run`: `tell` (post, wait for delivery),
+//! `who` (presence and peek), `tail` (print and follow a room), `inbox` (inbox, status, ack),
+//! `claim` (claim, release, claims), `guard` (the pre-commit check). This file holds the
+//! command, the dispatch and the helpers they share.
+
+mod claim;
+mod guard;
+mod inbox;
+mod tail;
+mod tell;
+mod who;
+
+use std::io::Read;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{CommandFactory, Parser, Subcommand};
+
+use super::{finish, CliError, CliResult, Ctx, Exit, GlobalArgs};
+use crate::room::presence::{self, Me};
+use crate::room::target::{self, Resolved};
+use crate::room::RoomError;
+use crate::store::{Session, Store};
+
+pub use claim::{ClaimArgs, ReleaseArgs};
+pub use guard::{GuardArgs, GuardMode};
+pub use inbox::InboxArgs;
+pub use tail::TailArgs;
+pub use tell::TellArgs;
+pub use who::PeekArgs;
+
+const EXAMPLES: &str = "\
+Examples:
+  ag-room tell 'I am refactoring lib/store; please hold off'   # to everyone in this worktree
+  ag-room tell --to 0192f3a1 --wait=30 'done with schema.rs?'  # a direct message, wait for delivery
+  ag-room who                                                   # the live sessions here
+  ag-room tail -f                                               # follow the room
+  ag-room claim 'lib/store/**' --intent 'schema migration' --ttl 45m
+  ag-room guard --staged --mode block                           # in .git/hooks/pre-commit
+  git log -1 --format=%s | ag-room tell --from post-commit -    # from a git hook";
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "ag-room",
+    version,
+    about = "Rooms where sessions, people, cron jobs and git hooks talk: messages, presence, receipts, file claims",
+    after_help = EXAMPLES
+)]
+pub struct Cli {
+    #[command(flatten)]
+    pub global: GlobalArgs,
+    /// Speak as NAME (a person or script) [default: the session in AG_SESSION, else AG_NAME,
+    /// else the user name]
+    #[arg(long, global = true, value_name = "NAME")]
+    pub from: Option<String>,
+    #[command(subcommand)]
+    pub verb: Verb,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Verb {
+    /// Post a line to this worktree's room, or a direct message; prints the message id
+    Tell(TellArgs),
+    /// The live sessions in this worktree: id, title, goal, status, last tool, last words, age
+    Who,
+    /// What a session is doing: goal, last prompt, last tool calls, last words; consumes nothing
+    Peek(PeekArgs),
+    /// The room's lines; -f follows
+    Tail(TailArgs),
+    /// Unread lines since your cursor; consuming unless --peek
+    Inbox(InboxArgs),
+    /// What happened to a message: posted, delivered (to whom, when), acked
+    Status {
+        /// The message id (or a unique prefix of at least 8 characters)
+        #[arg(value_name = "MSG")]
+        msg: String,
+    },
+    /// Acknowledge a message
+    Ack {
+        #[arg(value_name = "MSG")]
+        msg: String,
+    },
+    /// Claim paths (globs) before changing them; exit 3 when someone else holds them
+    Claim(ClaimArgs),
+    /// End your own claims
+    Release(ReleaseArgs),
+    /// The active claims in this worktree
+    Claims,
+    /// For a git pre-commit hook: files under someone else's claim
+    Guard(GuardArgs),
+}
+
+pub fn command() -> clap::Command {
+    Cli::command()
+}
+
+pub fn main() -> ExitCode {
+    let cli: Cli = super::parse("ag-room");
+    finish("ag-room", run(cli))
+}
+
+fn run(cli: Cli) -> CliResult<()> {
+    let mut ctx = Ctx::new(cli.global.clone())?;
+    let from = cli.from.clone();
+    let result = match cli.verb {
+        Verb::Tell(a) => tell::tell(&mut ctx, from.as_deref(), a),
+        Verb::Who => who::who(&mut ctx),
+        Verb::Peek(a) => who::peek(&mut ctx, a),
+        Verb::Tail(a) => tail::tail(&mut ctx, from.as_deref(), a),
+        Verb::Inbox(a) => inbox::inbox_cmd(&mut ctx, from.as_deref(), a),
+        Verb::Status { msg } => inbox::status(&mut ctx, &msg),
+        Verb::Ack { msg } => inbox::ack(&mut ctx, from.as_deref(), &msg),
+        Verb::Claim(a) => claim::claim(&mut ctx, from.as_deref(), a),
+        Verb::Release(a) => claim::release(&mut ctx, from.as_deref(), a),
+        Verb::Claims => claim::list_claims(&mut ctx),
+        Verb::Guard(a) => guard::guard(&mut ctx, from.as_deref(), a),
+    };
+    ctx.out.flush()?;
+    result
+}
+
+pub(super) fn room_err(e: RoomError) -> CliError {
+    match e {
+        RoomError::Store(s) => CliError::from(s),
+        RoomError::TooLong { .. } => CliError::usage(e.to_string()),
+        e => CliError::msg(e.to_string()),
+    }
+}
+
+pub(super) fn cwd() -> CliResult<PathBuf> {
+    let c = std::env::current_dir()?;
+    Ok(std::fs::canonicalize(&c).unwrap_or(c))
+}
+
+pub(super) fn warner(ctx: &Ctx) -> impl FnMut(String) + '_ {
+    move |w| ctx.out.note(&format!("ag-room: warning: {w}"))
+}
+
+/// The speaker: the session in AG_SESSION, else --from / AG_NAME / the user.
+pub(super) fn me(store: &Store, from: Option<&str>) -> CliResult<Me> {
+    Ok(presence::identify(store, from)?)
+}
+
+pub(super) fn resolve(store: &Store, t: &str) -> CliResult<Session> {
+    match target::resolve(store, t)? {
+        Resolved::One(s) => Ok(*s),
+        Resolved::None => Err(CliError::new(Exit::NotFound, format!("no session matches {t:?}"))
+            .with_hint("`ag-room who` lists the live sessions here; a target is an id, a unique id prefix, a pid, or a unique fragment of a title or goal")),
+        Resolved::Ambiguous(c) => Err(ambiguous(t, &c)),
+    }
+}
+
+pub(super) fn ambiguous(t: &str, c: &[(String, String)]) -> CliError {
+    let mut h = String::from("be more specific; candidates:");
+    for (id, title) in c {
+        h.push_str(&format!("\n  {id}  {title}"));
+    }
+    CliError::usage(format!("{t:?} matches {} sessions", c.len())).with_hint(h)
+}
+
+pub(super) fn read_text(t: &str) -> CliResult<String> {
+    let text = if t == "-" {
+        let mut s = String::new();
+        std::io::stdin()
+            .read_to_string(&mut s)
+            .map_err(|e| CliError::from(e).context("reading the text from stdin"))?;
+        s
+    } else {
+        t.to_string()
+    };
+    let text = text.trim_end_matches(['\n', '\r']).to_string();
+    if text.trim().is_empty() {
+        return Err(CliError::usage("the text is empty"));
+    }
+    Ok(text)
+}

@@ -1,0 +1,152 @@
+//! `ag-room tail`: a room's lines as text or JSON, optionally followed.
+
+use std::time::Duration;
+
+use super::{cwd, me, room_err};
+use crate::cli::{escape_controls, CliError, CliResult, Ctx};
+use crate::room::claims;
+use crate::room::file::{self, Flow};
+use crate::room::presence::Me;
+use crate::room::{Line, Room};
+
+#[derive(Debug, clap::Args)]
+pub struct TailArgs {
+    /// Keep following the room
+    #[arg(short, long)]
+    follow: bool,
+    /// Start with the last N lines [default: all; with -f: 10]
+    #[arg(short = 'n', long, value_name = "N")]
+    lines: Option<usize>,
+    /// Show every line: direct messages between others and receipts too
+    #[arg(long)]
+    all: bool,
+}
+
+/// How a line reads on a terminal.
+fn render(l: &Line) -> String {
+    let t = l.ts.get(11..19).unwrap_or(&l.ts);
+    let to =
+        l.to.as_deref()
+            .map(|t| format!(" → {}", crate::room::short13(t)))
+            .unwrap_or_default();
+    let body = match l.ty.as_str() {
+        "say" => format!(
+            "{}{to}: {}",
+            l.from.display(),
+            escape_controls(l.text.as_deref().unwrap_or(""), true)
+        ),
+        "claim" => format!(
+            "{} claims {} ({}, {} s): {} [{}]",
+            l.from.display(),
+            l.paths.clone().unwrap_or_default().join(", "),
+            l.mode.as_deref().unwrap_or("exclusive"),
+            l.ttl_s.unwrap_or(claims::DEFAULT_TTL_S),
+            escape_controls(l.intent.as_deref().unwrap_or(""), false),
+            l.id
+        ),
+        "release" => format!(
+            "{} releases {}",
+            l.from.display(),
+            l.claims.clone().unwrap_or_default().join(", ")
+        ),
+        other => format!(
+            "{} {other} {}",
+            l.from.display(),
+            l.in_reply_to.as_deref().unwrap_or("")
+        ),
+    };
+    format!("{t} {}", escape_controls(&body, true))
+}
+
+/// Whether `tail` shows a line without --all: speech to the room or involving me, and claims.
+fn shown(l: &Line, me: &Me, all: bool) -> bool {
+    if all {
+        return true;
+    }
+    match l.ty.as_str() {
+        "say" => match &l.to {
+            None => true,
+            Some(t) => me.is_addressed(t) || l.from.same(&me.from),
+        },
+        "claim" | "release" | "ack" => true,
+        _ => false,
+    }
+}
+
+pub(super) fn emit(ctx: &mut Ctx, l: &Line) -> CliResult<()> {
+    if ctx.global.json {
+        ctx.out
+            .line(&serde_json::to_string(l).map_err(|e| CliError::msg(e.to_string()))?)?;
+    } else {
+        ctx.out.line(&render(l))?;
+    }
+    Ok(())
+}
+
+pub(super) fn tail(ctx: &mut Ctx, from: Option<&str>, a: TailArgs) -> CliResult<()> {
+    let store = ctx.store()?;
+    let me = me(&store, from)?;
+    drop(store);
+    let room = Room::worktree(&ctx.home, &cwd()?);
+    let keep = a.lines.or(if a.follow { Some(10) } else { None });
+    let mut ring: std::collections::VecDeque<Line> = Default::default();
+    let mut warns = Vec::new();
+    let mut offset = file::scan(&room.path, 0, &mut |w| warns.push(w), &mut |_, l| {
+        if shown(&l, &me, a.all) {
+            ring.push_back(l);
+            if keep.is_some_and(|k| ring.len() > k) {
+                ring.pop_front();
+            }
+        }
+        Flow::Go
+    })
+    .map_err(room_err)?;
+    for w in warns.drain(..) {
+        ctx.out.note(&format!("ag-room: warning: {w}"));
+    }
+    for l in ring.drain(..) {
+        emit(ctx, &l)?;
+    }
+    ctx.out.flush()?;
+    if !a.follow {
+        return Ok(());
+    }
+    follow(ctx, &room, &mut offset, &me, a.all)
+}
+
+/// Follow a room: inotify wakes us; a poll every 250 ms is the backstop.
+fn follow(ctx: &mut Ctx, room: &Room, offset: &mut u64, me: &Me, all: bool) -> CliResult<()> {
+    use notify::{RecursiveMode, Watcher};
+    let dir = ctx.home.rooms_dir();
+    crate::paths::create_private_dir(&dir)?;
+    let (tx, rx) = std::sync::mpsc::channel();
+    let mut watcher = notify::recommended_watcher(move |_| {
+        let _ = tx.send(());
+    })
+    .ok();
+    if let Some(w) = watcher.as_mut() {
+        let _ = w.watch(&dir, RecursiveMode::NonRecursive);
+    }
+    loop {
+        let _ = rx.recv_timeout(Duration::from_millis(250));
+        while rx.try_recv().is_ok() {}
+        let mut lines = Vec::new();
+        let mut warns = Vec::new();
+        *offset = file::scan(&room.path, *offset, &mut |w| warns.push(w), &mut |_, l| {
+            if shown(&l, me, all) {
+                lines.push(l);
+            }
+            Flow::Go
+        })
+        .map_err(room_err)?;
+        for w in warns {
+            ctx.out.note(&format!("ag-room: warning: {w}"));
+        }
+        for l in &lines {
+            emit(ctx, l)?;
+        }
+        if !lines.is_empty() {
+            ctx.out.flush()?;
+        }
+    }
+}

@@ -1,0 +1,113 @@
+//! `ag-room tell`: post a line or a direct message, and optionally wait for its delivery.
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use serde_json::json;
+
+use super::{cwd, me, read_text, resolve, room_err};
+use crate::cli::{CliError, CliResult, Ctx, Exit};
+use crate::room::file::{self, Flow};
+use crate::room::presence;
+use crate::room::{Line, Room};
+
+#[derive(Debug, clap::Args)]
+pub struct TellArgs {
+    /// The text (`-` reads it from stdin)
+    #[arg(value_name = "TEXT")]
+    text: String,
+    /// A direct message to this session: id, unique id prefix, pid, or a unique fragment of its
+    /// title or goal
+    #[arg(long, value_name = "TARGET")]
+    to: Option<String>,
+    /// The message this answers
+    #[arg(long, value_name = "MSG")]
+    reply_to: Option<String>,
+    /// Send through the device room (direct messages across folders; needs --to)
+    #[arg(long)]
+    device: bool,
+    /// Wait until the line is delivered (exit 0) or SECS pass (exit 75) [default: 60]
+    #[arg(long, value_name = "SECS", num_args = 0..=1, default_missing_value = "60", require_equals = true)]
+    wait: Option<f64>,
+}
+
+pub(super) fn tell(ctx: &mut Ctx, from: Option<&str>, a: TellArgs) -> CliResult<()> {
+    let text = read_text(&a.text)?;
+    if a.device && a.to.is_none() {
+        return Err(CliError::usage(
+            "a device-wide broadcast is refused: the device room carries only direct messages, \
+             because a line to every folder would reach every session on this machine",
+        )
+        .with_hint("add --to TARGET for a direct message, or drop --device to talk to this worktree's room"));
+    }
+    let store = ctx.store()?;
+    let me = me(&store, from)?;
+    let here = Room::worktree(&ctx.home, &cwd()?);
+    let mut line = Line::new("say", me.from.clone());
+    line.text = Some(text);
+    line.in_reply_to = a.reply_to.clone();
+    let (room, to) = match &a.to {
+        None => (here, None),
+        Some(t) => {
+            let s = resolve(&store, t)?;
+            let same = s.cwd.as_deref().is_some_and(|c| {
+                crate::room::worktree_key(Path::new(c)) == *here.key.as_ref().unwrap()
+            });
+            let room = if a.device || !same {
+                Room::device(&ctx.home)
+            } else {
+                here
+            };
+            (room, Some(s))
+        }
+    };
+    line.to = to.as_ref().map(|s| s.id.clone());
+    let start = file::size(&room.path);
+    file::append(&room.path, &line).map_err(room_err)?;
+    if ctx.global.json {
+        ctx.out.line(
+            &json!({"id": line.id, "room": room.label(), "to": line.to, "from": line.from})
+                .to_string(),
+        )?;
+    } else {
+        ctx.out.line(&line.id)?;
+    }
+    match &to {
+        Some(s) => ctx.out.note(&format!(
+            "posted to {} in {} (resolved {})",
+            presence::display_name(s),
+            room.label(),
+            s.id
+        )),
+        None => ctx.out.detail(&format!("posted to {}", room.label())),
+    }
+    ctx.out.flush()?;
+    if let Some(secs) = a.wait {
+        let deadline = Instant::now() + Duration::from_secs_f64(secs.max(0.0));
+        loop {
+            let mut got: Option<Line> = None;
+            file::scan(&room.path, start, &mut |_| {}, &mut |_, l| {
+                if l.ty == "delivered" && l.in_reply_to.as_deref() == Some(line.id.as_str()) {
+                    got = Some(l);
+                    return Flow::Stop;
+                }
+                Flow::Go
+            })
+            .map_err(room_err)?;
+            if let Some(d) = got {
+                ctx.out
+                    .note(&format!("delivered to {} at {}", d.from.display(), d.ts));
+                return Ok(());
+            }
+            if Instant::now() >= deadline {
+                return Err(CliError::new(
+                    Exit::TempFail,
+                    format!("{} was not delivered within {secs} s", line.id),
+                )
+                .with_hint(format!("`ag-room status {}` shows it later", line.id)));
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,259 @@
+//! The `peer_*` tools a model calls (message, inbox, peek, claim, release) and the collision
+//! gate that refuses `write`/`edit` on a path another live session claims.
+
+use std::path::Path;
+
+use serde_json::Value;
+
+use super::super::Agent;
+use super::warn;
+use crate::room::claims::{self, Outcome};
+use crate::room::inbox::{self, Heard};
+use crate::room::presence;
+use crate::room::target::{self, Resolved};
+use crate::room::{clip, file, Line, Room};
+use crate::tools::ToolOutput;
+
+impl Agent<'_> {
+    /// A `peer_*` tool call (it needs the store and the session, so it runs here); `None` for
+    /// any other tool.
+    pub(in crate::agent) fn peer_tool(&self, name: &str, args: &Value) -> Option<ToolOutput> {
+        let out = match name {
+            "peer_message" => self.peer_message(args),
+            "peer_inbox" => self.peer_inbox(),
+            "peer_peek" => self.peer_peek(args),
+            "peer_claim" => self.peer_claim(args),
+            "peer_release" => self.peer_release(args),
+            _ => return None,
+        };
+        Some(out.unwrap_or_else(|e| ToolOutput::error(format!("{name}: {e}"))))
+    }
+
+    fn resolve(&self, target: &str) -> Result<crate::store::Session, String> {
+        match target::resolve(self.store, target).map_err(|e| e.to_string())? {
+            Resolved::One(s) => Ok(*s),
+            Resolved::None => Err(format!(
+                "no session matches {target:?}; peer_peek or `ag-room who` lists who is here"
+            )),
+            Resolved::Ambiguous(c) => Err(format!(
+                "{target:?} matches {} sessions; use an id: {}",
+                c.len(),
+                c.iter()
+                    .map(|(id, t)| format!("{id} ({t})"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )),
+        }
+    }
+
+    fn peer_message(&self, args: &Value) -> Result<ToolOutput, String> {
+        let text = args["text"].as_str().unwrap_or("").trim();
+        if text.is_empty() {
+            return Err("text is required".into());
+        }
+        let me = self.me();
+        let mut line = Line::new("say", me.from.clone());
+        line.text = Some(text.to_string());
+        line.in_reply_to = args["in_reply_to"]
+            .as_str()
+            .filter(|s| !s.is_empty())
+            .map(str::to_string);
+        let here = Room::worktree(self.home, &self.cwd());
+        let (room, to) = match args["session"].as_str().filter(|s| !s.trim().is_empty()) {
+            None => (here, None),
+            Some(t) => {
+                let s = self.resolve(t)?;
+                if s.id == self.session.id {
+                    return Err("that is this session; message another one".into());
+                }
+                let same = s.cwd.as_deref().is_some_and(|c| {
+                    crate::room::worktree_key(Path::new(c)) == *here.key.as_ref().unwrap()
+                });
+                let room = if same { here } else { Room::device(self.home) };
+                (room, Some(s))
+            }
+        };
+        line.to = to.as_ref().map(|s| s.id.clone());
+        file::append(&room.path, &line).map_err(|e| e.to_string())?;
+        Ok(ToolOutput::ok(match to {
+            None => format!(
+                "posted {} to the room {} (everyone in this worktree hears it at their next step)",
+                line.id,
+                room.label()
+            ),
+            Some(s) => format!(
+                "posted {} as a direct message to {} (resolved id {}); it is delivered when their \
+                 next step takes it in. Re-ping with session=\"{}\".",
+                line.id,
+                presence::display_name(&s),
+                s.id,
+                s.id
+            ),
+        }))
+    }
+
+    fn peer_inbox(&self) -> Result<ToolOutput, String> {
+        let me = self.me();
+        let held = self
+            .store
+            .room_held(&me.reader)
+            .map_err(|e| e.to_string())?;
+        if held.is_empty() {
+            return Ok(ToolOutput::ok("no held-back messages"));
+        }
+        let rooms = self.rooms();
+        let mut lines = Vec::new();
+        let mut taken = Vec::new();
+        let mut heard = Vec::new();
+        for (room_name, offset, _id) in &held {
+            taken.push((room_name.clone(), *offset));
+            let Some(room) = rooms.iter().find(|r| &r.name == room_name) else {
+                continue;
+            };
+            if let Some(line) = file::read_at(&room.path, *offset) {
+                lines.push(format!(
+                    "<peer from=\"{}\" msg=\"{}\"{}>{}</peer>",
+                    line.from.display(),
+                    line.id,
+                    if line.to.is_some() {
+                        " direct=\"yes\""
+                    } else {
+                        ""
+                    },
+                    clip(line.text.as_deref().unwrap_or(""), 4000).replace("</peer", "<\\/peer")
+                ));
+                heard.push(Heard {
+                    room: room.clone(),
+                    offset: *offset,
+                    line,
+                });
+            }
+        }
+        self.store
+            .room_unhold(&me.reader, &taken)
+            .map_err(|e| e.to_string())?;
+        let refs: Vec<&Heard> = heard.iter().collect();
+        inbox::deliver(&me, &refs).map_err(|e| e.to_string())?;
+        Ok(ToolOutput::ok(lines.join("\n")))
+    }
+
+    fn peer_peek(&self, args: &Value) -> Result<ToolOutput, String> {
+        let t = args["session"].as_str().unwrap_or("").trim();
+        if t.is_empty() {
+            return Err("session is required".into());
+        }
+        let s = self.resolve(t)?;
+        Ok(ToolOutput::ok(
+            presence::peek_text(self.store, &s, 3).map_err(|e| e.to_string())?,
+        ))
+    }
+
+    fn claim_paths(&self, v: &Value, key: &Path) -> Result<Vec<String>, String> {
+        let list: Vec<String> = match v {
+            Value::String(s) => vec![s.clone()],
+            Value::Array(a) => a
+                .iter()
+                .filter_map(|x| x.as_str().map(str::to_string))
+                .collect(),
+            _ => Vec::new(),
+        };
+        list.iter()
+            .map(|p| claims::normalize(p, &self.cwd(), key))
+            .collect()
+    }
+
+    fn peer_claim(&self, args: &Value) -> Result<ToolOutput, String> {
+        let room = Room::worktree(self.home, &self.cwd());
+        let key = room.key.clone().unwrap();
+        let paths = self.claim_paths(&args["paths"], &key)?;
+        let intent = args["intent"].as_str().unwrap_or("");
+        let shared = args["shared"].as_bool().unwrap_or(false);
+        let ttl = args["ttl_s"]
+            .as_u64()
+            .unwrap_or(claims::DEFAULT_TTL_S)
+            .max(1);
+        match claims::claim(
+            self.store,
+            &room,
+            &self.me(),
+            paths,
+            intent,
+            shared,
+            ttl,
+            &mut warn,
+        )
+        .map_err(|e| e.to_string())?
+        {
+            Outcome::Claimed(c) => Ok(ToolOutput::ok(format!(
+                "claimed {} ({}, {} s): {}",
+                c.id,
+                c.mode,
+                c.ttl_s,
+                c.paths.join(", ")
+            ))),
+            Outcome::Refused(cs) => Ok(ToolOutput::error(format!(
+                "not claimed: {}. Talk to them first: {}",
+                cs.iter()
+                    .map(|c| c.describe())
+                    .collect::<Vec<_>>()
+                    .join("; "),
+                cs[0].claim.how_to_reach()
+            ))),
+        }
+    }
+
+    fn peer_release(&self, args: &Value) -> Result<ToolOutput, String> {
+        let room = Room::worktree(self.home, &self.cwd());
+        let key = room.key.clone().unwrap();
+        let paths = match &args["paths"] {
+            Value::Null => None,
+            v => Some(self.claim_paths(v, &key)?),
+        };
+        let ended = claims::release(self.store, &room, &self.me(), paths.as_deref(), &mut warn)
+            .map_err(|e| e.to_string())?;
+        Ok(ToolOutput::ok(if ended.is_empty() {
+            "no claim of yours to release".to_string()
+        } else {
+            format!(
+                "released {}",
+                ended
+                    .iter()
+                    .map(|c| format!("{} ({})", c.id, c.paths.join(", ")))
+                    .collect::<Vec<_>>()
+                    .join("; ")
+            )
+        }))
+    }
+
+    /// Before `write` or `edit`: an error result when another live session holds an exclusive
+    /// claim on the path; `None` lets the call run.
+    pub(in crate::agent) fn collision(&self, name: &str, args: &Value) -> Option<ToolOutput> {
+        if !matches!(name, "write" | "edit") {
+            return None;
+        }
+        let path = args["path"].as_str()?;
+        let room = Room::worktree(self.home, &self.cwd());
+        let key = room.key.clone()?;
+        // A path outside this worktree is in no claim of its room.
+        let rel = claims::normalize(path, &self.cwd(), &key).ok()?;
+        // Fail closed: a claim that cannot be read may be one that covers this path.
+        let active = match claims::active(self.store, &room, &mut warn) {
+            Ok(a) => a,
+            Err(e) => {
+                return Some(ToolOutput::error(format!(
+                    "{name} refused: cannot check the claims on {rel}: {e}; nothing was written"
+                )))
+            }
+        };
+        let found = claims::conflicts(&active, &self.me().from, std::slice::from_ref(&rel), true);
+        let c = found.first()?;
+        Some(ToolOutput::error(format!(
+            "{name} refused, nothing was written: {rel} is claimed exclusively by {} (claim {}, \
+             intent {:?}). Ask them before touching it: {}",
+            c.claim.holder.display(),
+            c.claim.id,
+            c.claim.intent,
+            c.claim.how_to_reach()
+        )))
+    }
+}

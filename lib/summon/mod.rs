@@ -1,7 +1,11 @@
 //! Agent definitions and spawning (DESIGN §7): subagents (children of a session, retrievable)
 //! and user agents (independent, fire-and-forget), run as detached `ag-prompt` processes.
 
+mod checks;
 pub mod defs;
+mod error;
 pub mod spawn;
 
+pub use checks::depth;
 pub use defs::{AgentDef, Catalog};
+pub use error::{SummonError, SummonErrorKind};

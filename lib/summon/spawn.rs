@@ -1,6 +1,7 @@
 //! Starting a child agent as a detached `ag-prompt -s CHILD TASK` process, waiting for it,
 //! and reading its answer. Everything goes through the store, so another shell (or a later
-//! one, after the parent exited) sees the same children.
+//! one, after the parent exited) sees the same children. The checks a summon passes first are
+//! in `checks`.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -9,64 +10,15 @@ use std::time::{Duration, Instant};
 
 use serde_json::json;
 
+use super::checks::{self, Narrowed};
 use super::defs::{AgentDef, Catalog};
+pub use super::error::{SummonError, SummonErrorKind};
 use crate::config::Config;
 use crate::log::{ChunkData, Role};
 use crate::paths::Home;
 use crate::policy::Policy;
 use crate::proc;
 use crate::store::{NewSession, Session, SessionKind, SessionStatus, Store, StoreError};
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum SummonErrorKind {
-    /// Bad input: an unknown agent, a wrong kind of definition, a cwd that does not exist.
-    Usage,
-    /// Not allowed: the user-agent permission, nesting, a cwd outside the parent's.
-    Refused,
-    NotFound,
-    Other,
-}
-
-#[derive(Debug, Clone)]
-pub struct SummonError {
-    pub kind: SummonErrorKind,
-    pub message: String,
-    pub hint: Option<String>,
-}
-
-impl SummonError {
-    fn new(kind: SummonErrorKind, message: impl Into<String>) -> SummonError {
-        SummonError {
-            kind,
-            message: message.into(),
-            hint: None,
-        }
-    }
-    fn hint(mut self, h: impl Into<String>) -> SummonError {
-        self.hint = Some(h.into());
-        self
-    }
-}
-
-impl std::fmt::Display for SummonError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.message)?;
-        if let Some(h) = &self.hint {
-            write!(f, " ({h})")?;
-        }
-        Ok(())
-    }
-}
-
-impl From<StoreError> for SummonError {
-    fn from(e: StoreError) -> Self {
-        let kind = match e {
-            StoreError::SessionNotFound(_) => SummonErrorKind::NotFound,
-            _ => SummonErrorKind::Other,
-        };
-        SummonError::new(kind, e.to_string())
-    }
-}
 
 /// Who spawns: a session (its tools bound the child's), or a person at a shell.
 #[derive(Debug, Clone)]
@@ -113,71 +65,6 @@ impl Spawned {
     }
 }
 
-/// How many subagent hops lie above (and including) `session`.
-pub fn depth(store: &Store, session: &Session) -> usize {
-    let mut d = 0;
-    let mut cur = session.clone();
-    while cur.kind == SessionKind::Subagent && d < 64 {
-        d += 1;
-        match cur.parent_id.as_deref().map(|p| store.session(p)) {
-            Some(Ok(p)) => cur = p,
-            _ => break,
-        }
-    }
-    d
-}
-
-fn resolve_dir(base: &Path, asked: &str) -> Result<PathBuf, SummonError> {
-    let expanded = match asked.strip_prefix("~/") {
-        Some(rest) => std::env::var_os("HOME")
-            .map(|h| PathBuf::from(h).join(rest))
-            .unwrap_or_else(|| PathBuf::from(asked)),
-        None => PathBuf::from(asked),
-    };
-    let joined = base.join(expanded);
-    std::fs::canonicalize(&joined).map_err(|e| {
-        SummonError::new(
-            SummonErrorKind::Usage,
-            format!("working directory {} cannot be used: {e}", joined.display()),
-        )
-    })
-}
-
-/// The model a child runs on: the first of the definition's that resolves, else the
-/// spawner's, else `AG_MODEL`, else the configuration's.
-fn pick_model(def: &AgentDef, spawner: &Spawner, config: &Config) -> Result<String, SummonError> {
-    let mut tried = Vec::new();
-    for m in &def.models {
-        match crate::provider::resolve(m, config) {
-            Ok(_) => return Ok(m.clone()),
-            Err(e) => tried.push(format!("{m}: {e}")),
-        }
-    }
-    if !def.models.is_empty() {
-        return Err(SummonError::new(
-            SummonErrorKind::Usage,
-            format!(
-                "none of agent {}'s models can be used: {}",
-                def.slug,
-                tried.join("; ")
-            ),
-        ));
-    }
-    spawner
-        .session
-        .as_ref()
-        .and_then(|s| s.model.clone())
-        .or_else(|| std::env::var("AG_MODEL").ok().filter(|m| !m.trim().is_empty()))
-        .or_else(|| config.model.clone())
-        .ok_or_else(|| {
-            SummonError::new(
-                SummonErrorKind::Usage,
-                format!("agent {} names no model and none is configured", def.slug),
-            )
-            .hint("add `models = [\"…\"]` to the definition, set AG_MODEL, or set `model` in .ag/config.toml")
-        })
-}
-
 /// Resolve, create and start a child. Returns once its process is recorded.
 pub fn spawn(
     store: &Store,
@@ -187,148 +74,42 @@ pub fn spawn(
     spawner: &Spawner,
     req: &Request,
 ) -> Result<Spawned, SummonError> {
-    let def = catalog.get(&req.agent).ok_or_else(|| {
-        let known: Vec<&str> = catalog
-            .defs
-            .values()
-            .filter(|d| d.is_subagent || config.user_agents_allowed())
-            .map(|d| d.slug.as_str())
-            .collect();
-        SummonError::new(
-            SummonErrorKind::NotFound,
-            format!(
-                "no agent named {:?} (known: {})",
-                req.agent,
-                known.join(", ")
-            ),
-        )
-        .hint("`ag-summon agents` lists the definitions")
-    })?;
-    if req.top_level {
-        if !config.user_agents_allowed() {
-            return Err(SummonError::new(
-                SummonErrorKind::Refused,
-                "user agents are not permitted: top_level needs `[permissions] user_agents = \"allow\"`",
-            )
-            .hint("set it in .ag/config.toml or $XDG_CONFIG_HOME/ag/config.toml"));
-        }
-        if def.is_subagent {
-            return Err(SummonError::new(
-                SummonErrorKind::Usage,
-                format!("agent {} is a subagent definition; a user agent needs one with is_subagent = false", def.slug),
-            ));
-        }
-    } else if !def.is_subagent {
-        return Err(SummonError::new(
-            SummonErrorKind::Usage,
-            format!("agent {} is not a subagent definition (is_subagent = false)", def.slug),
-        )
-        .hint("start it as a user agent with --top-level (top_level=true), if user agents are permitted"));
-    }
-
-    // Nesting: a subagent spawns only while the depth limit allows.
-    let max = config.agent.max_summon_depth as usize;
-    let spawner_depth = spawner.session.as_ref().map_or(0, |s| depth(store, s));
-    if spawner_depth > max {
-        return Err(SummonError::new(
-            SummonErrorKind::Refused,
-            "a subagent cannot summon: nesting is off",
-        )
-        .hint("raise `[agent] max_summon_depth` in the configuration to allow nested subagents"));
-    }
-    // A spawning session must itself hold `summon`: its tools only narrowing the child's
-    // would let a session without it start agents from its `bash` tool. A person at a shell
-    // (no session) is not restricted.
-    if let (Some(s), Some(t)) = (&spawner.session, &spawner.tools) {
-        if !t.allows("summon") {
-            let short = store.short_id(&s.id).unwrap_or_else(|_| s.id.clone());
-            let names = t.names();
-            let have = if names.is_empty() {
-                "none".to_string()
-            } else {
-                names.join(", ")
-            };
-            return Err(SummonError::new(
-                SummonErrorKind::Refused,
-                format!("session {short} may not summon: its tools ({have}) lack `summon`"),
-            )
-            .hint("only a session started with the summon tool (e.g. `ag-prompt --tools read,summon`) may spawn agents"));
-        }
-    }
-
-    // Tools: (requested, else the definition's) ∩ the spawner's effective tools.
-    let def_tools = def.policy();
-    let (asked, limit) = match (&spawner.tools, &req.tools) {
-        (Some(parent), Some(asked)) => (asked.clone(), parent.clone()),
-        (Some(parent), None) => (def_tools.clone(), parent.clone()),
-        (None, Some(asked)) => (asked.clone(), def_tools.clone()),
-        (None, None) => (def_tools.clone(), def_tools.clone()),
-    };
-    let mut tools = asked.intersect(&limit);
-    let mut dropped = asked.dropped_by(&limit);
-    let mut why = if spawner.tools.is_some() {
-        "the spawning session lacks them".to_string()
-    } else {
-        format!("agent {} does not have them", def.slug)
-    };
+    let def = checks::find_def(catalog, config, req)?;
+    checks::check_kind(def, req, config)?;
+    let spawner_depth = checks::check_may_summon(store, spawner, config)?;
     let child_depth = if req.top_level { 0 } else { spawner_depth + 1 };
-    if child_depth > max {
-        let nest: Vec<String> = ["summon", "retrieve"]
-            .iter()
-            .filter(|t| tools.allows(t))
-            .map(|s| s.to_string())
-            .collect();
-        if !nest.is_empty() {
-            tools = tools.intersect(&Policy::of(
-                tools
-                    .names()
-                    .iter()
-                    .map(String::as_str)
-                    .filter(|t| !nest.iter().any(|n| n == t)),
-            ));
-            why.push_str("; summon/retrieve: nesting is off");
-            dropped.extend(nest);
-        }
-    }
+    let may_nest = child_depth <= config.agent.max_summon_depth as usize;
+    let Narrowed {
+        tools,
+        dropped,
+        why,
+    } = checks::narrow_tools(def, spawner, req, may_nest);
+    let cwd = checks::child_dir(def, spawner, req)?;
+    let model = checks::pick_model(def, spawner, config)?;
+    let child = create_child(store, def, spawner, req, &tools, &model, &cwd)?;
+    let (log, pid) = start(store, home, def, req, &child, &model, &cwd).inspect_err(|_| {
+        let _ = store.finish_child(&child.id, "failed", None);
+    })?;
+    let child = store.session(&child.id)?;
+    Ok(Spawned {
+        child,
+        dropped,
+        dropped_why: Some(why),
+        log,
+        pid,
+    })
+}
 
-    // Directory.
-    let cwd = if req.top_level {
-        let default = std::env::current_dir().unwrap_or_else(|_| spawner.cwd.clone());
-        match req.cwd.as_deref().or(def.cwd.as_deref()) {
-            Some(asked) => resolve_dir(&default, asked)?,
-            None => std::fs::canonicalize(&default).unwrap_or(default),
-        }
-    } else {
-        let parent = std::fs::canonicalize(&spawner.cwd).map_err(|e| {
-            SummonError::new(
-                SummonErrorKind::Other,
-                format!(
-                    "the parent's directory {} cannot be used: {e}",
-                    spawner.cwd.display()
-                ),
-            )
-        })?;
-        match req.cwd.as_deref().or(def.cwd.as_deref()) {
-            Some(asked) => {
-                let resolved = resolve_dir(&parent, asked)?;
-                if !resolved.starts_with(&parent) {
-                    return Err(SummonError::new(
-                        SummonErrorKind::Refused,
-                        format!(
-                            "working directory {asked:?} resolves to {}, outside the parent's directory {}",
-                            resolved.display(),
-                            parent.display()
-                        ),
-                    )
-                    .hint("a subagent's directory must lie inside its parent's"));
-                }
-                resolved
-            }
-            None => parent,
-        }
-    };
-
-    let model = pick_model(def, spawner, config)?;
+/// The child's session row, created running so no other `ag-prompt` takes it.
+fn create_child(
+    store: &Store,
+    def: &AgentDef,
+    spawner: &Spawner,
+    req: &Request,
+    tools: &Policy,
+    model: &str,
+    cwd: &Path,
+) -> Result<Session, SummonError> {
     let kind = if req.top_level {
         SessionKind::UserAgent
     } else {
@@ -352,7 +133,7 @@ pub fn spawn(
     if title.chars().count() == 60 {
         title.push('…');
     }
-    let child = store.create_child(NewSession {
+    Ok(store.create_child(NewSession {
         title,
         kind: Some(kind),
         parent_id: if req.top_level {
@@ -361,16 +142,25 @@ pub fn spawn(
             spawner.session.as_ref().map(|s| s.id.clone())
         },
         agent: Some(def.slug.clone()),
-        model: Some(model.clone()),
+        model: Some(model.to_string()),
         cwd: Some(cwd.to_string_lossy().into_owned()),
         policy: Some(policy),
         ..Default::default()
-    })?;
+    })?)
+}
 
-    let fail = |msg: String| -> SummonError {
-        let _ = store.finish_child(&child.id, "failed", None);
-        SummonError::new(SummonErrorKind::Other, msg)
-    };
+/// Start `ag-prompt -s CHILD` detached, its output in `agents/CHILD.log`, and record its pid.
+/// On an error the caller marks the child failed.
+fn start(
+    store: &Store,
+    home: &Home,
+    def: &AgentDef,
+    req: &Request,
+    child: &Session,
+    model: &str,
+    cwd: &Path,
+) -> Result<(PathBuf, i64), SummonError> {
+    let fail = |msg: String| SummonError::new(SummonErrorKind::Other, msg);
     let exe_dir = std::env::current_exe()
         .ok()
         .and_then(|e| e.parent().map(Path::to_path_buf))
@@ -393,13 +183,13 @@ pub fn spawn(
         .arg("-s")
         .arg(&child.id)
         .arg("-m")
-        .arg(&model);
+        .arg(model);
     if let Some(n) = def.max_steps {
         cmd.arg("--max-steps").arg(n.to_string());
     }
     cmd.arg("--").arg(&req.task);
     use std::os::unix::process::CommandExt;
-    cmd.current_dir(&cwd)
+    cmd.current_dir(cwd)
         .env_remove("AG_SESSION")
         .env_remove("AG_MODEL")
         .env("AG_HOME", &home.dir)
@@ -416,14 +206,7 @@ pub fn spawn(
     std::thread::spawn(move || {
         let _ = proc_child.wait();
     });
-    let child = store.session(&child.id)?;
-    Ok(Spawned {
-        child,
-        dropped,
-        dropped_why: Some(why),
-        log,
-        pid,
-    })
+    Ok((log, pid))
 }
 
 /// A child's status as it really is: `running` with a dead process is `failed` (and is

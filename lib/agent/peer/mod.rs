@@ -14,7 +14,6 @@ use crate::room::inbox;
 use crate::room::presence::Me;
 use crate::room::Room;
 
-
 fn warn(w: String) {
     eprintln!("ag: warning: {w}");
 }

@@ -1,0 +1,269 @@
+//! The checks a summon passes before anything is created, one function per rule of DESIGN §7:
+//! the definition exists and is of the right kind, the spawner may summon (it holds `summon`,
+//! nesting allows it), the child's tools narrow the spawner's, its directory lies inside the
+//! parent's, and a model can be found.
+
+use std::path::{Path, PathBuf};
+
+use super::defs::{AgentDef, Catalog};
+use super::error::{SummonError, SummonErrorKind};
+use super::spawn::{Request, Spawner};
+use crate::config::Config;
+use crate::policy::Policy;
+use crate::store::{Session, SessionKind, Store};
+
+/// The named definition; the error lists the ones this spawner may use.
+pub(super) fn find_def<'c>(
+    catalog: &'c Catalog,
+    config: &Config,
+    req: &Request,
+) -> Result<&'c AgentDef, SummonError> {
+    catalog.get(&req.agent).ok_or_else(|| {
+        let known: Vec<&str> = catalog
+            .defs
+            .values()
+            .filter(|d| d.is_subagent || config.user_agents_allowed())
+            .map(|d| d.slug.as_str())
+            .collect();
+        SummonError::new(
+            SummonErrorKind::NotFound,
+            format!(
+                "no agent named {:?} (known: {})",
+                req.agent,
+                known.join(", ")
+            ),
+        )
+        .hint("`ag-summon agents` lists the definitions")
+    })
+}
+
+/// A user agent needs the permission and a non-subagent definition; a subagent needs a
+/// subagent definition.
+pub(super) fn check_kind(
+    def: &AgentDef,
+    req: &Request,
+    config: &Config,
+) -> Result<(), SummonError> {
+    if req.top_level {
+        if !config.user_agents_allowed() {
+            return Err(SummonError::new(
+                SummonErrorKind::Refused,
+                "user agents are not permitted: top_level needs `[permissions] user_agents = \"allow\"`",
+            )
+            .hint("set it in .ag/config.toml or $XDG_CONFIG_HOME/ag/config.toml"));
+        }
+        if def.is_subagent {
+            return Err(SummonError::new(
+                SummonErrorKind::Usage,
+                format!("agent {} is a subagent definition; a user agent needs one with is_subagent = false", def.slug),
+            ));
+        }
+    } else if !def.is_subagent {
+        return Err(SummonError::new(
+            SummonErrorKind::Usage,
+            format!("agent {} is not a subagent definition (is_subagent = false)", def.slug),
+        )
+        .hint("start it as a user agent with --top-level (top_level=true), if user agents are permitted"));
+    }
+    Ok(())
+}
+
+/// How many subagent hops lie above (and including) `session`.
+pub fn depth(store: &Store, session: &Session) -> usize {
+    let mut d = 0;
+    let mut cur = session.clone();
+    while cur.kind == SessionKind::Subagent && d < 64 {
+        d += 1;
+        match cur.parent_id.as_deref().map(|p| store.session(p)) {
+            Some(Ok(p)) => cur = p,
+            _ => break,
+        }
+    }
+    d
+}
+
+/// Whether the spawner may summon at all: nesting allows it, and a spawning session holds
+/// `summon` itself (its tools only narrowing the child's would let a session without it start
+/// agents from its `bash` tool). A person at a shell is not restricted. Returns the spawner's
+/// subagent depth.
+pub(super) fn check_may_summon(
+    store: &Store,
+    spawner: &Spawner,
+    config: &Config,
+) -> Result<usize, SummonError> {
+    let spawner_depth = spawner.session.as_ref().map_or(0, |s| depth(store, s));
+    if spawner_depth > config.agent.max_summon_depth as usize {
+        return Err(SummonError::new(
+            SummonErrorKind::Refused,
+            "a subagent cannot summon: nesting is off",
+        )
+        .hint("raise `[agent] max_summon_depth` in the configuration to allow nested subagents"));
+    }
+    if let (Some(s), Some(t)) = (&spawner.session, &spawner.tools) {
+        if !t.allows("summon") {
+            let short = store.short_id(&s.id).unwrap_or_else(|_| s.id.clone());
+            let names = t.names();
+            let have = if names.is_empty() {
+                "none".to_string()
+            } else {
+                names.join(", ")
+            };
+            return Err(SummonError::new(
+                SummonErrorKind::Refused,
+                format!("session {short} may not summon: its tools ({have}) lack `summon`"),
+            )
+            .hint("only a session started with the summon tool (e.g. `ag-prompt --tools read,summon`) may spawn agents"));
+        }
+    }
+    Ok(spawner_depth)
+}
+
+/// The child's tools: (requested, else the definition's) ∩ the spawner's effective tools,
+/// without `summon`/`retrieve` when the child would be too deep to use them.
+pub(super) struct Narrowed {
+    pub tools: Policy,
+    pub dropped: Vec<String>,
+    pub why: String,
+}
+
+pub(super) fn narrow_tools(
+    def: &AgentDef,
+    spawner: &Spawner,
+    req: &Request,
+    may_nest: bool,
+) -> Narrowed {
+    let def_tools = def.policy();
+    let (asked, limit) = match (&spawner.tools, &req.tools) {
+        (Some(parent), Some(asked)) => (asked.clone(), parent.clone()),
+        (Some(parent), None) => (def_tools.clone(), parent.clone()),
+        (None, Some(asked)) => (asked.clone(), def_tools.clone()),
+        (None, None) => (def_tools.clone(), def_tools.clone()),
+    };
+    let mut tools = asked.intersect(&limit);
+    let mut dropped = asked.dropped_by(&limit);
+    let mut why = if spawner.tools.is_some() {
+        "the spawning session lacks them".to_string()
+    } else {
+        format!("agent {} does not have them", def.slug)
+    };
+    if !may_nest {
+        let nest: Vec<String> = ["summon", "retrieve"]
+            .iter()
+            .filter(|t| tools.allows(t))
+            .map(|s| s.to_string())
+            .collect();
+        if !nest.is_empty() {
+            tools = tools.intersect(&Policy::of(
+                tools
+                    .names()
+                    .iter()
+                    .map(String::as_str)
+                    .filter(|t| !nest.iter().any(|n| n == t)),
+            ));
+            why.push_str("; summon/retrieve: nesting is off");
+            dropped.extend(nest);
+        }
+    }
+    Narrowed {
+        tools,
+        dropped,
+        why,
+    }
+}
+
+/// The child's directory: a user agent's anywhere (default: the current directory); a
+/// subagent's inside its parent's (default: the parent's).
+pub(super) fn child_dir(
+    def: &AgentDef,
+    spawner: &Spawner,
+    req: &Request,
+) -> Result<PathBuf, SummonError> {
+    let asked = req.cwd.as_deref().or(def.cwd.as_deref());
+    if req.top_level {
+        let default = std::env::current_dir().unwrap_or_else(|_| spawner.cwd.clone());
+        return match asked {
+            Some(asked) => resolve_dir(&default, asked),
+            None => Ok(std::fs::canonicalize(&default).unwrap_or(default)),
+        };
+    }
+    let parent = std::fs::canonicalize(&spawner.cwd).map_err(|e| {
+        SummonError::new(
+            SummonErrorKind::Other,
+            format!(
+                "the parent's directory {} cannot be used: {e}",
+                spawner.cwd.display()
+            ),
+        )
+    })?;
+    let Some(asked) = asked else {
+        return Ok(parent);
+    };
+    let resolved = resolve_dir(&parent, asked)?;
+    if !resolved.starts_with(&parent) {
+        return Err(SummonError::new(
+            SummonErrorKind::Refused,
+            format!(
+                "working directory {asked:?} resolves to {}, outside the parent's directory {}",
+                resolved.display(),
+                parent.display()
+            ),
+        )
+        .hint("a subagent's directory must lie inside its parent's"));
+    }
+    Ok(resolved)
+}
+
+fn resolve_dir(base: &Path, asked: &str) -> Result<PathBuf, SummonError> {
+    let expanded = match asked.strip_prefix("~/") {
+        Some(rest) => std::env::var_os("HOME")
+            .map(|h| PathBuf::from(h).join(rest))
+            .unwrap_or_else(|| PathBuf::from(asked)),
+        None => PathBuf::from(asked),
+    };
+    let joined = base.join(expanded);
+    std::fs::canonicalize(&joined).map_err(|e| {
+        SummonError::new(
+            SummonErrorKind::Usage,
+            format!("working directory {} cannot be used: {e}", joined.display()),
+        )
+    })
+}
+
+/// The model a child runs on: the first of the definition's that resolves, else the
+/// spawner's, else `AG_MODEL`, else the configuration's.
+pub(super) fn pick_model(
+    def: &AgentDef,
+    spawner: &Spawner,
+    config: &Config,
+) -> Result<String, SummonError> {
+    let mut tried = Vec::new();
+    for m in &def.models {
+        match crate::provider::resolve(m, config) {
+            Ok(_) => return Ok(m.clone()),
+            Err(e) => tried.push(format!("{m}: {e}")),
+        }
+    }
+    if !def.models.is_empty() {
+        return Err(SummonError::new(
+            SummonErrorKind::Usage,
+            format!(
+                "none of agent {}'s models can be used: {}",
+                def.slug,
+                tried.join("; ")
+            ),
+        ));
+    }
+    spawner
+        .session
+        .as_ref()
+        .and_then(|s| s.model.clone())
+        .or_else(|| std::env::var("AG_MODEL").ok().filter(|m| !m.trim().is_empty()))
+        .or_else(|| config.model.clone())
+        .ok_or_else(|| {
+            SummonError::new(
+                SummonErrorKind::Usage,
+                format!("agent {} names no model and none is configured", def.slug),
+            )
+            .hint("add `models = [\"…\"]` to the definition, set AG_MODEL, or set `model` in .ag/config.toml")
+        })
+}

@@ -7,13 +7,12 @@
 
 use std::collections::HashSet;
 
-use rusqlite::params;
 use serde_json::{json, Value};
 
 use crate::fold::SYNTHETIC_RESULT;
 use crate::log::{ChunkData, NewChunk, Role};
 use crate::policy::Policy;
-use crate::store::{NewSession, Session, SessionKind, Store, StoreError};
+use crate::store::{NewSession, RawChunk, Session, SessionKind, Store, StoreError};
 
 /// The tools of a side chat: look, never touch.
 pub const SIDE_CHAT_TOOLS: &[&str] = crate::policy::LOOK_ONLY;
@@ -47,61 +46,14 @@ pub enum ForkError {
     Store(#[from] StoreError),
 }
 
-/// One chunk as the backward walk sees it.
-struct Back {
-    id: String,
-    seq: i64,
-    turn: String,
-    step: i64,
-    ty: String,
-    data: Value,
-}
-
-/// Walk `session`'s view backwards from `from` (inclusive), newest first, until `f` says stop.
-fn walk_back(
-    store: &Store,
-    session: &Session,
-    from: i64,
-    mut f: impl FnMut(&Back) -> bool,
-) -> Result<(), StoreError> {
-    let segs = store.segments(session)?;
-    let conn = store.conn();
-    for seg in segs.iter().rev() {
-        let hi = seg.hi.min(from);
-        if hi <= seg.lo {
-            continue;
-        }
-        let mut stmt = conn.prepare_cached(
-            "SELECT id, seq, turn_id, step, type, data_json FROM chunks \
-             WHERE session_id = ?1 AND seq > ?2 AND seq <= ?3 ORDER BY seq DESC",
-        )?;
-        let mut rows = stmt.query(params![seg.session, seg.lo, hi])?;
-        while let Some(r) = rows.next()? {
-            let data: String = r.get(5)?;
-            let c = Back {
-                id: r.get(0)?,
-                seq: r.get(1)?,
-                turn: r.get(2)?,
-                step: r.get(3)?,
-                ty: r.get(4)?,
-                data: serde_json::from_str(&data).unwrap_or(Value::Null),
-            };
-            if !f(&c) {
-                return Ok(());
-            }
-        }
-    }
-    Ok(())
-}
-
-fn is_turn_end(c: &Back) -> bool {
+fn is_turn_end(c: &RawChunk) -> bool {
     c.ty == "system" && c.data.get("kind").and_then(Value::as_str) == Some("turn_end")
 }
 
 /// The seq of the latest `turn_end` in the view: the end of the latest completed turn.
 pub fn latest_turn_end(store: &Store, session: &Session) -> Result<Option<i64>, StoreError> {
     let mut found = None;
-    walk_back(store, session, i64::MAX, |c| {
+    store.walk_back(session, i64::MAX, |c| {
         if is_turn_end(c) {
             found = Some(c.seq);
             return false;
@@ -119,7 +71,7 @@ pub fn closers(store: &Store, session: &Session, cut: i64) -> Result<Vec<NewChun
     let mut answered: HashSet<String> = HashSet::new();
     let mut abandoned: HashSet<String> = HashSet::new();
     let mut calls: Vec<(String, i64, String, String, String)> = Vec::new();
-    walk_back(store, session, cut, |c| {
+    store.walk_back(session, cut, |c| {
         if is_turn_end(c) {
             return false;
         }

@@ -1,9 +1,9 @@
 //! The chunk log: atomic appends with gapless per-session seqs, paginated streaming reads over
 //! a session's lineage, full-text search and per-session summaries.
 
-use rusqlite::{params, params_from_iter, Connection, Row, TransactionBehavior};
+use rusqlite::{params, params_from_iter, Connection, Row};
 
-use super::sessions::Segment;
+use super::lineage::segment_filter;
 use super::{Result, Session, Store, StoreError};
 use crate::log::{Chunk, ChunkData, ChunkType, NewChunk, Role};
 use crate::{clock, ids};
@@ -131,42 +131,12 @@ fn fold_row(r: &Row<'_>) -> rusqlite::Result<Option<Chunk>> {
     finish(r, role, data).map(Some)
 }
 
-/// SQL for "the chunks of these segments", with `?` parameters in order.
-fn segment_filter(segs: &[Segment], lo: i64, hi: i64) -> (String, Vec<rusqlite::types::Value>) {
-    let mut sql = Vec::new();
-    let mut args: Vec<rusqlite::types::Value> = Vec::new();
-    for s in segs {
-        let a = s.lo.max(lo);
-        let b = s.hi.min(hi);
-        if b <= a {
-            continue;
-        }
-        sql.push("(session_id = ? AND seq > ? AND seq <= ?)".to_string());
-        args.push(s.session.clone().into());
-        args.push(a.into());
-        args.push(b.into());
-    }
-    if sql.is_empty() {
-        return ("0".into(), args);
-    }
-    (format!("({})", sql.join(" OR ")), args)
-}
-
 impl Store {
     /// Append a batch to a session in one transaction; seqs are allocated under the write
     /// lock, so concurrent writers interleave whole batches and never collide. Chunks with no
     /// `turn` share one new turn. Returns the stored chunks.
     pub fn append(&self, session_id: &str, chunks: Vec<NewChunk>) -> Result<Vec<Chunk>> {
-        let tx = rusqlite::Transaction::new_unchecked(self.conn(), TransactionBehavior::Immediate)
-            .map_err(|e| self.classify(e))?;
-        // A write refused inside the transaction (read-only store with -wal/-shm present) is
-        // classified like one refused at BEGIN.
-        let stored = append_in(&tx, session_id, chunks).map_err(|e| match e {
-            StoreError::Sql(e) => self.classify(e),
-            e => e,
-        })?;
-        tx.commit().map_err(|e| self.classify(e))?;
-        Ok(stored)
+        self.write(|tx| append_in(tx, session_id, chunks))
     }
 
     /// Append a stream of chunks to an existing session or to a new one, in one transaction.
@@ -178,27 +148,18 @@ impl Store {
         chunks: impl Iterator<Item = Result<NewChunk>>,
         sink: &mut dyn FnMut(Chunk),
     ) -> Result<(Session, usize)> {
-        let tx = rusqlite::Transaction::new_unchecked(self.conn(), TransactionBehavior::Immediate)
-            .map_err(|e| self.classify(e))?;
-        let session_id = match target {
-            AppendTarget::Session(id) => id,
-            AppendTarget::New(new) => self.create_session(*new)?.id,
-        };
-        let n = append_each(&tx, &session_id, chunks, sink).map_err(|e| match e {
-            StoreError::Sql(e) => self.classify(e),
-            e => e,
+        let (session_id, n) = self.write(|tx| {
+            let session_id = match target {
+                AppendTarget::Session(id) => id,
+                AppendTarget::New(new) => self.create_session(*new)?.id,
+            };
+            let n = append_each(tx, &session_id, chunks, sink)?;
+            if n == 0 {
+                return Err(StoreError::EmptyBatch);
+            }
+            Ok((session_id, n))
         })?;
-        if n == 0 {
-            return Err(StoreError::EmptyBatch);
-        }
-        tx.commit().map_err(|e| self.classify(e))?;
         Ok((self.session(&session_id)?, n))
-    }
-
-    /// The last seq of a session's view (0 when empty). Seqs are gapless, so this is also its
-    /// length.
-    pub fn view_len(&self, session: &Session) -> Result<i64> {
-        view_len(self.conn(), session)
     }
 
     /// Stream a page of a session's view, oldest first, without holding it in memory.
@@ -357,9 +318,7 @@ impl Store {
     /// first search after them, so writing a chunk costs one row, not two. On a store we
     /// cannot write, search what is already indexed.
     fn index_pending(&self) {
-        let run = || -> rusqlite::Result<()> {
-            let tx =
-                rusqlite::Transaction::new_unchecked(self.conn(), TransactionBehavior::Immediate)?;
+        let _ = self.write(|tx| {
             let last: i64 =
                 tx.query_row("SELECT last_rowid FROM fts_state WHERE id = 1", [], |r| {
                     r.get(0)
@@ -374,9 +333,8 @@ impl Store {
                 "UPDATE fts_state SET last_rowid = (SELECT COALESCE(MAX(rowid), ?1) FROM chunks) WHERE id = 1",
                 [last],
             )?;
-            tx.commit()
-        };
-        let _ = run();
+            Ok(())
+        });
     }
 
     /// How many chunks of each role and type a session's view holds.
@@ -429,15 +387,6 @@ impl Store {
     }
 }
 
-pub(super) fn view_len(conn: &Connection, session: &Session) -> Result<i64> {
-    let own: Option<i64> = conn.query_row(
-        "SELECT MAX(seq) FROM chunks WHERE session_id = ?1",
-        [&session.id],
-        |r| r.get(0),
-    )?;
-    Ok(own.or(session.fork_seq).unwrap_or(0))
-}
-
 /// Append inside an open write transaction (shared with the queue drain).
 pub(super) fn append_in(
     conn: &Connection,
@@ -479,34 +428,9 @@ pub(super) fn append_each(
     )?;
     let mut count = 0usize;
     for (i, c) in chunks.enumerate() {
-        let c = c?;
         let next = first + i as i64;
         let bad = |message: String| StoreError::BadChunk { index: i, message };
-        if let Some(s) = &c.session {
-            if s != session_id {
-                return Err(bad(format!(
-                    "field `session`: {s} is not the target session {session_id}"
-                )));
-            }
-        }
-        if let Some(seq) = c.seq {
-            if seq != next {
-                return Err(bad(format!(
-                    "field `seq`: {seq} is not the next seq of the session ({next})"
-                )));
-            }
-        }
-        crate::log::check_role_type(c.role, c.data.chunk_type()).map_err(bad)?;
-        let chunk = Chunk {
-            id: c.id.unwrap_or_else(ids::new_id),
-            session: session_id.to_string(),
-            seq: next,
-            turn: c.turn.unwrap_or_else(|| default_turn.clone()),
-            step: c.step,
-            role: c.role,
-            ts: c.ts.unwrap_or(now),
-            data: c.data,
-        };
+        let chunk = place(c?, session_id, next, &default_turn, now).map_err(bad)?;
         let data_json = chunk.data.to_json();
         insert
             .execute(params![
@@ -535,4 +459,34 @@ pub(super) fn append_each(
             .execute(params![session_id, now])?;
     }
     Ok(count)
+}
+
+/// A new chunk as it is stored at `seq` of `session_id`; refused when a field it brought
+/// contradicts where it goes.
+fn place(c: NewChunk, session_id: &str, seq: i64, turn: &str, now: i64) -> Result<Chunk, String> {
+    if let Some(s) = &c.session {
+        if s != session_id {
+            return Err(format!(
+                "field `session`: {s} is not the target session {session_id}"
+            ));
+        }
+    }
+    if let Some(given) = c.seq {
+        if given != seq {
+            return Err(format!(
+                "field `seq`: {given} is not the next seq of the session ({seq})"
+            ));
+        }
+    }
+    crate::log::check_role_type(c.role, c.data.chunk_type())?;
+    Ok(Chunk {
+        id: c.id.unwrap_or_else(ids::new_id),
+        session: session_id.to_string(),
+        seq,
+        turn: c.turn.unwrap_or_else(|| turn.to_string()),
+        step: c.step,
+        role: c.role,
+        ts: c.ts.unwrap_or(now),
+        data: c.data,
+    })
 }

@@ -3,7 +3,7 @@
 //! does not have yet. The importer derives chunk ids from the source, so "what the store
 //! has" is a prefix of what the source now holds, or the source was rewritten.
 
-use rusqlite::{params, OptionalExtension, TransactionBehavior};
+use rusqlite::{params, OptionalExtension};
 
 use super::{Result, Session, Store, StoreError};
 use crate::log::NewChunk;
@@ -43,14 +43,7 @@ pub struct Imported {
 impl Store {
     /// Import one source session in one transaction (see the module comment).
     pub fn import_session(&self, plan: ImportPlan) -> Result<Imported> {
-        let tx = rusqlite::Transaction::new_unchecked(self.conn(), TransactionBehavior::Immediate)
-            .map_err(|e| self.classify(e))?;
-        let out = self.import_in(plan).map_err(|e| match e {
-            StoreError::Sql(e) => self.classify(e),
-            e => e,
-        })?;
-        tx.commit().map_err(|e| self.classify(e))?;
-        Ok(out)
+        self.write(|_| self.import_in(plan))
     }
 
     fn import_in(&self, plan: ImportPlan) -> Result<Imported> {

@@ -1,8 +1,14 @@
-//! The SQLite store: the only module that writes SQL. It owns the schema and its migrations,
-//! sessions and their lineage, the chunk log, the queued-input table and the full-text index.
+//! The SQLite store: the only module that writes SQL, and the only one that sees the
+//! connection. `schema` (migrations), `sessions` (rows, references, short ids), `lineage` (a
+//! view across fork sources), `forks` (creating and removing), `chunks` (the log, search,
+//! summaries), `queue` (queued input), `run` (who runs a session, turn ends), `spawned`
+//! (children of `ag-summon`), `rooms` (room cursors and presence), `imports` (what was imported
+//! from where). Every write transaction goes through [`Store::write`].
 
 mod chunks;
+mod forks;
 mod imports;
+mod lineage;
 mod queue;
 mod rooms;
 mod run;
@@ -13,12 +19,13 @@ mod spawned;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use rusqlite::{Connection, ErrorCode, OpenFlags};
+use rusqlite::{Connection, ErrorCode, OpenFlags, Transaction, TransactionBehavior};
 
 use crate::paths::{self, Home};
 
 pub use chunks::{AppendTarget, Page, SearchHit, TypeCount, Usage};
 pub use imports::{ImportPlan, ImportSource, Imported};
+pub use lineage::{RawChunk, Segment};
 pub use queue::Queued;
 pub use rooms::Activity;
 pub use run::{Claim, TurnEnd};
@@ -160,13 +167,41 @@ impl Store {
         &self.path
     }
 
-    pub(crate) fn conn(&self) -> &Connection {
+    fn conn(&self) -> &Connection {
         &self.conn
     }
 
-    /// Map a write failure to what the reader can act on.
+    /// Run `f` as one write transaction: `BEGIN IMMEDIATE` (seqs, claims and queue moves are
+    /// decided under the write lock), commit when `f` returns `Ok`, roll back otherwise. `f`
+    /// may call other `Store` methods: they run on the same connection, inside the transaction.
+    fn write<T>(&self, f: impl FnOnce(&Transaction<'_>) -> Result<T>) -> Result<T> {
+        let tx = Transaction::new_unchecked(&self.conn, TransactionBehavior::Immediate)
+            .map_err(|e| self.classify(e))?;
+        let out = f(&tx).map_err(|e| match e {
+            StoreError::Sql(e) => self.classify_write(e),
+            e => e,
+        })?;
+        tx.commit().map_err(|e| self.classify(e))?;
+        Ok(out)
+    }
+
+    /// Map a failure to open or begin writing to what the reader can act on.
     fn classify(&self, e: rusqlite::Error) -> StoreError {
         classify_open(&self.path, e)
+    }
+
+    /// A write refused inside a transaction (a read-only store whose -wal/-shm exist, a busy
+    /// lock) reads like one refused at BEGIN; any other error stays what it is.
+    fn classify_write(&self, e: rusqlite::Error) -> StoreError {
+        match e.sqlite_error_code() {
+            Some(
+                ErrorCode::ReadOnly
+                | ErrorCode::NotADatabase
+                | ErrorCode::DatabaseBusy
+                | ErrorCode::DatabaseLocked,
+            ) => self.classify(e),
+            _ => StoreError::Sql(e),
+        }
     }
 }
 

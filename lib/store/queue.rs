@@ -1,7 +1,7 @@
 //! Queued input: text sent to a running session waits here until the agent loop takes it at
 //! a step boundary, moving it into the log and off the queue in one transaction.
 
-use rusqlite::{params, TransactionBehavior};
+use rusqlite::params;
 
 use super::chunks::append_in;
 use super::{Result, Store};
@@ -47,13 +47,7 @@ impl Store {
     /// Move every queued item of a session into its log as `user/text` chunks of `turn`,
     /// `step`, in queue order, and delete them from the queue: both or neither.
     pub fn drain_queue(&self, session_id: &str, turn: &str, step: i64) -> Result<Vec<Chunk>> {
-        let tx = rusqlite::Transaction::new_unchecked(self.conn(), TransactionBehavior::Immediate)
-            .map_err(|e| self.classify(e))?;
-        let stored = drain_in(&tx, session_id, turn, step)?;
-        if !stored.is_empty() {
-            tx.commit().map_err(|e| self.classify(e))?;
-        }
-        Ok(stored)
+        self.write(|tx| drain_in(tx, session_id, turn, step))
     }
 }
 

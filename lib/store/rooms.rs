@@ -2,11 +2,11 @@
 //! session's context (its unread inbox), live-session bookkeeping and short summaries of what a
 //! session is doing.
 
-use rusqlite::{params, Connection, OptionalExtension, TransactionBehavior};
+use rusqlite::{params, Connection, OptionalExtension};
 
 use super::chunks::append_in;
 use super::sessions::Session;
-use super::{Result, Store, StoreError};
+use super::{Result, Store};
 use crate::clock;
 use crate::log::{Chunk, NewChunk};
 
@@ -44,11 +44,7 @@ impl Store {
         cursors: &[(String, u64)],
         held: &[(String, u64, String)],
     ) -> Result<()> {
-        let tx = rusqlite::Transaction::new_unchecked(self.conn(), TransactionBehavior::Immediate)
-            .map_err(|e| self.classify(e))?;
-        advance_in(&tx, reader, cursors, held)?;
-        tx.commit().map_err(|e| self.classify(e))?;
-        Ok(())
+        self.write(|tx| advance_in(tx, reader, cursors, held))
     }
 
     /// Take what a session heard into its log: move the reader's cursors, record the lines it
@@ -64,23 +60,15 @@ impl Store {
         held: &[(String, u64, String)],
         chunk: impl FnOnce(u64) -> NewChunk,
     ) -> Result<Vec<Chunk>> {
-        let tx = rusqlite::Transaction::new_unchecked(self.conn(), TransactionBehavior::Immediate)
-            .map_err(|e| self.classify(e))?;
-        let classify = |e: StoreError| match e {
-            StoreError::Sql(e) => self.classify(e),
-            e => e,
-        };
-        advance_in(&tx, reader, cursors, held).map_err(classify)?;
-        let omitted: i64 = tx
-            .query_row(
+        self.write(|tx| {
+            advance_in(tx, reader, cursors, held)?;
+            let omitted: i64 = tx.query_row(
                 "SELECT COUNT(*) FROM room_held WHERE reader = ?1",
                 [reader],
                 |r| r.get(0),
-            )
-            .map_err(|e| self.classify(e))?;
-        let stored = append_in(&tx, session_id, vec![chunk(omitted as u64)]).map_err(classify)?;
-        tx.commit().map_err(|e| self.classify(e))?;
-        Ok(stored)
+            )?;
+            append_in(tx, session_id, vec![chunk(omitted as u64)])
+        })
     }
 
     /// The lines a reader holds back: (room, offset, message id), oldest first.
@@ -98,16 +86,15 @@ impl Store {
 
     /// Forget held lines once they were read.
     pub fn room_unhold(&self, reader: &str, lines: &[(String, u64)]) -> Result<()> {
-        let tx = rusqlite::Transaction::new_unchecked(self.conn(), TransactionBehavior::Immediate)
-            .map_err(|e| self.classify(e))?;
-        for (room, offset) in lines {
-            tx.execute(
-                "DELETE FROM room_held WHERE reader = ?1 AND room = ?2 AND offset = ?3",
-                params![reader, room, *offset as i64],
-            )?;
-        }
-        tx.commit().map_err(|e| self.classify(e))?;
-        Ok(())
+        self.write(|tx| {
+            for (room, offset) in lines {
+                tx.execute(
+                    "DELETE FROM room_held WHERE reader = ?1 AND room = ?2 AND offset = ?3",
+                    params![reader, room, *offset as i64],
+                )?;
+            }
+            Ok(())
+        })
     }
 
     /// Sessions whose status is `running` (live or not; the caller checks the pid).
@@ -235,7 +222,7 @@ fn advance_in(
 mod tests {
     use super::*;
     use crate::log::{ChunkData, Role};
-    use crate::store::NewSession;
+    use crate::store::{NewSession, StoreError};
 
     fn peer(omitted: u64) -> NewChunk {
         NewChunk::new(

@@ -1,7 +1,7 @@
 //! Who is running a session: claiming it for a turn, queueing behind a live owner, and ending
 //! a turn atomically with the last look at the queue, so no queued input is ever stranded.
 
-use rusqlite::{params, TransactionBehavior};
+use rusqlite::params;
 
 use super::chunks::append_in;
 use super::{Result, Store, StoreError};
@@ -32,46 +32,44 @@ impl Store {
     /// Become the running owner of a session, or (when another live process owns it) queue
     /// `text` for it, all under the write lock.
     pub fn claim_or_queue(&self, session_id: &str, text: Option<&str>) -> Result<Claim> {
-        let tx = rusqlite::Transaction::new_unchecked(self.conn(), TransactionBehavior::Immediate)
-            .map_err(|e| self.classify(e))?;
-        let (status, pid, start): (String, Option<i64>, Option<i64>) = tx
-            .query_row(
-                "SELECT status, pid, pid_start FROM sessions WHERE id = ?1",
-                [session_id],
-                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
-            )
-            .map_err(|e| match e {
-                rusqlite::Error::QueryReturnedNoRows => {
-                    StoreError::SessionNotFound(session_id.into())
-                }
-                e => e.into(),
-            })?;
-        let (me, my_start) = proc::me();
-        if status == "running" {
-            if let Some(owner) = pid.filter(|p| *p != me && proc::alive(*p, start)) {
-                let claim = match text {
-                    Some(t) => {
-                        tx.execute(
-                            "INSERT INTO queued_input (session_id, text, created_at) VALUES (?1, ?2, ?3)",
-                            params![session_id, t, clock::now_ms()],
-                        )?;
-                        Claim::Queued {
-                            id: tx.last_insert_rowid(),
-                            owner,
-                        }
+        self.write(|tx| {
+            let (status, pid, start): (String, Option<i64>, Option<i64>) = tx
+                .query_row(
+                    "SELECT status, pid, pid_start FROM sessions WHERE id = ?1",
+                    [session_id],
+                    |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+                )
+                .map_err(|e| match e {
+                    rusqlite::Error::QueryReturnedNoRows => {
+                        StoreError::SessionNotFound(session_id.into())
                     }
-                    None => Claim::Busy { owner },
-                };
-                tx.commit()?;
-                return Ok(claim);
+                    e => e.into(),
+                })?;
+            let (me, my_start) = proc::me();
+            if status == "running" {
+                if let Some(owner) = pid.filter(|p| *p != me && proc::alive(*p, start)) {
+                    let claim = match text {
+                        Some(t) => {
+                            tx.execute(
+                                "INSERT INTO queued_input (session_id, text, created_at) VALUES (?1, ?2, ?3)",
+                                params![session_id, t, clock::now_ms()],
+                            )?;
+                            Claim::Queued {
+                                id: tx.last_insert_rowid(),
+                                owner,
+                            }
+                        }
+                        None => Claim::Busy { owner },
+                    };
+                    return Ok(claim);
+                }
             }
-        }
-        tx.execute(
-            "UPDATE sessions SET status = 'running', pid = ?2, pid_start = ?3, updated_at = ?4 WHERE id = ?1",
-            params![session_id, me, my_start, clock::now_ms()],
-        )?;
-        tx.commit()?;
-        Ok(Claim::Claimed)
+            tx.execute(
+                "UPDATE sessions SET status = 'running', pid = ?2, pid_start = ?3, updated_at = ?4 WHERE id = ?1",
+                params![session_id, me, my_start, clock::now_ms()],
+            )?;
+            Ok(Claim::Claimed)
+        })
     }
 
     /// Take waiting input into the log (as user chunks of `turn`/`step`) if there is any;
@@ -85,18 +83,15 @@ impl Store {
         turn_end: NewChunk,
         status: &str,
     ) -> Result<TurnEnd> {
-        let tx = rusqlite::Transaction::new_unchecked(self.conn(), TransactionBehavior::Immediate)
-            .map_err(|e| self.classify(e))?;
-        let drained = super::queue::drain_in(&tx, session_id, turn, step)?;
-        let out = if drained.is_empty() {
-            let mut stored = append_in(&tx, session_id, vec![turn_end])?;
-            release_in(&tx, session_id, status)?;
-            TurnEnd::Ended(Box::new(stored.remove(0)))
-        } else {
-            TurnEnd::Drained(drained)
-        };
-        tx.commit().map_err(|e| self.classify(e))?;
-        Ok(out)
+        self.write(|tx| {
+            let drained = super::queue::drain_in(tx, session_id, turn, step)?;
+            if !drained.is_empty() {
+                return Ok(TurnEnd::Drained(drained));
+            }
+            let mut stored = append_in(tx, session_id, vec![turn_end])?;
+            release_in(tx, session_id, status)?;
+            Ok(TurnEnd::Ended(Box::new(stored.remove(0))))
+        })
     }
 
     /// Give up ownership (after a failure or an interrupt) with a final status.

@@ -1,6 +1,7 @@
-//! Sessions: creation, references (full id, unique prefix, `last`), listing, lineage, removal.
+//! Sessions: their row and types, creation, references (full id, unique prefix, `last`),
+//! listing, titles and short ids. Lineage is in `lineage`, forks and removal in `forks`.
 
-use rusqlite::{params, OptionalExtension, Row, TransactionBehavior};
+use rusqlite::{params, OptionalExtension, Row};
 use serde_json::Value;
 
 use super::{Result, Store, StoreError};
@@ -124,14 +125,6 @@ pub(super) fn from_row(r: &Row<'_>) -> rusqlite::Result<Session> {
     })
 }
 
-/// One segment of a session's view: the chunks of `session` with `lo < seq <= hi`.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Segment {
-    pub session: String,
-    pub lo: i64,
-    pub hi: i64,
-}
-
 impl Store {
     pub fn create_session(&self, new: NewSession) -> Result<Session> {
         let now = clock::now_ms();
@@ -251,111 +244,6 @@ impl Store {
         }
         Ok(())
     }
-
-    /// The sessions forked directly from `id`.
-    pub fn forks_of(&self, id: &str) -> Result<Vec<String>> {
-        let mut stmt = self
-            .conn()
-            .prepare("SELECT id FROM sessions WHERE fork_of = ?1 ORDER BY id")?;
-        let rows = stmt
-            .query_map([id], |r| r.get(0))?
-            .collect::<rusqlite::Result<_>>()?;
-        Ok(rows)
-    }
-
-    /// Remove a session, its chunks, queued input and index entries. A session that others
-    /// fork from is refused unless `cascade`, which removes the forks (recursively) first.
-    /// Returns the ids removed.
-    pub fn remove_session(&self, id: &str, cascade: bool) -> Result<Vec<String>> {
-        self.remove_tree(id, cascade).map_err(|e| match e {
-            StoreError::Sql(e) => self.classify(e),
-            e => e,
-        })
-    }
-
-    fn remove_tree(&self, id: &str, cascade: bool) -> Result<Vec<String>> {
-        let tx = rusqlite::Transaction::new_unchecked(self.conn(), TransactionBehavior::Immediate)
-            .map_err(|e| self.classify(e))?;
-        // Collect the fork tree, leaves last, so children go before their sources.
-        let mut order = vec![id.to_string()];
-        let mut i = 0;
-        while i < order.len() {
-            let mut stmt = tx.prepare_cached("SELECT id FROM sessions WHERE fork_of = ?1")?;
-            let kids: Vec<String> = stmt
-                .query_map([&order[i]], |r| r.get(0))?
-                .collect::<rusqlite::Result<_>>()?;
-            if i == 0 && !kids.is_empty() && !cascade {
-                return Err(StoreError::HasForks {
-                    id: id.to_string(),
-                    forks: kids,
-                });
-            }
-            order.extend(kids);
-            i += 1;
-        }
-        for sid in order.iter().rev() {
-            tx.execute(
-                "DELETE FROM chunks_fts WHERE rowid IN (SELECT rowid FROM chunks WHERE session_id = ?1)",
-                [sid],
-            )?;
-            tx.execute("DELETE FROM chunks WHERE session_id = ?1", [sid])?;
-            tx.execute("DELETE FROM queued_input WHERE session_id = ?1", [sid])?;
-            // Subagents outlive their parent as independent sessions.
-            tx.execute(
-                "UPDATE sessions SET parent_id = NULL WHERE parent_id = ?1",
-                [sid],
-            )?;
-            tx.execute("DELETE FROM sessions WHERE id = ?1", [sid])?;
-        }
-        // Rowids of removed chunks may be handed out again: make sure the index catches up
-        // from below any reused one.
-        tx.execute(
-            "UPDATE fts_state SET last_rowid = MIN(last_rowid, (SELECT COALESCE(MAX(rowid), 0) FROM chunks)) WHERE id = 1",
-            [],
-        )?;
-        tx.commit().map_err(|e| self.classify(e))?;
-        Ok(order)
-    }
-
-    /// The lineage of a session, oldest ancestor first: `(session, fork_seq)` pairs where
-    /// `fork_seq` is the last seq the next one down inherits.
-    pub fn lineage(&self, session: &Session) -> Result<Vec<Session>> {
-        let mut chain = vec![session.clone()];
-        let mut cur = session.clone();
-        while let Some(src) = cur.fork_of.clone() {
-            if chain.len() > 10_000 || chain.iter().any(|s| s.id == src) {
-                return Err(StoreError::Invalid(format!(
-                    "session {} has a cyclic fork lineage",
-                    session.id
-                )));
-            }
-            let parent = self.session(&src)?;
-            chain.push(parent.clone());
-            cur = parent;
-        }
-        chain.reverse();
-        Ok(chain)
-    }
-
-    /// The segments that make up a session's view, in seq order.
-    pub fn segments(&self, session: &Session) -> Result<Vec<Segment>> {
-        let chain = self.lineage(session)?;
-        let mut segs = Vec::with_capacity(chain.len());
-        // Walk from the session up: each ancestor is capped by the fork_seq of its child.
-        let mut hi = i64::MAX;
-        for s in chain.iter().rev() {
-            let lo = s.fork_seq.unwrap_or(0);
-            segs.push(Segment {
-                session: s.id.clone(),
-                lo,
-                hi,
-            });
-            hi = hi.min(lo);
-        }
-        segs.reverse();
-        segs.retain(|s| s.hi > s.lo);
-        Ok(segs)
-    }
 }
 
 impl Store {
@@ -383,39 +271,5 @@ impl Store {
             .max(8)
             .min(id.len());
         Ok(id[..len].to_string())
-    }
-}
-
-impl Store {
-    /// Create a fork (DESIGN §2, "Forks are O(1)"): one sessions row naming its source and the
-    /// last inherited seq, plus `closers` (the synthetic results of calls the cut leaves open),
-    /// in one transaction. Nothing is copied. The cut must lie inside the source's view.
-    pub fn create_fork(
-        &self,
-        new: NewSession,
-        closers: Vec<crate::log::NewChunk>,
-    ) -> Result<(Session, Vec<crate::log::Chunk>)> {
-        let (Some(src), Some(cut)) = (new.fork_of.clone(), new.fork_seq) else {
-            return Err(StoreError::Invalid(
-                "a fork needs a source session and a cut".into(),
-            ));
-        };
-        let tx = rusqlite::Transaction::new_unchecked(self.conn(), TransactionBehavior::Immediate)
-            .map_err(|e| self.classify(e))?;
-        let source = self.session(&src)?;
-        let len = self.view_len(&source)?;
-        if cut < 0 || cut > len {
-            return Err(StoreError::Invalid(format!(
-                "seq {cut} is outside session {src} (its log has {len} chunks)"
-            )));
-        }
-        let session = self.create_session(new)?;
-        let stored = super::chunks::append_in(&tx, &session.id, closers).map_err(|e| match e {
-            StoreError::Sql(e) => self.classify(e),
-            e => e,
-        })?;
-        tx.commit().map_err(|e| self.classify(e))?;
-        let session = self.session(&session.id)?;
-        Ok((session, stored))
     }
 }

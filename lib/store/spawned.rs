@@ -1,7 +1,7 @@
 //! Spawned agents (`ag-summon`): the process recorded for a child session, its final status,
 //! and the children of a session.
 
-use rusqlite::{params, TransactionBehavior};
+use rusqlite::params;
 
 use super::sessions::{from_row, COLUMNS};
 use super::{NewSession, Result, Session, Store};
@@ -12,11 +12,11 @@ impl Store {
     /// row (policy, model and all) and the starting mark land together, so no reader ever sees
     /// it `idle` (where another `ag-prompt` could take it) and a failure leaves nothing behind.
     pub fn create_child(&self, new: NewSession) -> Result<Session> {
-        let tx = rusqlite::Transaction::new_unchecked(self.conn(), TransactionBehavior::Immediate)
-            .map_err(|e| self.classify(e))?;
-        let child = self.create_session(new)?;
-        self.mark_starting(&child.id)?;
-        tx.commit().map_err(|e| self.classify(e))?;
+        let child = self.write(|_| {
+            let child = self.create_session(new)?;
+            self.mark_starting(&child.id)?;
+            Ok(child)
+        })?;
         self.session(&child.id)
     }
 
@@ -73,5 +73,50 @@ impl Store {
             .query_map([parent], from_row)?
             .collect::<rusqlite::Result<_>>()?;
         Ok(rows)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::super::{NewSession, SessionKind, SessionStatus, Store};
+
+    fn child() -> NewSession {
+        NewSession {
+            title: "finder: q".into(),
+            kind: Some(SessionKind::Subagent),
+            agent: Some("finder".into()),
+            model: Some("echo".into()),
+            policy: Some(json!({"tools": ["read"]})),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn summon_child_is_created_running_in_one_transaction() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open_path(&dir.path().join("ag.db")).unwrap();
+        let c = store.create_child(child()).unwrap();
+        assert_eq!(c.status, SessionStatus::Running);
+        assert_eq!(c.pid, None);
+        assert_eq!(c.model.as_deref(), Some("echo"));
+        assert_eq!(c.policy["tools"], json!(["read"]));
+
+        // When the starting mark fails, the row goes with it: no idle child is left for
+        // another `ag-prompt` to take.
+        store
+            .conn()
+            .execute_batch(
+                "CREATE TRIGGER no_start BEFORE UPDATE OF status ON sessions \
+                 WHEN NEW.status = 'running' BEGIN SELECT RAISE(ABORT, 'refused'); END;",
+            )
+            .unwrap();
+        assert!(store.create_child(child()).is_err());
+        let n: i64 = store
+            .conn()
+            .query_row("SELECT COUNT(*) FROM sessions", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(n, 1);
     }
 }

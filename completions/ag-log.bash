@@ -22,6 +22,9 @@ _ag__log() {
             ag__log,cat)
                 cmd="ag__log__subcmd__cat"
                 ;;
+            ag__log,export)
+                cmd="ag__log__subcmd__export"
+                ;;
             ag__log,fold)
                 cmd="ag__log__subcmd__fold"
                 ;;
@@ -56,7 +59,7 @@ _ag__log() {
 
     case "${cmd}" in
         ag__log)
-            opts="-q -v -h -V --home --json --quiet --verbose --color --help --version append cat tail ls show fold ingest import search title rm"
+            opts="-q -v -h -V --home --json --quiet --verbose --color --help --version append cat tail ls show fold ingest import export search title rm"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -140,6 +143,40 @@ _ag__log() {
                     ;;
                 --format)
                     COMPREPLY=($(compgen -W "text json md" -- "${cur}"))
+                    return 0
+                    ;;
+                --home)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        ag__subcmd__log__subcmd__export)
+            opts="-o -q -v -h --format --output --all --here --home --json --quiet --verbose --color --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --format)
+                    COMPREPLY=($(compgen -W "md html ndjson" -- "${cur}"))
+                    return 0
+                    ;;
+                --output)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -o)
+                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 --home)

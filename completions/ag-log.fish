@@ -41,6 +41,7 @@ complete -c ag-log -n "__fish_ag_log_needs_command" -f -a "show" -d 'Show one se
 complete -c ag-log -n "__fish_ag_log_needs_command" -f -a "fold" -d 'Print the provider request body a session folds into'
 complete -c ag-log -n "__fish_ag_log_needs_command" -f -a "ingest" -d 'Append a provider SSE stream from stdin as one assistant step'
 complete -c ag-log -n "__fish_ag_log_needs_command" -f -a "import" -d 'Import Claude Code sessions, Codex rollouts and ag exports as sessions'
+complete -c ag-log -n "__fish_ag_log_needs_command" -f -a "export" -d 'Write sessions as Markdown, a self-contained HTML page, or NDJSON to import elsewhere'
 complete -c ag-log -n "__fish_ag_log_needs_command" -f -a "search" -d 'Full-text search over text chunks'
 complete -c ag-log -n "__fish_ag_log_needs_command" -f -a "title" -d 'Set a session\'s title'
 complete -c ag-log -n "__fish_ag_log_needs_command" -f -a "rm" -d 'Remove sessions and their chunks'
@@ -138,6 +139,20 @@ complete -c ag-log -n "__fish_ag_log_using_subcommand import" -l json -d 'Print 
 complete -c ag-log -n "__fish_ag_log_using_subcommand import" -s q -l quiet -d 'Print nothing on stdout but data that was asked for; no notices on stderr'
 complete -c ag-log -n "__fish_ag_log_using_subcommand import" -s v -l verbose -d 'Say more on stderr'
 complete -c ag-log -n "__fish_ag_log_using_subcommand import" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c ag-log -n "__fish_ag_log_using_subcommand export" -l format -d 'What to write' -r -f -a "md\t'Markdown, for reading and pasting'
+html\t'One self-contained HTML page (no network when viewed)'
+ndjson\t'The session row and its chunks, for `ag-log import` on another machine'"
+complete -c ag-log -n "__fish_ag_log_using_subcommand export" -s o -l output -d 'Write to FILE instead of stdout; with --all or --here, the directory to write into' -r -F
+complete -c ag-log -n "__fish_ag_log_using_subcommand export" -l home -d 'The store directory [default: $AG_HOME, else $XDG_DATA_HOME/ag, else ~/.local/share/ag]' -r -F
+complete -c ag-log -n "__fish_ag_log_using_subcommand export" -l color -d 'When to colour output (NO_COLOR is honoured by `auto`)' -r -f -a "auto\t''
+always\t''
+never\t''"
+complete -c ag-log -n "__fish_ag_log_using_subcommand export" -l all -d 'Every session in the store, one file each (needs -o DIR)'
+complete -c ag-log -n "__fish_ag_log_using_subcommand export" -l here -d 'Every session of the current directory, one file each (needs -o DIR)'
+complete -c ag-log -n "__fish_ag_log_using_subcommand export" -l json -d 'Print machine-readable JSON (NDJSON for streams)'
+complete -c ag-log -n "__fish_ag_log_using_subcommand export" -s q -l quiet -d 'Print nothing on stdout but data that was asked for; no notices on stderr'
+complete -c ag-log -n "__fish_ag_log_using_subcommand export" -s v -l verbose -d 'Say more on stderr'
+complete -c ag-log -n "__fish_ag_log_using_subcommand export" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c ag-log -n "__fish_ag_log_using_subcommand search" -s s -l session -d 'Only this session (and what it inherits from forks)' -r
 complete -c ag-log -n "__fish_ag_log_using_subcommand search" -l limit -d 'At most N hits' -r
 complete -c ag-log -n "__fish_ag_log_using_subcommand search" -l home -d 'The store directory [default: $AG_HOME, else $XDG_DATA_HOME/ag, else ~/.local/share/ag]' -r -F

@@ -20,6 +20,8 @@ pub mod room;
 pub mod store;
 pub mod tools;
 
+pub mod export;
+
 pub mod agent;
 pub mod fork;
 pub mod summon;

@@ -2,6 +2,7 @@
 
 mod support;
 
+mod export;
 mod fake_provider;
 mod fork;
 mod generated;

@@ -289,15 +289,3 @@ fn plan(p: PlannedSession, path: &str) -> ImportPlan {
         chunks: p.chunks,
     }
 }
-
-/// Where an imported session came from, as `show --json` and exports print it.
-pub fn source_json(src: &ImportSource) -> serde_json::Value {
-    json!({
-        "source": src.source,
-        "source_id": src.source_id,
-        "path": src.path,
-        "tool_version": src.tool_version,
-        "leaf": src.leaf,
-        "parent_source_id": src.parent_source_id,
-    })
-}

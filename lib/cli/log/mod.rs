@@ -1,6 +1,7 @@
 //! `ag-log`: the append-only chunk log from the shell.
 
 mod append;
+mod export;
 mod fold;
 mod import;
 mod ingest;
@@ -42,6 +43,14 @@ Prints one NDJSON line per source session: {session, source, source_id, chunks, 
 (chunks: appended by this run; skipped: source lines that gave no chunk). Importing again
 is idempotent, and a file that grew appends only its new part.";
 
+const EXPORT_EXAMPLES: &str = "\
+Examples:
+  ag-log export last --format html -o session.html   # one page, open it anywhere
+  ag-log export last > session.md                    # Markdown (the default)
+  ag-log export SESSION --format ndjson | ssh host ag-log import -
+  ag-log export --all --format html -o ~/sessions    # one file per session
+  ag-log export --here --format md -o notes/         # the sessions of this directory";
+
 #[derive(Debug, Parser)]
 #[command(
     name = "ag-log",
@@ -77,6 +86,9 @@ pub enum Verb {
     /// Import Claude Code sessions, Codex rollouts and ag exports as sessions
     #[command(after_help = IMPORT_EXAMPLES)]
     Import(import::Args),
+    /// Write sessions as Markdown, a self-contained HTML page, or NDJSON to import elsewhere
+    #[command(after_help = EXPORT_EXAMPLES)]
+    Export(export::Args),
     /// Full-text search over text chunks
     Search(read::SearchArgs),
     /// Set a session's title
@@ -106,6 +118,7 @@ fn run(cli: Cli) -> CliResult<()> {
         Verb::Fold(a) => fold::run(&mut ctx, a),
         Verb::Ingest(a) => ingest::run(&mut ctx, a),
         Verb::Import(a) => import::run(&mut ctx, a),
+        Verb::Export(a) => export::run(&mut ctx, a),
         Verb::Search(a) => read::search(&mut ctx, a),
         Verb::Title(a) => sessions::title(&mut ctx, a),
         Verb::Rm(a) => sessions::rm(&mut ctx, a),

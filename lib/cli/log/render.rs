@@ -1,27 +1,9 @@
-//! How chunks look to people: a compact transcript, or Markdown.
-
-use serde_json::Value;
+//! How chunks look to people in a terminal: a compact transcript (Markdown is `export`'s).
 
 use crate::cli::{escape_controls, Out};
+pub use crate::export::{clip, markdown};
+use crate::export::{result_text, system_line};
 use crate::log::{Chunk, ChunkData};
-
-/// Shorten long text for one-line displays.
-pub fn clip(s: &str, max: usize) -> String {
-    let one_line = s.replace('\n', " ⏎ ");
-    if one_line.chars().count() <= max {
-        return one_line;
-    }
-    let mut out: String = one_line.chars().take(max.saturating_sub(1)).collect();
-    out.push('…');
-    out
-}
-
-fn result_text(v: &Value) -> String {
-    match v {
-        Value::String(s) => s.clone(),
-        other => other.to_string(),
-    }
-}
 
 /// Remembers the last turn printed, so a header appears when a new one starts.
 #[derive(Default)]
@@ -112,83 +94,5 @@ impl Transcript {
             }
         };
         out.line(&format!("{tag} {body}"))
-    }
-}
-
-fn system_line(m: &serde_json::Map<String, Value>) -> String {
-    let kind = m.get("kind").and_then(Value::as_str).unwrap_or("system");
-    match kind {
-        "turn_end" => {
-            let reason = m.get("stop_reason").and_then(Value::as_str).unwrap_or("?");
-            let u = m.get("usage");
-            let n = |k: &str| {
-                u.and_then(|u| u.get(k))
-                    .and_then(Value::as_u64)
-                    .unwrap_or(0)
-            };
-            format!(
-                "turn end: {reason} (in {} out {} cache read {} write {})",
-                n("input"),
-                n("output"),
-                n("cache_read"),
-                n("cache_write")
-            )
-        }
-        "attempt_abandoned" => format!(
-            "attempt abandoned: {}",
-            m.get("reason").and_then(Value::as_str).unwrap_or("")
-        ),
-        _ => {
-            let mut rest = m.clone();
-            rest.remove("kind");
-            format!("{kind}: {}", clip(&Value::Object(rest).to_string(), 200))
-        }
-    }
-}
-
-/// One chunk as Markdown.
-pub fn markdown(c: &Chunk) -> String {
-    let fence = |s: &str, lang: &str| {
-        let ticks = if s.contains("```") { "~~~~" } else { "```" };
-        format!("{ticks}{lang}\n{s}\n{ticks}")
-    };
-    match &c.data {
-        ChunkData::Text { text } => format!("## {}\n\n{text}\n", c.role),
-        ChunkData::Thinking { text, redacted, .. } => {
-            if redacted.is_some() {
-                "> *thinking redacted*\n".to_string()
-            } else {
-                let quoted: Vec<String> = text.lines().map(|l| format!("> {l}")).collect();
-                format!("> *thinking*\n>\n{}\n", quoted.join("\n"))
-            }
-        }
-        ChunkData::ToolCall {
-            name, arguments, ..
-        } => format!(
-            "**tool call** `{name}`\n\n{}\n",
-            fence(
-                &serde_json::to_string_pretty(arguments).unwrap_or_default(),
-                "json"
-            )
-        ),
-        ChunkData::ToolResult {
-            name,
-            result,
-            is_error,
-            ..
-        } => format!(
-            "**tool result** `{name}`{}\n\n{}\n",
-            if *is_error { " (error)" } else { "" },
-            fence(&result_text(result), "")
-        ),
-        ChunkData::Error { message, .. } => format!("> **error:** {message}\n"),
-        ChunkData::System(m) => format!("*{}*\n", system_line(m)),
-        ChunkData::Peer { messages, .. } => {
-            let lines: Vec<String> = messages
-                .iter()
-                .map(|m| format!("> **{}:** {}", m.from, m.text))
-                .collect();
-            format!("{}\n", lines.join("\n"))
-        }
     }
 }

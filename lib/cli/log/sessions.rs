@@ -91,7 +91,7 @@ pub fn show(ctx: &mut Ctx, args: ShowArgs) -> CliResult<()> {
     if ctx.global.json {
         let mut v = session_json(&s, len);
         if let Some(src) = &source {
-            v["source"] = super::import::source_json(src);
+            v["source"] = crate::export::source_json(src);
         }
         v["lineage"] = lineage
             .iter()

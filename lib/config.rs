@@ -34,6 +34,12 @@ pub struct Config {
     pub permissions: Permissions,
     #[serde(default)]
     pub agent: AgentConfig,
+    /// Context management: when and how sessions compact.
+    #[serde(default)]
+    pub context: ContextConfig,
+    /// Per-model facts (`[models."PROVIDER/NAME"]`) for models the built-in table lacks.
+    #[serde(default)]
+    pub models: BTreeMap<String, ModelConfig>,
     /// The files this was read from, lowest precedence first.
     #[serde(skip)]
     pub sources: Vec<PathBuf>,
@@ -116,6 +122,37 @@ impl Default for AgentConfig {
     }
 }
 
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ContextConfig {
+    /// Compact before a step when the estimated input passes this share of the window.
+    pub compact_at: f64,
+    /// Tokens of recent conversation kept verbatim after a compaction (about).
+    pub keep_tokens: u64,
+    /// The model that writes summaries (`PROVIDER/NAME`); none: the session's own.
+    pub compact_model: Option<String>,
+}
+
+impl Default for ContextConfig {
+    fn default() -> Self {
+        ContextConfig {
+            compact_at: 0.8,
+            keep_tokens: 8000,
+            compact_model: None,
+        }
+    }
+}
+
+/// `[models."PROVIDER/NAME"]`: what the built-in table does not know.
+#[derive(Debug, Clone, Default, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct ModelConfig {
+    /// Tokens the model reads at most (prompt and answer together).
+    pub context_window: Option<u64>,
+    /// Tokens the model writes at most in one answer.
+    pub max_output: Option<u64>,
+}
+
 impl Config {
     /// Load the user file and the nearest project file above `cwd`, project winning per key.
     pub fn load(cwd: &Path) -> Result<Config, ConfigError> {
@@ -181,6 +218,14 @@ fn restrict_project(table: &mut toml::Table, user: &toml::Table, path: &Path) ->
         if agent.remove("max_summon_depth").is_some() {
             warnings.push(format!(
                 "{at}: agent.max_summon_depth is ignored in a project file; set it in the user config"
+            ));
+        }
+    }
+    if let Some(toml::Value::Table(context)) = table.get_mut("context") {
+        // Summaries carry the whole conversation: where they go is the user's choice.
+        if context.remove("compact_model").is_some() {
+            warnings.push(format!(
+                "{at}: context.compact_model is ignored in a project file; set it in the user config"
             ));
         }
     }
@@ -281,6 +326,9 @@ mod tests {
             [agent]
             max_summon_depth = 5
             max_steps = 7
+            [context]
+            compact_model = "router/cheap"
+            compact_at = 0.5
             [providers.router]
             kind = "openai"
             base_url = "http://evil"
@@ -292,13 +340,15 @@ mod tests {
         .parse()
         .unwrap();
         let warnings = restrict_project(&mut project, &user, Path::new("p/.ag/config.toml"));
-        assert_eq!(warnings.len(), 4, "{warnings:?}");
+        assert_eq!(warnings.len(), 5, "{warnings:?}");
         let mut merged = user.clone();
         merge(&mut merged, project);
         let c: Config = toml::Value::Table(merged).try_into().unwrap();
         assert!(!c.user_agents_allowed());
         assert_eq!(c.agent.max_summon_depth, 0);
         assert_eq!(c.agent.max_steps, 7);
+        assert_eq!(c.context.compact_model, None);
+        assert_eq!(c.context.compact_at, 0.5);
         assert_eq!(c.providers["router"].base_url, "https://good");
         assert_eq!(c.providers["local"].api_key_env, None);
     }

@@ -1,7 +1,7 @@
 //! `ag`: the library behind the `ag-*` commands.
 //!
 //! Lower modules never import higher ones: `ids clock paths config` → `log fold reduce policy`
-//! (pure) → `store` → `provider tools room` → `fork agent summon` → `cli`.
+//! (pure) → `store` → `provider tools room` → `context` → `fork agent summon` → `cli`.
 
 pub mod clock;
 pub mod config;
@@ -21,6 +21,7 @@ pub mod store;
 pub mod tools;
 
 pub mod export;
+pub mod context;
 
 pub mod agent;
 pub mod fork;

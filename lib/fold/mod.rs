@@ -6,6 +6,9 @@
 //! so the provider's prompt cache keeps hitting. The only part that moves between builds is
 //! Anthropic's rolling `cache_control` marker, which the provider ignores for prefix matching.
 //!
+//! A view that holds a `system/compaction` record folds from the latest one (see
+//! [`compaction`]): its handoff message, then the kept suffix and what came after.
+//!
 //! The walk is shared: chunks become [`Item`]s (user-side text, or one assistant step with the
 //! replies to its calls already paired), and each dialect renders those items.
 
@@ -18,6 +21,7 @@ use serde_json::Value;
 use crate::log::{Chunk, ChunkData, PeerMessage, Role};
 
 mod anthropic;
+pub mod compaction;
 mod ids;
 mod openai;
 
@@ -226,6 +230,11 @@ fn abandoned_ids(chunks: &[Chunk]) -> HashSet<&str> {
 }
 
 fn walk<'a>(chunks: &'a [Chunk]) -> Vec<Item<'a>> {
+    // After a compaction the conversation restarts from its handoff and kept suffix.
+    let (handoff, chunks) = match compaction::latest(chunks) {
+        Some((c, from)) => (Some(c.handoff()), &chunks[from..]),
+        None => (None, chunks),
+    };
     let abandoned = abandoned_ids(chunks);
     let live: Vec<&'a Chunk> = chunks
         .iter()
@@ -252,7 +261,10 @@ fn walk<'a>(chunks: &'a [Chunk]) -> Vec<Item<'a>> {
         }
     }
 
-    let mut items = Vec::new();
+    let mut items: Vec<Item<'a>> = handoff
+        .map(|h| Item::User(Cow::Owned(h)))
+        .into_iter()
+        .collect();
     let mut step: Option<OpenStep> = None;
     let close = |step: &mut Option<OpenStep<'a>>, items: &mut Vec<Item<'a>>| {
         if let Some(s) = step.take() {

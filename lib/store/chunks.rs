@@ -48,7 +48,8 @@ pub struct Usage {
     pub cache_write: i64,
 }
 
-const COLUMNS: &str = "id, session_id, seq, turn_id, step, role, type, data_json, created_at";
+pub(super) const COLUMNS: &str =
+    "id, session_id, seq, turn_id, step, role, type, data_json, created_at";
 
 /// Column `i` as text, borrowed from SQLite's row buffer (no copy).
 fn text_ref<'r>(r: &'r Row<'_>, i: usize) -> rusqlite::Result<&'r str> {
@@ -57,7 +58,7 @@ fn text_ref<'r>(r: &'r Row<'_>, i: usize) -> rusqlite::Result<&'r str> {
         .map_err(|e| rusqlite::Error::FromSqlConversionFailure(i, v.data_type(), Box::new(e)))
 }
 
-fn from_row(r: &Row<'_>) -> rusqlite::Result<Chunk> {
+pub(super) fn from_row(r: &Row<'_>) -> rusqlite::Result<Chunk> {
     let role = text_ref(r, 5)?;
     let ty = text_ref(r, 6)?;
     let (role, ty) = parse_kind(r, role, ty)?;
@@ -104,9 +105,9 @@ struct SystemHead {
 }
 
 /// [`from_row`] for a fold: `None` for what the fold never reads (error records, and system
-/// records other than `attempt_abandoned`); an `attempt_abandoned` keeps only `kind` and
-/// `chunk_ids`.
-fn fold_row(r: &Row<'_>) -> rusqlite::Result<Option<Chunk>> {
+/// records other than `attempt_abandoned` and `compaction`); an `attempt_abandoned` keeps only
+/// `kind` and `chunk_ids`.
+pub(super) fn fold_row(r: &Row<'_>) -> rusqlite::Result<Option<Chunk>> {
     let role = text_ref(r, 5)?;
     let ty = text_ref(r, 6)?;
     let (role, ty) = parse_kind(r, role, ty)?;
@@ -114,6 +115,10 @@ fn fold_row(r: &Row<'_>) -> rusqlite::Result<Option<Chunk>> {
     let data = match ty {
         ChunkType::Error => return Ok(None),
         ChunkType::System => match serde_json::from_str::<SystemHead>(text) {
+            // A compaction is where the fold starts: it is read whole.
+            Ok(h) if h.kind == crate::fold::compaction::KIND => {
+                ChunkData::from_json(ty, text).map_err(|e| corrupt(r, e))?
+            }
             Ok(h) if h.kind != "attempt_abandoned" => return Ok(None),
             Ok(h) => {
                 let mut m = serde_json::Map::new();
@@ -177,7 +182,7 @@ impl Store {
 
     /// The rows of a page of a view, oldest first, each decoded by `decode` (which may skip
     /// it) and handed to `f`.
-    fn scan<E>(
+    pub(super) fn scan<E>(
         &self,
         session: &Session,
         page: &Page,

@@ -60,7 +60,9 @@ pub(super) fn drain_in(
     step: i64,
 ) -> Result<Vec<Chunk>> {
     let items: Vec<(i64, String)> = conn
-        .prepare_cached("SELECT id, text FROM queued_input WHERE session_id = ?1 ORDER BY id")?
+        .prepare_cached(
+            "SELECT id, text FROM queued_input WHERE session_id = ?1 AND kind = 'text' ORDER BY id",
+        )?
         .query_map([session_id], |r| Ok((r.get(0)?, r.get(1)?)))?
         .collect::<rusqlite::Result<_>>()?;
     let Some(last) = items.last().map(|(id, _)| *id) else {
@@ -72,7 +74,7 @@ pub(super) fn drain_in(
         .collect();
     let stored = append_in(conn, session_id, chunks)?;
     conn.execute(
-        "DELETE FROM queued_input WHERE session_id = ?1 AND id <= ?2",
+        "DELETE FROM queued_input WHERE session_id = ?1 AND kind = 'text' AND id <= ?2",
         params![session_id, last],
     )?;
     Ok(stored)

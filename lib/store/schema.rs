@@ -95,6 +95,19 @@ const MIGRATIONS: &[&str] = &[
     );
     CREATE INDEX imports_parent ON imports(source, parent_source_id);
     "#,
+    // 4: context management: windows learned from providers' "too long" errors, an index
+    // that finds a session's latest compaction without reading its log, and queued requests
+    // that are not prompts (a compaction asked for while the session runs).
+    r#"
+    CREATE TABLE model_windows (
+      model          TEXT PRIMARY KEY,
+      context_window INTEGER NOT NULL,
+      learned_at     INTEGER NOT NULL
+    );
+    CREATE INDEX chunks_compactions ON chunks(session_id, seq)
+      WHERE type = 'system' AND json_extract(data_json, '$.kind') = 'compaction';
+    ALTER TABLE queued_input ADD COLUMN kind TEXT NOT NULL DEFAULT 'text';
+    "#,
 ];
 
 pub const VERSION: i64 = MIGRATIONS.len() as i64;

@@ -40,6 +40,10 @@ pub struct Args {
     /// Pretty-print the JSON
     #[arg(long)]
     pretty: bool,
+    /// Fold the whole log, ignoring compactions (by default the fold starts from the latest
+    /// compaction's summary)
+    #[arg(long)]
+    full: bool,
 }
 
 /// The name a provider's API wants: `anthropic/claude-x` → `claude-x`; the offline models
@@ -72,7 +76,14 @@ pub fn run(ctx: &mut Ctx, args: Args) -> CliResult<()> {
         .transpose()?;
     let store = ctx.store()?;
     let session = store.resolve(&args.session)?;
-    let chunks = store.load_fold_view(&session)?;
+    let chunks = if args.full {
+        let mut all = store.load_fold_view(&session)?;
+        all.retain(|c| crate::fold::compaction::of_chunk(c).is_none());
+        all
+    } else {
+        // Only what the fold reads: from the latest compaction's kept suffix on.
+        store.load_context_view(&session)?
+    };
     let opts = FoldOptions {
         model: args.model.or_else(|| {
             // Stored names carry the provider (`anthropic/claude-…`); the API wants the rest.

@@ -1,6 +1,7 @@
 //! `ag-log`: the append-only chunk log from the shell.
 
 mod append;
+mod compact;
 mod export;
 mod fold;
 mod import;
@@ -29,7 +30,9 @@ Examples:
   ag-log cat last --limit 50 --json    # the newest 50 chunks as NDJSON
   ag-log tail -f last                  # follow new chunks as they are written
   ag-log fold last --dialect openai --system @prompt.md | curl … -d @-
-  ag-log search 'cache breakpoint' -s last";
+  ag-log search 'cache breakpoint' -s last
+  ag-log compact last --summary @notes.md  # a summary you wrote stands for the older part
+  ag-log fold last --full              # the request as if nothing had been compacted";
 
 const IMPORT_EXAMPLES: &str = "\
 Examples:
@@ -86,6 +89,9 @@ pub enum Verb {
     /// Import Claude Code sessions, Codex rollouts and ag exports as sessions
     #[command(after_help = IMPORT_EXAMPLES)]
     Import(import::Args),
+    /// Compact a session: a summary stands for its older part in later requests (the log
+    /// keeps everything)
+    Compact(compact::Args),
     /// Write sessions as Markdown, a self-contained HTML page, or NDJSON to import elsewhere
     #[command(after_help = EXPORT_EXAMPLES)]
     Export(export::Args),
@@ -118,6 +124,7 @@ fn run(cli: Cli) -> CliResult<()> {
         Verb::Fold(a) => fold::run(&mut ctx, a),
         Verb::Ingest(a) => ingest::run(&mut ctx, a),
         Verb::Import(a) => import::run(&mut ctx, a),
+        Verb::Compact(a) => compact::run(&mut ctx, a),
         Verb::Export(a) => export::run(&mut ctx, a),
         Verb::Search(a) => read::search(&mut ctx, a),
         Verb::Title(a) => sessions::title(&mut ctx, a),

@@ -88,6 +88,8 @@ pub fn show(ctx: &mut Ctx, args: ShowArgs) -> CliResult<()> {
     let counts = store.type_counts(&s)?;
     let usage = store.usage(&s)?;
     let source = store.import_source(&s.id)?;
+    let config = crate::cli::load_config(&ctx.out, &std::env::current_dir()?)?;
+    let context = context_use(&store, &s, &config)?;
     if ctx.global.json {
         let mut v = session_json(&s, len);
         if let Some(src) = &source {
@@ -107,6 +109,10 @@ pub fn show(ctx: &mut Ctx, args: ShowArgs) -> CliResult<()> {
         v["usage"] = json!({
             "turns": usage.turns, "input": usage.input, "output": usage.output,
             "cache_read": usage.cache_read, "cache_write": usage.cache_write,
+        });
+        v["context"] = context.as_ref().map_or(Value::Null, |c| {
+            json!({"last_input": c.last_input, "window": c.window, "share": c.share(),
+                   "window_source": c.source, "compactions": c.compactions})
         });
         ctx.out.line(&v.to_string())?;
         return Ok(());
@@ -170,10 +176,66 @@ pub fn show(ctx: &mut Ctx, args: ShowArgs) -> CliResult<()> {
         "usage     {} turns · input {} · output {} · cache read {} · cache write {}",
         usage.turns, usage.input, usage.output, usage.cache_read, usage.cache_write
     ));
+    if let Some(c) = &context {
+        let used = match (c.last_input, c.share()) {
+            (Some(n), Some(share)) => format!("{n} of {} tokens ({:.0}%)", c.window, share * 100.0),
+            _ => format!("- of {} tokens (no request measured yet)", c.window),
+        };
+        lines.push(format!(
+            "context   {used} · window from {} · {} compaction{}",
+            c.source,
+            c.compactions,
+            if c.compactions == 1 { "" } else { "s" }
+        ));
+    }
     for l in lines {
         ctx.out.line(&l)?;
     }
     Ok(())
+}
+
+/// A session's context use: the last request's prompt tokens against its model's window.
+struct ContextUse {
+    last_input: Option<u64>,
+    window: u64,
+    source: &'static str,
+    compactions: i64,
+}
+
+impl ContextUse {
+    fn share(&self) -> Option<f64> {
+        self.last_input
+            .filter(|_| self.window > 0)
+            .map(|n| n as f64 / self.window as f64)
+    }
+}
+
+fn context_use(
+    store: &crate::store::Store,
+    s: &Session,
+    config: &crate::config::Config,
+) -> crate::cli::CliResult<Option<ContextUse>> {
+    let Some(model) = s.model.as_deref() else {
+        return Ok(None);
+    };
+    // Offline models have no window unless the config gives one.
+    if crate::context::window::is_offline(model) && !config.models.contains_key(model) {
+        return Ok(None);
+    }
+    let w = crate::context::lookup(model, config, store.learned_window(model)?);
+    // A measurement from before the latest compaction no longer describes the session.
+    let since = store.latest_compaction(s)?.map_or(0, |(c, _)| c.seq);
+    let last_input = store
+        .last_context_input(s)?
+        .filter(|(seq, _)| *seq > since)
+        .map(|(_, n)| n);
+    let compactions = store.compaction_count(s)?;
+    Ok(Some(ContextUse {
+        last_input,
+        window: w.context_window,
+        source: w.source.as_str(),
+        compactions,
+    }))
 }
 
 #[derive(Debug, clap::Args)]

@@ -1,0 +1,322 @@
+//! One compaction: plan the cut, get the summary (given, or written by a model in slices when
+//! its input does not fit), state the durable state, and append the `system/compaction`
+//! record — all or nothing. A summarizer that fails leaves the log exactly as it was.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use crate::fold::compaction::{Compaction, Trigger};
+use crate::fold::{fold, FoldOptions, ToolSpec};
+use crate::log::{Chunk, ChunkData, NewChunk, Role};
+use crate::paths::Home;
+use crate::provider::Provider;
+use crate::reduce::ChunkOp;
+use crate::store::{Session, Store, StoreError};
+
+use super::cut::{self, tokens, tokens_of_text};
+use super::{handoff, window};
+
+/// What the summarizer is asked, after the conversation.
+pub const SUMMARY_PROMPT: &str = "\
+Write a handoff summary of the conversation above for the assistant who will continue it \
+with no other memory of it. Cover, in short sections:
+1. The user's goal and every request or constraint they gave; quote their own words \
+verbatim where the exact wording matters (names, numbers, rules, \"do not\"s).
+2. Decisions made, and why.
+3. Files read, written or edited, and what changed in each.
+4. Errors met and how they were resolved.
+5. Open tasks, and the very next step.
+Messages from other agents (peers) are left out on purpose: do not transcribe them. Do not \
+call tools. Answer with the summary only.";
+
+/// Put before a later slice: what the earlier slices said.
+const EARLIER: &str = "Summary of the earlier part of this conversation:";
+
+/// Tokens the summary may take.
+const SUMMARY_MAX_TOKENS: u64 = 4096;
+
+/// Where a summary comes from.
+pub enum SummarySource {
+    /// Written by a person or a script: no model call.
+    Given(String),
+    /// Written by a model over the summarized part.
+    Model(Summarizer),
+}
+
+/// A model that writes summaries, and what its requests carry besides the conversation (the
+/// session's system prompt and tools, so a provider accepts the replayed tool calls and
+/// the cached prefix can be reused).
+pub struct Summarizer {
+    pub provider: Arc<dyn Provider>,
+    pub system: Option<String>,
+    pub tools: Vec<ToolSpec>,
+    /// The summarizer's own window.
+    pub window: u64,
+}
+
+/// Everything a compaction needs besides its summary.
+pub struct Request<'a> {
+    pub store: &'a Store,
+    pub home: &'a Home,
+    pub session: &'a Session,
+    /// The session's working directory: its worktree room.
+    pub cwd: &'a Path,
+    pub trigger: Trigger,
+    pub keep_tokens: u64,
+    /// The prompt tokens the session is at, when a request measured them.
+    pub tokens_before: Option<u64>,
+    /// The turn and step the records belong to (inside a turn), else a turn of their own.
+    pub turn: Option<(&'a str, i64)>,
+}
+
+/// A compaction that was written.
+#[derive(Debug, Clone)]
+pub struct Compacted {
+    pub compaction: Compaction,
+    /// The record, then the copies of unanswered peer chunks it carried over.
+    pub chunks: Vec<Chunk>,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum CompactError {
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error("the summarizer failed: {0}")]
+    Summarizer(String),
+    #[error("the session changed while it was being compacted; try again")]
+    Changed,
+}
+
+/// Compact the session. `Ok(None)`: nothing lies before the kept suffix.
+pub fn compact(req: &Request, source: SummarySource) -> Result<Option<Compacted>, CompactError> {
+    let view = req.store.load_context_view(req.session)?;
+    let Some(plan) = cut::plan(&view, req.keep_tokens) else {
+        return Ok(None);
+    };
+    let next = req.store.view_len(req.session)? + 1;
+    let previous = crate::fold::compaction::latest(&view).map(|(c, _)| c);
+    let summarized: Vec<Chunk> = view[plan.summarized_from..plan.kept_from]
+        .iter()
+        .filter(|c| cut::summarizable(c))
+        .cloned()
+        .collect();
+    let kept = &view[plan.kept_from..];
+    let (summary, model) = match source {
+        SummarySource::Given(s) => (s, "manual".to_string()),
+        SummarySource::Model(s) => (
+            summarize(previous.as_ref(), &summarized, &s).map_err(CompactError::Summarizer)?,
+            s.provider.name().to_string(),
+        ),
+    };
+    let state = handoff::durable_state(
+        req.store,
+        req.home,
+        req.session,
+        req.cwd,
+        handoff::lost_request(&summarized, kept),
+    )?;
+    let kept_from_seq = kept.first().map_or(next, |c| c.seq);
+    // Unanswered peer speech before the suffix would be lost with it: it is carried over.
+    let carried: Vec<&Chunk> = cut::trailing_peers(&view)
+        .into_iter()
+        .filter(|c| c.seq < kept_from_seq)
+        .collect();
+    let mut compaction = Compaction {
+        summary,
+        through_seq: kept_from_seq - 1,
+        kept_from_seq,
+        trigger: req.trigger,
+        tokens_before: req.tokens_before.unwrap_or_else(|| cut::view_tokens(&view)),
+        tokens_after: 0,
+        model,
+        state: Some(state),
+    };
+    compaction.tokens_after = tokens_of_text(&compaction.handoff())
+        + kept.iter().map(tokens).sum::<u64>()
+        + carried.iter().map(|c| tokens(c)).sum::<u64>();
+    let turn = req
+        .turn
+        .map(|(t, s)| (t.to_string(), s))
+        .unwrap_or_else(|| (crate::ids::new_id(), 0));
+    let mut record = NewChunk::new(Role::System, compaction.to_data()).in_turn(&turn.0, turn.1);
+    // The record names seqs: if anything was appended meanwhile, it must not land.
+    record.seq = Some(next);
+    let mut batch = vec![record];
+    batch.extend(
+        carried
+            .iter()
+            .map(|c| NewChunk::new(Role::Peer, c.data.clone()).in_turn(&turn.0, turn.1)),
+    );
+    let chunks = match req.store.append(&req.session.id, batch) {
+        Ok(c) => c,
+        Err(StoreError::BadChunk { index: 0, .. }) => return Err(CompactError::Changed),
+        Err(e) => return Err(e.into()),
+    };
+    Ok(Some(Compacted { compaction, chunks }))
+}
+
+/// The summary of `chunks` (after a `previous` compaction's summary), in slices that fit the
+/// summarizer's window. A "too long" answer halves the slices and starts again, so a session
+/// can always be compacted.
+fn summarize(
+    previous: Option<&Compaction>,
+    chunks: &[Chunk],
+    s: &Summarizer,
+) -> Result<String, String> {
+    let prompt = tokens_of_text(SUMMARY_PROMPT) + 64;
+    let mut budget = (s.window / 4 * 3)
+        .saturating_sub(prompt + SUMMARY_MAX_TOKENS)
+        .max(1000);
+    let mut tries = 0;
+    'again: loop {
+        let mut summary = previous.map(|c| c.summary.clone());
+        let carry = summary.as_deref().map_or(0, tokens_of_text);
+        for range in cut::slices(chunks, budget.saturating_sub(carry).max(500)) {
+            let input = slice_input(summary.as_deref(), &chunks[range], budget);
+            match call(s, &input) {
+                Ok(text) => summary = Some(text),
+                Err(Failure::TooLong) if tries < 6 => {
+                    tries += 1;
+                    budget = (budget / 2).max(250);
+                    continue 'again;
+                }
+                Err(Failure::TooLong) => {
+                    return Err("its input stays too long even in small slices".into())
+                }
+                Err(Failure::Other(e)) => return Err(e),
+            }
+        }
+        return summary.ok_or_else(|| "there was nothing to summarize".to_string());
+    }
+}
+
+/// What one summarizer call reads: the summary so far, the slice (clipped to the budget when
+/// one turn alone is bigger), and the prompt.
+fn slice_input(earlier: Option<&str>, slice: &[Chunk], budget: u64) -> Vec<Chunk> {
+    let user = |text: String| Chunk {
+        id: String::new(),
+        session: String::new(),
+        seq: 0,
+        turn: "summary".into(),
+        step: 0,
+        role: Role::User,
+        data: ChunkData::Text { text },
+        ts: 0,
+    };
+    let mut out = Vec::with_capacity(slice.len() + 2);
+    if let Some(e) = earlier {
+        out.push(user(format!("{EARLIER}\n\n{e}")));
+    }
+    out.extend(clip_to(slice, budget));
+    out.push(user(SUMMARY_PROMPT.to_string()));
+    out
+}
+
+/// `slice` with long texts and results cut short until it fits `budget` tokens.
+fn clip_to(slice: &[Chunk], budget: u64) -> Vec<Chunk> {
+    let mut cap = usize::MAX;
+    loop {
+        let clipped: Vec<Chunk> = slice.iter().map(|c| clip_chunk(c, cap)).collect();
+        let size: u64 = clipped.iter().map(tokens).sum();
+        if size <= budget || cap <= 200 {
+            return clipped;
+        }
+        let longest = clipped
+            .iter()
+            .map(|c| tokens(c) as usize * 4)
+            .max()
+            .unwrap_or(0);
+        cap = (cap.min(longest) / 2).max(200);
+    }
+}
+
+fn clip_chunk(c: &Chunk, cap: usize) -> Chunk {
+    let clip = |s: &str| -> Option<String> {
+        (s.len() > cap).then(|| {
+            let mut end = cap;
+            while !s.is_char_boundary(end) {
+                end -= 1;
+            }
+            format!(
+                "{}\n[… {} more bytes left out of the summary's input]",
+                &s[..end],
+                s.len() - end
+            )
+        })
+    };
+    let data = match &c.data {
+        ChunkData::Text { text } => clip(text).map(|text| ChunkData::Text { text }),
+        ChunkData::ToolResult {
+            call_id,
+            name,
+            result,
+            is_error,
+            synthetic,
+        } => {
+            let s = match result {
+                serde_json::Value::String(s) => s.clone(),
+                other => other.to_string(),
+            };
+            clip(&s).map(|s| ChunkData::ToolResult {
+                call_id: call_id.clone(),
+                name: name.clone(),
+                result: s.into(),
+                is_error: *is_error,
+                synthetic: *synthetic,
+            })
+        }
+        _ => None,
+    };
+    match data {
+        Some(data) => Chunk { data, ..c.clone() },
+        None => c.clone(),
+    }
+}
+
+enum Failure {
+    TooLong,
+    Other(String),
+}
+
+/// One summarizer request; the text it answered. Transient failures are tried again a few
+/// times.
+fn call(s: &Summarizer, input: &[Chunk]) -> Result<String, Failure> {
+    let opts = FoldOptions {
+        model: Some(s.provider.api_model().to_string()),
+        system: s.system.clone(),
+        tools: s.tools.clone(),
+        max_tokens: Some(SUMMARY_MAX_TOKENS),
+        thinking_budget: None,
+        stream: true,
+    };
+    let body = fold(input, s.provider.dialect(), &opts);
+    let mut last = String::new();
+    for attempt in 0..3u32 {
+        let mut text = String::new();
+        let result = s.provider.attempt(&body, &mut |op| {
+            if let ChunkOp::Seal {
+                data: ChunkData::Text { text: t },
+                ..
+            } = op
+            {
+                if !text.is_empty() && !t.is_empty() {
+                    text.push_str("\n\n");
+                }
+                text.push_str(&t);
+            }
+        });
+        match result {
+            Ok(_) if text.trim().is_empty() => {
+                return Err(Failure::Other("it wrote no summary".into()))
+            }
+            Ok(_) => return Ok(text.trim().to_string()),
+            Err(e) if window::too_long(&e.message).is_some() => return Err(Failure::TooLong),
+            Err(e) if e.retryable && attempt < 2 => {
+                last = e.to_string();
+                std::thread::sleep(std::time::Duration::from_millis(200 << attempt));
+            }
+            Err(e) => return Err(Failure::Other(e.to_string())),
+        }
+    }
+    Err(Failure::Other(last))
+}

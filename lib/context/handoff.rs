@@ -1,0 +1,100 @@
+//! The durable state a handoff restates after a compaction: the goal (the first human
+//! prompt), the latest request when the kept suffix lost it, the files the session wrote or
+//! edited (from its tool calls), the live peers in its worktree room as a one-line roster
+//! from presence (who is here now, never what they said), and the claims it holds.
+
+use std::path::Path;
+
+use crate::log::Chunk;
+use crate::paths::Home;
+use crate::room::{self, claims, presence, Room};
+use crate::store::{Session, Store, StoreError};
+
+/// Characters of the goal and of the latest request kept in the note.
+const PROMPT_CHARS: usize = 1200;
+/// File names listed at most.
+const FILES: usize = 40;
+
+/// The note, from the store and the rooms. `cwd` is the session's working directory (its
+/// worktree room); `lost_request` is the latest human prompt when it is not in the suffix.
+pub fn durable_state(
+    store: &Store,
+    home: &Home,
+    session: &Session,
+    cwd: &Path,
+    lost_request: Option<&str>,
+) -> Result<String, StoreError> {
+    let mut lines = vec!["Durable state that survived the compaction:".to_string()];
+    let goal = store.first_prompt(session)?;
+    if let Some(goal) = &goal {
+        lines.push(format!(
+            "- Goal (the first request, verbatim): {}",
+            clip(goal)
+        ));
+    }
+    if let Some(req) = lost_request.filter(|r| Some(*r) != goal.as_deref()) {
+        lines.push(format!("- The latest request (verbatim): {}", clip(req)));
+    }
+    let files = store.files_written(session)?;
+    if !files.is_empty() {
+        let more = files.len().saturating_sub(FILES);
+        let mut list = files.into_iter().take(FILES).collect::<Vec<_>>().join(", ");
+        if more > 0 {
+            list.push_str(&format!(" and {more} more"));
+        }
+        lines.push(format!("- Files written or edited: {list}"));
+    }
+    let key = room::worktree_key(cwd);
+    let peers: Vec<String> = presence::live_in(store, &key)?
+        .iter()
+        .filter(|s| s.id != session.id)
+        .map(|s| format!("{} ({})", presence::display_name(s), room::short13(&s.id)))
+        .collect();
+    if !peers.is_empty() {
+        lines.push(format!(
+            "- Live peers in this worktree: {} (message them with peer_message)",
+            peers.join("; ")
+        ));
+    }
+    let worktree = Room::worktree(home, cwd);
+    let mine: Vec<String> = claims::active(store, &worktree, &mut |_| {})
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|c| c.holder.session.as_deref() == Some(session.id.as_str()))
+        .map(|c| format!("{} ({}, {})", c.paths.join(" "), c.mode, c.id))
+        .collect();
+    if !mine.is_empty() {
+        lines.push(format!("- Claims this session holds: {}", mine.join("; ")));
+    }
+    lines.push(
+        "- The full history stays in the session's log (`ag-log cat`); earlier messages from \
+         peers were left out on purpose."
+            .into(),
+    );
+    Ok(lines.join("\n"))
+}
+
+/// The latest human prompt of `summarized`, when the kept suffix holds none.
+pub fn lost_request<'a>(summarized: &'a [Chunk], kept: &[Chunk]) -> Option<&'a str> {
+    if kept.iter().any(super::cut::is_human_turn) {
+        return None;
+    }
+    summarized
+        .iter()
+        .rev()
+        .find(|c| super::cut::is_human_turn(c))
+        .and_then(|c| match &c.data {
+            crate::log::ChunkData::Text { text } => Some(text.as_str()),
+            _ => None,
+        })
+}
+
+fn clip(text: &str) -> String {
+    let one = text.trim();
+    if one.chars().count() <= PROMPT_CHARS {
+        return one.to_string();
+    }
+    let mut t: String = one.chars().take(PROMPT_CHARS).collect();
+    t.push('…');
+    t
+}

@@ -1,0 +1,353 @@
+//! Model windows: how many tokens a model reads and writes. A built-in table for current
+//! Anthropic and OpenAI models, `[models."PROVIDER/NAME"]` in the config for the rest, a
+//! conservative default for unknown models, and what a provider's "too long" error taught
+//! (kept in the store, so it survives a restart).
+
+use crate::config::Config;
+use crate::fold::Dialect;
+use crate::reduce::Usage;
+
+/// The window assumed for a model nothing is known about: small enough that a session
+/// compacts before most servers refuse it.
+pub const DEFAULT_WINDOW: u64 = 32_000;
+/// The max output assumed for a model nothing is known about.
+pub const DEFAULT_MAX_OUTPUT: u64 = 4_096;
+
+/// `(name prefix, context window, max output)`. The longest matching prefix wins, so dated
+/// snapshots (`claude-sonnet-4-5-20250929`, `gpt-4o-2024-08-06`) find their family.
+const BUILTIN: &[(&str, u64, u64)] = &[
+    ("claude-opus-4-5", 200_000, 64_000),
+    ("claude-opus-4-1", 200_000, 32_000),
+    ("claude-opus-4", 200_000, 32_000),
+    ("claude-sonnet-4-5", 200_000, 64_000),
+    ("claude-sonnet-4", 200_000, 64_000),
+    ("claude-haiku-4-5", 200_000, 64_000),
+    ("claude-3-7-sonnet", 200_000, 64_000),
+    ("claude-3-5-sonnet", 200_000, 8_192),
+    ("claude-3-5-haiku", 200_000, 8_192),
+    ("claude-3-opus", 200_000, 4_096),
+    ("claude-3-haiku", 200_000, 4_096),
+    ("gpt-5", 400_000, 128_000),
+    ("gpt-5-chat", 128_000, 16_384),
+    ("gpt-4.1", 1_047_576, 32_768),
+    ("gpt-4o", 128_000, 16_384),
+    ("chatgpt-4o", 128_000, 16_384),
+    ("gpt-4-turbo", 128_000, 4_096),
+    ("gpt-4", 8_192, 8_192),
+    ("gpt-3.5-turbo", 16_385, 4_096),
+    ("o1", 200_000, 100_000),
+    ("o1-mini", 128_000, 65_536),
+    ("o3", 200_000, 100_000),
+    ("o3-mini", 200_000, 100_000),
+    ("o4-mini", 200_000, 100_000),
+];
+
+/// Where a window figure came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Source {
+    /// `[models."P/NAME"]` in the config.
+    Config,
+    /// A provider's "too long" error stated it.
+    Learned,
+    /// The built-in table.
+    Builtin,
+    /// Nothing is known: the conservative default.
+    Default,
+}
+
+impl Source {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Source::Config => "config",
+            Source::Learned => "learned",
+            Source::Builtin => "built-in",
+            Source::Default => "default",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Window {
+    pub context_window: u64,
+    pub max_output: u64,
+    pub source: Source,
+}
+
+/// The built-in figures for a model name (without its provider), if the table knows it.
+pub fn builtin(name: &str) -> Option<(u64, u64)> {
+    let name = name.rsplit('/').next().unwrap_or(name);
+    BUILTIN
+        .iter()
+        .filter(|(prefix, _, _)| {
+            name.strip_prefix(prefix)
+                .is_some_and(|rest| rest.is_empty() || rest.starts_with(['-', '.', ':', '@']))
+        })
+        .max_by_key(|(prefix, _, _)| prefix.len())
+        .map(|&(_, w, o)| (w, o))
+}
+
+/// The window of `model` (`PROVIDER/NAME` as the user wrote it). `learned` is what the store
+/// remembers from a provider's error: it replaces the built-in figure or the default, and
+/// caps a configured one (the provider's word is the truth about what it accepts).
+pub fn lookup(model: &str, config: &Config, learned: Option<u64>) -> Window {
+    let configured = config.models.get(model);
+    let name = model.split_once('/').map_or(model, |(_, n)| n);
+    let table = builtin(name);
+    let max_output = configured
+        .and_then(|m| m.max_output)
+        .or(table.map(|t| t.1))
+        .unwrap_or(DEFAULT_MAX_OUTPUT);
+    let (context_window, source) = match (configured.and_then(|m| m.context_window), learned) {
+        (Some(c), Some(l)) if l < c => (l, Source::Learned),
+        (Some(c), _) => (c, Source::Config),
+        (None, Some(l)) => (l, Source::Learned),
+        (None, None) => match table {
+            Some((w, _)) => (w, Source::Builtin),
+            None => (DEFAULT_WINDOW, Source::Default),
+        },
+    };
+    Window {
+        context_window,
+        max_output,
+        source,
+    }
+}
+
+/// Every model the config, the store and the built-in table know a window for, by name
+/// (`PROVIDER/NAME`; a built-in family as `PROVIDER/PREFIX*`), with its figures.
+pub fn known(config: &Config, learned: &[(String, u64)]) -> Vec<(String, Window)> {
+    let mut out: Vec<(String, Window)> = Vec::new();
+    let mut names: Vec<&String> = config.models.keys().collect();
+    names.extend(
+        learned
+            .iter()
+            .map(|(m, _)| m)
+            .filter(|m| !config.models.contains_key(*m)),
+    );
+    for m in names {
+        let l = learned.iter().find(|(n, _)| n == m).map(|(_, w)| *w);
+        out.push((m.clone(), lookup(m, config, l)));
+    }
+    for &(prefix, w, o) in BUILTIN {
+        let provider = if prefix.starts_with("claude") {
+            "anthropic"
+        } else {
+            "openai"
+        };
+        out.push((
+            format!("{provider}/{prefix}*"),
+            Window {
+                context_window: w,
+                max_output: o,
+                source: Source::Builtin,
+            },
+        ));
+    }
+    out
+}
+
+/// Whether a model runs offline (`echo`, `script:FILE`): those have no window unless the
+/// config gives one.
+pub fn is_offline(model: &str) -> bool {
+    model == "echo" || model.starts_with("script:")
+}
+
+/// What a provider's "too long" error says: the tokens sent, and the window.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TooLong {
+    pub sent: Option<u64>,
+    pub window: Option<u64>,
+}
+
+/// Read a provider's refusal of a request that does not fit the window, in either dialect:
+/// Anthropic's `prompt is too long: 215000 tokens > 200000 maximum`, OpenAI's `This model's
+/// maximum context length is 128000 tokens. However, your messages resulted in 130000
+/// tokens…` (code `context_length_exceeded`), and the wordings of compatible servers.
+pub fn too_long(message: &str) -> Option<TooLong> {
+    let lower = message.to_ascii_lowercase();
+    if let Some(at) = lower.find("prompt is too long") {
+        // `X tokens > Y maximum`
+        let rest = &lower[at..];
+        let nums = numbers(rest);
+        return Some(match rest.find('>') {
+            Some(gt) => TooLong {
+                sent: numbers(&rest[..gt]).first().copied(),
+                window: numbers(&rest[gt..]).first().copied(),
+            },
+            None => TooLong {
+                sent: nums.first().copied(),
+                window: None,
+            },
+        });
+    }
+    if let Some(at) = lower.find("maximum context length is") {
+        let window = numbers(&lower[at..]).first().copied();
+        let sent = lower[at..]
+            .find("resulted in")
+            .or_else(|| lower[at..].find("requested"))
+            .and_then(|r| numbers(&lower[at + r..]).first().copied());
+        return Some(TooLong { sent, window });
+    }
+    let known = [
+        "context_length_exceeded",
+        "context length exceeded",
+        "exceeds the context window",
+        "input is too long",
+        "too many tokens",
+    ];
+    known.iter().any(|k| lower.contains(k)).then_some(TooLong {
+        sent: None,
+        window: None,
+    })
+}
+
+/// The decimal numbers in `s`, in order (`128,000` reads as 128000).
+fn numbers(s: &str) -> Vec<u64> {
+    let mut out = Vec::new();
+    let mut cur: Option<u64> = None;
+    let mut chars = s.chars().peekable();
+    while let Some(c) = chars.next() {
+        if let Some(d) = c.to_digit(10) {
+            cur = Some(cur.unwrap_or(0).saturating_mul(10).saturating_add(d as u64));
+        } else if c == ',' && cur.is_some() && chars.peek().is_some_and(char::is_ascii_digit) {
+            continue;
+        } else if let Some(n) = cur.take() {
+            out.push(n);
+        }
+    }
+    out.extend(cur);
+    out
+}
+
+/// The tokens a request's prompt took, from the provider's usage: Anthropic counts cached
+/// tokens apart from `input_tokens`; OpenAI's `prompt_tokens` already includes them.
+pub fn prompt_tokens(dialect: Dialect, usage: &Usage) -> u64 {
+    match dialect {
+        Dialect::Anthropic => usage.input + usage.cache_read + usage.cache_write,
+        Dialect::OpenAi => usage.input,
+    }
+}
+
+/// `142000` → `142k`, `1500` → `1.5k`, `900` → `900`.
+pub fn short_tokens(n: u64) -> String {
+    match n {
+        0..=999 => n.to_string(),
+        1_000..=9_999 => {
+            let t = format!("{:.1}", n as f64 / 1000.0);
+            format!("{}k", t.trim_end_matches(".0"))
+        }
+        _ => format!("{}k", (n + 500) / 1000),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::ModelConfig;
+
+    #[test]
+    fn the_table_matches_families_and_dated_snapshots() {
+        assert_eq!(
+            builtin("claude-sonnet-4-5-20250929"),
+            Some((200_000, 64_000))
+        );
+        assert_eq!(builtin("claude-opus-4-1-20250805"), Some((200_000, 32_000)));
+        assert_eq!(builtin("gpt-4o-mini"), Some((128_000, 16_384)));
+        assert_eq!(builtin("gpt-4o-2024-08-06"), Some((128_000, 16_384)));
+        assert_eq!(builtin("gpt-4.1-mini"), Some((1_047_576, 32_768)));
+        assert_eq!(builtin("gpt-4"), Some((8_192, 8_192)));
+        assert_eq!(builtin("gpt-4-turbo"), Some((128_000, 4_096)));
+        assert_eq!(builtin("o3-mini"), Some((200_000, 100_000)));
+        assert_eq!(builtin("openai/gpt-5-mini"), Some((400_000, 128_000)));
+        // A prefix must end at a word boundary.
+        assert_eq!(builtin("o30"), None);
+        assert_eq!(builtin("llama3.1:8b"), None);
+    }
+
+    #[test]
+    fn config_beats_the_table_learned_replaces_the_default_and_caps_config() {
+        let mut config = Config::default();
+        config.models.insert(
+            "ollama/llama3".into(),
+            ModelConfig {
+                context_window: Some(8192),
+                max_output: Some(2048),
+            },
+        );
+        let w = lookup("ollama/llama3", &config, None);
+        assert_eq!(
+            (w.context_window, w.max_output, w.source),
+            (8192, 2048, Source::Config)
+        );
+        let w = lookup("ollama/llama3", &config, Some(4096));
+        assert_eq!((w.context_window, w.source), (4096, Source::Learned));
+        let w = lookup("ollama/llama3", &config, Some(100_000));
+        assert_eq!((w.context_window, w.source), (8192, Source::Config));
+        let w = lookup("anthropic/claude-haiku-4-5", &config, None);
+        assert_eq!((w.context_window, w.source), (200_000, Source::Builtin));
+        let w = lookup("router/mystery-7b", &config, None);
+        assert_eq!(
+            (w.context_window, w.max_output, w.source),
+            (DEFAULT_WINDOW, DEFAULT_MAX_OUTPUT, Source::Default)
+        );
+        let w = lookup("router/mystery-7b", &config, Some(65_536));
+        assert_eq!((w.context_window, w.source), (65_536, Source::Learned));
+    }
+
+    #[test]
+    fn too_long_reads_both_dialects_real_messages() {
+        assert_eq!(
+            too_long("prompt is too long: 215337 tokens > 200000 maximum"),
+            Some(TooLong {
+                sent: Some(215_337),
+                window: Some(200_000)
+            })
+        );
+        assert_eq!(
+            too_long(
+                "This model's maximum context length is 128000 tokens. However, your messages \
+                 resulted in 130512 tokens (129000 in the messages, 1512 in the functions). \
+                 Please reduce the length of the messages or functions."
+            ),
+            Some(TooLong {
+                sent: Some(130_512),
+                window: Some(128_000)
+            })
+        );
+        assert_eq!(
+            too_long("This model's maximum context length is 16,385 tokens. However, you requested 17,001 tokens"),
+            Some(TooLong {
+                sent: Some(17_001),
+                window: Some(16_385)
+            })
+        );
+        assert_eq!(
+            too_long("HTTP 400: context_length_exceeded"),
+            Some(TooLong {
+                sent: None,
+                window: None
+            })
+        );
+        assert_eq!(too_long("Overloaded"), None);
+        assert_eq!(
+            too_long("max_tokens: 100000 > 64000, which is the maximum"),
+            None
+        );
+    }
+
+    #[test]
+    fn prompt_tokens_by_dialect_and_short_forms() {
+        let u = Usage {
+            input: 100,
+            output: 5,
+            cache_read: 1000,
+            cache_write: 10,
+        };
+        assert_eq!(prompt_tokens(Dialect::Anthropic, &u), 1110);
+        assert_eq!(prompt_tokens(Dialect::OpenAi, &u), 100);
+        assert_eq!(short_tokens(142_300), "142k");
+        assert_eq!(short_tokens(9_000), "9k");
+        assert_eq!(short_tokens(1_500), "1.5k");
+        assert_eq!(short_tokens(640), "640");
+    }
+}

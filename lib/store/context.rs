@@ -1,0 +1,216 @@
+//! What context management reads and keeps: windows learned from providers, where a view's
+//! latest compaction is, the fold view from it on, the last request's prompt tokens, the
+//! durable state a handoff restates (goal, files written), and queued compactions.
+
+use rusqlite::{params, OptionalExtension};
+
+use super::chunks::{fold_row, from_row, COLUMNS};
+use super::{Page, Result, Session, Store, StoreError};
+use crate::fold::compaction::{self, Compaction};
+use crate::log::Chunk;
+
+impl Store {
+    /// The window a provider's error stated for `model`, if one did.
+    pub fn learned_window(&self, model: &str) -> Result<Option<u64>> {
+        Ok(self
+            .conn()
+            .query_row(
+                "SELECT context_window FROM model_windows WHERE model = ?1",
+                [model],
+                |r| r.get::<_, i64>(0),
+            )
+            .optional()?
+            .map(|n| n.max(0) as u64))
+    }
+
+    /// Every learned window, by model.
+    pub fn learned_windows(&self) -> Result<Vec<(String, u64)>> {
+        let mut stmt = self
+            .conn()
+            .prepare("SELECT model, context_window FROM model_windows ORDER BY model")?;
+        let rows = stmt
+            .query_map([], |r| Ok((r.get(0)?, r.get::<_, i64>(1)?.max(0) as u64)))?
+            .collect::<rusqlite::Result<_>>()?;
+        Ok(rows)
+    }
+
+    /// Remember what a provider said `model`'s window is.
+    pub fn learn_window(&self, model: &str, window: u64) -> Result<()> {
+        self.conn()
+            .execute(
+                "INSERT INTO model_windows (model, context_window, learned_at) VALUES (?1, ?2, ?3) \
+                 ON CONFLICT (model) DO UPDATE SET context_window = ?2, learned_at = ?3",
+                params![model, window as i64, crate::clock::now_ms()],
+            )
+            .map_err(|e| self.classify(e))?;
+        Ok(())
+    }
+
+    /// The latest compaction record in a session's view (its lineage included), found through
+    /// an index: the cost does not grow with the log.
+    pub fn latest_compaction(&self, session: &Session) -> Result<Option<(Chunk, Compaction)>> {
+        let mut stmt = self.conn().prepare_cached(&format!(
+            "SELECT {COLUMNS} FROM chunks WHERE session_id = ?1 AND seq > ?2 AND seq <= ?3 \
+             AND type = 'system' AND json_extract(data_json, '$.kind') = 'compaction' \
+             ORDER BY seq DESC"
+        ))?;
+        for seg in self.segments(session)?.iter().rev() {
+            let mut rows = stmt.query(params![seg.session, seg.lo, seg.hi])?;
+            while let Some(r) = rows.next()? {
+                let chunk = from_row(r)?;
+                // A record without the fields a fold needs is skipped, as the fold skips it.
+                if let Some(c) = compaction::of_chunk(&chunk) {
+                    return Ok(Some((chunk, c)));
+                }
+            }
+        }
+        Ok(None)
+    }
+
+    /// How many compaction records a session's view holds.
+    pub fn compaction_count(&self, session: &Session) -> Result<i64> {
+        let mut stmt = self.conn().prepare_cached(
+            "SELECT COUNT(*) FROM chunks WHERE session_id = ?1 AND seq > ?2 AND seq <= ?3 \
+             AND type = 'system' AND json_extract(data_json, '$.kind') = 'compaction'",
+        )?;
+        let mut n = 0;
+        for seg in self.segments(session)? {
+            n += stmt.query_row(params![seg.session, seg.lo, seg.hi], |r| r.get::<_, i64>(0))?;
+        }
+        Ok(n)
+    }
+
+    /// What a fold of the view reads, from the latest compaction's kept suffix on (the whole
+    /// view when there is none): the same request as folding the whole view, without reading
+    /// what the compaction summarized.
+    pub fn load_context_view(&self, session: &Session) -> Result<Vec<Chunk>> {
+        let after = match self.latest_compaction(session)? {
+            Some((chunk, c)) => (c.kept_from_seq - 1).clamp(0, chunk.seq - 1),
+            None => 0,
+        };
+        self.fold_view_after(session, after)
+    }
+
+    /// The fold's chunks of a view with `seq > after`.
+    pub fn fold_view_after(&self, session: &Session, after: i64) -> Result<Vec<Chunk>> {
+        let mut out = Vec::new();
+        let page = Page {
+            after: Some(after),
+            ..Page::default()
+        };
+        self.scan(session, &page, fold_row, |c| {
+            out.push(c);
+            Ok::<(), StoreError>(())
+        })?;
+        Ok(out)
+    }
+
+    /// The prompt tokens of the session's last request, as its latest `turn_end` recorded them
+    /// (`context_input`), with that record's seq. Looks only at the newest records.
+    pub fn last_context_input(&self, session: &Session) -> Result<Option<(i64, u64)>> {
+        let mut stmt = self.conn().prepare_cached(
+            "SELECT seq, json_extract(data_json, '$.context_input') FROM chunks \
+             WHERE session_id = ?1 AND seq > ?2 AND seq <= ?3 AND type = 'system' \
+             AND json_extract(data_json, '$.kind') = 'turn_end' ORDER BY seq DESC LIMIT 1",
+        )?;
+        for seg in self.segments(session)?.iter().rev() {
+            let found: Option<(i64, Option<i64>)> = stmt
+                .query_row(params![seg.session, seg.lo, seg.hi], |r| {
+                    Ok((r.get(0)?, r.get(1)?))
+                })
+                .optional()?;
+            if let Some((seq, n)) = found {
+                return Ok(n.map(|n| (seq, n.max(0) as u64)));
+            }
+        }
+        Ok(None)
+    }
+
+    /// The first human prompt of a session's view: its goal.
+    pub fn first_prompt(&self, session: &Session) -> Result<Option<String>> {
+        let mut stmt = self.conn().prepare_cached(
+            "SELECT json_extract(data_json, '$.text') FROM chunks WHERE session_id = ?1 \
+             AND seq > ?2 AND seq <= ?3 AND role = 'user' AND type = 'text' ORDER BY seq LIMIT 1",
+        )?;
+        for seg in self.segments(session)? {
+            let t: Option<Option<String>> = stmt
+                .query_row(params![seg.session, seg.lo, seg.hi], |r| r.get(0))
+                .optional()?;
+            if let Some(Some(t)) = t {
+                return Ok(Some(t));
+            }
+        }
+        Ok(None)
+    }
+
+    /// The paths the session's `write` and `edit` calls named, first use first.
+    pub fn files_written(&self, session: &Session) -> Result<Vec<String>> {
+        let mut stmt = self.conn().prepare_cached(
+            "SELECT json_extract(data_json, '$.arguments.path') FROM chunks WHERE session_id = ?1 \
+             AND seq > ?2 AND seq <= ?3 AND type = 'tool_call' \
+             AND json_extract(data_json, '$.name') IN ('write', 'edit') ORDER BY seq",
+        )?;
+        let mut out: Vec<String> = Vec::new();
+        for seg in self.segments(session)? {
+            let rows = stmt.query_map(params![seg.session, seg.lo, seg.hi], |r| {
+                r.get::<_, Option<String>>(0)
+            })?;
+            for p in rows {
+                if let Some(p) = p? {
+                    if !out.contains(&p) {
+                        out.push(p);
+                    }
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    /// Queue a compaction for a running session (`summary` given by a person, or `None` for
+    /// the model to write); the loop takes it at its next step boundary.
+    pub fn enqueue_compaction(&self, session_id: &str, summary: Option<&str>) -> Result<i64> {
+        self.conn()
+            .execute(
+                "INSERT INTO queued_input (session_id, text, created_at, kind) \
+                 VALUES (?1, ?2, ?3, ?4)",
+                params![
+                    session_id,
+                    summary.unwrap_or(""),
+                    crate::clock::now_ms(),
+                    if summary.is_some() {
+                        "compact_summary"
+                    } else {
+                        "compact"
+                    }
+                ],
+            )
+            .map_err(|e| self.classify(e))?;
+        Ok(self.conn().last_insert_rowid())
+    }
+
+    /// Take the queued compactions of a session, oldest first: `Some(summary)` for a given
+    /// summary, `None` for one the model writes. Taken is removed.
+    pub fn take_queued_compactions(&self, session_id: &str) -> Result<Vec<Option<String>>> {
+        let items: Vec<(String, String)> = self.write(|tx| {
+            let items: Vec<(String, String)> = tx
+                .prepare_cached(
+                    "SELECT kind, text FROM queued_input WHERE session_id = ?1 \
+                     AND kind IN ('compact', 'compact_summary') ORDER BY id",
+                )?
+                .query_map([session_id], |r| Ok((r.get(0)?, r.get(1)?)))?
+                .collect::<rusqlite::Result<_>>()?;
+            if !items.is_empty() {
+                tx.execute(
+                    "DELETE FROM queued_input WHERE session_id = ?1 \
+                     AND kind IN ('compact', 'compact_summary')",
+                    [session_id],
+                )?;
+            }
+            Ok(items)
+        })?;
+        Ok(items
+            .into_iter()
+            .map(|(kind, text)| (kind == "compact_summary").then_some(text))
+            .collect())
+    }
+}

@@ -1,8 +1,10 @@
 //! The agent loop (DESIGN §4): a user chunk, then steps until the model stops calling tools,
-//! then `turn_end`. Every step's request is `fold(log)`; chunks are written as they seal;
+//! then `turn_end`. Every step's request is the fold of the loop's view (the log from its
+//! latest compaction on, kept across steps); chunks are written as they seal;
 //! queued input joins at step boundaries; a broken attempt is retried and its sealed chunks
 //! are named by an `attempt_abandoned` record so the fold leaves them out.
 
+mod context;
 mod peer;
 mod step;
 mod summon;
@@ -22,6 +24,7 @@ use crate::reduce::Usage;
 use crate::store::{Session, Store, StoreError, TurnEnd};
 use crate::tools::{self, ToolCtx, ToolOutput};
 
+pub use context::{Manual, View};
 pub use step::StepOutcome;
 
 /// What the loop reports as it goes; the CLI prints these.
@@ -54,6 +57,19 @@ pub enum Event {
         turn: String,
         stop_reason: String,
         usage: Usage,
+    },
+    /// The session was compacted (its record came as a `Seal` just before).
+    Compacted {
+        trigger: crate::fold::compaction::Trigger,
+        tokens_before: u64,
+        tokens_after: u64,
+        /// The model that wrote the summary (`manual` when one was given).
+        model: String,
+    },
+    /// A compaction was tried and did not happen; the log is as it was.
+    CompactFailed {
+        trigger: crate::fold::compaction::Trigger,
+        reason: String,
     },
 }
 
@@ -89,6 +105,8 @@ pub enum Outcome {
 pub enum AgentError {
     #[error(transparent)]
     Store(#[from] StoreError),
+    #[error("cannot compact the session: {0}")]
+    Compact(String),
 }
 
 pub struct Agent<'a> {
@@ -146,6 +164,7 @@ impl Agent<'_> {
         let mut usage = Usage::default();
         let mut model = None;
         let mut step: i64 = 0;
+        let mut view = self.load_view()?;
         loop {
             // A step boundary: input that arrived meanwhile joins the log here.
             for c in self.store.drain_queue(&self.session.id, &turn, step)? {
@@ -153,13 +172,14 @@ impl Agent<'_> {
             }
             self.hear(&turn, step, on)?;
             if self.interrupted() {
-                return self.finish(&turn, step, "interrupted", &usage, model, started, on);
+                return self.finish(&turn, step, "interrupted", &usage, model, started, &view, on);
             }
             if step >= self.opts.max_steps as i64 {
-                return self.finish(&turn, step, "max_steps", &usage, model, started, on);
+                return self.finish(&turn, step, "max_steps", &usage, model, started, &view, on);
             }
             step += 1;
-            match self.step(&turn, step, on)? {
+            self.before_step(&mut view, &turn, step, on)?;
+            match self.step(&turn, step, &mut view, on)? {
                 StepOutcome::Completed { end, calls } => {
                     add_usage(&mut usage, &end.usage);
                     model = end.model.clone().or(model);
@@ -172,6 +192,7 @@ impl Agent<'_> {
                             &usage,
                             model.as_deref().unwrap_or(self.provider.name()),
                             started,
+                            context::context_input(&view),
                         );
                         match self.store.end_turn_or_drain(
                             &self.session.id,
@@ -200,11 +221,11 @@ impl Agent<'_> {
                         }
                     }
                     if !self.run_tools(&turn, step, &calls, on)? {
-                        return self.finish(&turn, step, "interrupted", &usage, model, started, on);
+                        return self.finish(&turn, step, "interrupted", &usage, model, started, &view, on);
                     }
                 }
                 StepOutcome::Interrupted => {
-                    return self.finish(&turn, step, "interrupted", &usage, model, started, on);
+                    return self.finish(&turn, step, "interrupted", &usage, model, started, &view, on);
                 }
                 StepOutcome::Failed {
                     message,
@@ -222,7 +243,7 @@ impl Agent<'_> {
                         .in_turn(&turn, step)],
                         on,
                     )?;
-                    self.finish(&turn, step, "error", &usage, model, started, on)?;
+                    self.finish(&turn, step, "error", &usage, model, started, &view, on)?;
                     return Ok(Outcome::Failed {
                         message,
                         status,
@@ -243,6 +264,7 @@ impl Agent<'_> {
         usage: &Usage,
         model: Option<String>,
         started: Instant,
+        view: &View,
         on: &mut dyn FnMut(Event),
     ) -> Result<Outcome, AgentError> {
         let end = turn_end_chunk(
@@ -252,6 +274,7 @@ impl Agent<'_> {
             usage,
             model.as_deref().unwrap_or(self.provider.name()),
             started,
+            context::context_input(view),
         );
         let status = self.end_status(stop_reason);
         // Input queued during this turn goes into the log before `turn_end` (DESIGN §2: the
@@ -287,9 +310,9 @@ impl Agent<'_> {
         })
     }
 
-    /// The request for the next step: the fold of the whole log.
-    fn request(&self) -> Result<Value, AgentError> {
-        let chunks = self.store.load_fold_view(&self.session)?;
+    /// The request for the next step: the fold of the view.
+    fn request(&self, view: &View) -> Result<Value, AgentError> {
+        let chunks = &view.chunks;
         let opts = FoldOptions {
             model: Some(self.provider.api_model().to_string()),
             system: self.opts.system.clone(),
@@ -302,7 +325,7 @@ impl Agent<'_> {
             thinking_budget: self.opts.thinking_budget,
             stream: true,
         };
-        Ok(fold(&chunks, self.provider.dialect(), &opts))
+        Ok(fold(chunks, self.provider.dialect(), &opts))
     }
 
     /// Run a step's tool calls through the guard, in order, writing each result as it
@@ -413,12 +436,9 @@ fn turn_end_chunk(
     usage: &Usage,
     model: &str,
     started: Instant,
+    context_input: Value,
 ) -> NewChunk {
-    NewChunk::new(
-        Role::System,
-        ChunkData::system(
-            "turn_end",
-            json!({
+    let mut fields = json!({
                 "stop_reason": stop_reason,
                 "usage": {
                     "input": usage.input,
@@ -428,8 +448,10 @@ fn turn_end_chunk(
                 },
                 "model": model,
                 "duration_ms": started.elapsed().as_millis() as u64,
-            }),
-        ),
-    )
-    .in_turn(turn, step)
+    });
+    // The last request's prompt tokens: the session's context use.
+    if !context_input.is_null() {
+        fields["context_input"] = context_input;
+    }
+    NewChunk::new(Role::System, ChunkData::system("turn_end", fields)).in_turn(turn, step)
 }

@@ -5,7 +5,8 @@ use std::time::Duration;
 
 use serde_json::{json, Value};
 
-use super::{Agent, AgentError, Event};
+use super::{Agent, AgentError, Event, View};
+use crate::context::window;
 use crate::log::{ChunkData, NewChunk, Role};
 use crate::provider::{backoff, AttemptError};
 use crate::reduce::{ChunkOp, StepEnd};
@@ -34,18 +35,47 @@ impl Agent<'_> {
         &self,
         turn: &str,
         step: i64,
+        view: &mut View,
         on: &mut dyn FnMut(Event),
     ) -> Result<StepOutcome, AgentError> {
         let net = &self.opts.network;
         let attempts = net.max_attempts.max(1);
         let mut failures = 0u32;
+        let mut compacted_for_overflow = false;
         loop {
-            let body = self.request()?;
+            self.refresh(view)?;
+            let covers = view.last_seq();
+            let body = self.request(view)?;
             on(Event::Waiting);
             let (outcome, sealed) = self.attempt(turn, step, body, on)?;
             match outcome {
                 AttemptResult::Interrupted => return Ok(StepOutcome::Interrupted),
-                AttemptResult::Ok(end, calls) => return Ok(StepOutcome::Completed { end, calls }),
+                AttemptResult::Ok(end, calls) => {
+                    let tokens = window::prompt_tokens(self.provider.dialect(), &end.usage);
+                    if tokens > 0 {
+                        view.measure(covers, tokens);
+                    }
+                    return Ok(StepOutcome::Completed { end, calls });
+                }
+                AttemptResult::Err(err)
+                    if !compacted_for_overflow
+                        && sealed.is_empty()
+                        && err.status.is_some_and(|s| (400..500).contains(&s))
+                        && window::too_long(&err.message).is_some() =>
+                {
+                    // Too long for the window: compact and try the same step once more. Not a
+                    // failed attempt, so it is never retried as one.
+                    compacted_for_overflow = true;
+                    if !self.on_too_long(view, &err.message, turn, step, on)? {
+                        return Ok(StepOutcome::Failed {
+                            message: format!(
+                                "the provider refused the request: {err}; compacting the session did not help"
+                            ),
+                            status: err.status,
+                            retryable: false,
+                        });
+                    }
+                }
                 AttemptResult::Err(err) => {
                     // What the broken attempt sealed stays in the log (it is append-only) but
                     // must not be taken as the answer: name it so the fold skips it.

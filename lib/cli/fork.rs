@@ -265,7 +265,8 @@ fn btw(ctx: &mut Ctx, cli: &Cli, question: &str) -> CliResult<()> {
         &store,
         &child,
         super::prompt::Turn {
-            text: &text,
+            text: Some(&text),
+            compact: false,
             provider,
             policy: read_only,
             policy_json: &policy_json,

@@ -26,7 +26,9 @@ Examples:
   ag-prompt -c 'and the tests?'                    # continue the most recent session
   git diff | ag-prompt -s last -                   # the prompt from stdin
   ag-prompt --json -m echo hi | jq -c 'select(.type==\"turn-done\")'
-  ag-prompt models";
+  ag-prompt -s last --compact                      # summarize the session now; it goes on from the summary
+  ag-prompt -c --compact 'now write the tests'     # compact, then run the prompt
+  ag-prompt models                                 # providers, and each model's context window";
 
 #[derive(Debug, Parser)]
 #[command(
@@ -93,6 +95,11 @@ pub struct RunArgs {
     /// When the session is busy, fail with status 3 instead of queueing the prompt
     #[arg(long)]
     no_queue: bool,
+    /// Compact the session now: the model summarizes what came before the last few thousand
+    /// tokens, and the session goes on from that summary (the log keeps everything). Then
+    /// runs PROMPT, when one is given. Needs -s or -c
+    #[arg(long)]
+    compact: bool,
 }
 
 pub fn command() -> clap::Command {
@@ -169,10 +176,19 @@ fn models(ctx: &mut Ctx) -> CliResult<()> {
         .ok()
         .filter(|s| !s.is_empty())
         .or(config.model.clone());
+    let learned = ctx.store()?.learned_windows()?;
+    let windows = crate::context::window::known(&config, &learned);
     if ctx.global.json {
         for (m, kind, note) in &rows {
             ctx.out
                 .line(&json!({"model": m, "kind": kind, "note": note}).to_string())?;
+        }
+        for (m, w) in &windows {
+            ctx.out.line(
+                &json!({"model": m, "context_window": w.context_window,
+                        "max_output": w.max_output, "source": w.source.as_str()})
+                .to_string(),
+            )?;
         }
         ctx.out.line(&json!({"default": default}).to_string())?;
         return Ok(());
@@ -183,6 +199,26 @@ fn models(ctx: &mut Ctx) -> CliResult<()> {
     ctx.out.line(&format!(
         "default: {}",
         default.as_deref().unwrap_or("(none)")
+    ))?;
+    ctx.out.line("")?;
+    ctx.out.line(&format!(
+        "{:<32} {:>9} {:>10}  SOURCE",
+        "CONTEXT WINDOW", "TOKENS", "MAX OUTPUT"
+    ))?;
+    for (m, w) in &windows {
+        ctx.out.line(&format!(
+            "{:<32} {:>9} {:>10}  {}",
+            escape_controls(m, false),
+            w.context_window,
+            w.max_output,
+            w.source.as_str()
+        ))?;
+    }
+    ctx.out.line(&format!(
+        "{:<32} {:>9} {:>10}  default, until a provider states the window",
+        "any other model",
+        crate::context::window::DEFAULT_WINDOW,
+        crate::context::window::DEFAULT_MAX_OUTPUT
     ))?;
     Ok(())
 }
@@ -209,7 +245,13 @@ fn read_prompt(arg: Option<String>) -> CliResult<String> {
 }
 
 fn prompt(ctx: &mut Ctx, args: RunArgs) -> CliResult<()> {
-    let text = read_prompt(args.prompt.clone())?;
+    let text = match (&args.prompt, args.compact) {
+        (None, true) => None,
+        _ => Some(read_prompt(args.prompt.clone())?),
+    };
+    if args.compact && args.session.is_none() && !args.continue_last {
+        return Err(CliError::usage("--compact needs a session: pass -s SESSION or -c"));
+    }
     let store = ctx.store()?;
 
     // The session: -s, -c, or a new one.
@@ -226,8 +268,18 @@ fn prompt(ctx: &mut Ctx, args: RunArgs) -> CliResult<()> {
 
     // A running session takes the prompt as queued input.
     if let Some(s) = &existing {
-        match store.claim_or_queue(&s.id, if args.no_queue { None } else { Some(&text) })? {
+        let queue_text = text.as_deref().filter(|_| !args.no_queue);
+        match store.claim_or_queue(&s.id, queue_text)? {
             Claim::Claimed => {}
+            Claim::Busy { owner } if args.compact && !args.no_queue => {
+                // The running loop takes the compaction at its next step boundary.
+                store.enqueue_compaction(&s.id, None)?;
+                ctx.out.note(&format!(
+                    "session {} is busy (pid {owner}); the compaction was queued for its next step",
+                    s.id
+                ));
+                return Ok(());
+            }
             Claim::Queued { owner, .. } => {
                 ctx.out.note(&format!(
                     "session {} is busy (pid {owner}); your prompt was queued and joins its turn at the next step",
@@ -375,7 +427,7 @@ fn prompt(ctx: &mut Ctx, args: RunArgs) -> CliResult<()> {
             let title = args
                 .title
                 .clone()
-                .unwrap_or_else(|| crate::log::headline(&text, 60));
+                .unwrap_or_else(|| crate::log::headline(text.as_deref().unwrap_or(""), 60));
             // The row is born with its policy: there is no moment when it has none.
             let mut initial = json!({});
             policy.store_in(&mut initial);
@@ -407,7 +459,8 @@ fn prompt(ctx: &mut Ctx, args: RunArgs) -> CliResult<()> {
         &store,
         &session,
         Turn {
-            text: &text,
+            text: text.as_deref(),
+            compact: args.compact,
             provider,
             policy,
             policy_json: &policy_json,
@@ -421,7 +474,10 @@ fn prompt(ctx: &mut Ctx, args: RunArgs) -> CliResult<()> {
 
 /// What one turn needs once the session is chosen, claimed and its policy stored.
 pub(crate) struct Turn<'a> {
-    pub text: &'a str,
+    /// The prompt; `None` when the run only compacts.
+    pub text: Option<&'a str>,
+    /// Compact the session before the turn (`--compact`).
+    pub compact: bool,
     pub provider: Box<dyn crate::provider::Provider>,
     /// The guard's allow-list.
     pub policy: Policy,
@@ -444,6 +500,7 @@ pub(crate) fn run_turn_in(
 ) -> CliResult<()> {
     let Turn {
         text,
+        compact,
         provider,
         policy,
         policy_json,
@@ -517,14 +574,38 @@ pub(crate) fn run_turn_in(
         interrupt,
     };
     let mut view = LiveView::new(ctx, &session.id);
+    if compact {
+        match agent.compact_now(&mut |ev| view.event(ev)) {
+            Ok(crate::agent::Manual::Done(_)) => {}
+            Ok(crate::agent::Manual::Nothing) => view.ctx.out.note(&format!(
+                "nothing to compact: session {} holds nothing before its last ~{} tokens",
+                session.id,
+                crate::context::window::short_tokens(config.context.keep_tokens)
+            )),
+            Err(e) => {
+                view.close();
+                let _ = store.release(&session.id, "idle");
+                return Err(CliError::msg(e).with_hint(format!(
+                    "session {} is as it was; nothing was written",
+                    session.id
+                )));
+            }
+        }
+    }
+    let Some(text) = text else {
+        view.close();
+        store.release(&session.id, "idle")?;
+        return Ok(());
+    };
     let outcome = agent.run_turn(text, &mut |ev| view.event(ev));
     view.close();
     match outcome {
         Err(e) => {
             let _ = store.release(&session.id, "failed");
-            Err(CliError::from(match e {
-                crate::agent::AgentError::Store(s) => s,
-            }))
+            Err(match e {
+                crate::agent::AgentError::Store(s) => CliError::from(s),
+                crate::agent::AgentError::Compact(m) => CliError::msg(m),
+            })
         }
         Ok(Outcome::Done { .. }) => Ok(()),
         Ok(Outcome::Interrupted) => Err(CliError::new(Exit::Interrupted, "interrupted").with_hint(
@@ -620,6 +701,19 @@ impl<'a> LiveView<'a> {
                     "wait_ms": wait.as_millis() as u64, "reason": reason,
                 }),
                 Event::Waiting => return,
+                Event::Compacted {
+                    trigger,
+                    tokens_before,
+                    tokens_after,
+                    model,
+                } => json!({
+                    "type": "compacted", "session": self.session, "trigger": trigger.as_str(),
+                    "tokens_before": tokens_before, "tokens_after": tokens_after, "model": model,
+                }),
+                Event::CompactFailed { trigger, reason } => json!({
+                    "type": "compact-failed", "session": self.session,
+                    "trigger": trigger.as_str(), "reason": reason,
+                }),
                 Event::TurnDone {
                     turn,
                     stop_reason,
@@ -710,6 +804,26 @@ impl<'a> LiveView<'a> {
                 ));
             }
             Event::TurnDone { .. } => self.stop_spinner(),
+            Event::Compacted {
+                tokens_before,
+                tokens_after,
+                ..
+            } => {
+                self.stop_spinner();
+                self.ctx.out.note(&format!(
+                    "compacted {} → {} tokens",
+                    crate::context::window::short_tokens(tokens_before),
+                    crate::context::window::short_tokens(tokens_after)
+                ));
+            }
+            Event::CompactFailed { trigger, reason } => {
+                self.stop_spinner();
+                self.ctx.out.note(&format!(
+                    "could not compact ({}): {}",
+                    trigger.as_str(),
+                    escape_controls(&reason, false)
+                ));
+            }
         }
     }
 

@@ -22,6 +22,9 @@ _ag__log() {
             ag__log,cat)
                 cmd="ag__log__subcmd__cat"
                 ;;
+            ag__log,compact)
+                cmd="ag__log__subcmd__compact"
+                ;;
             ag__log,export)
                 cmd="ag__log__subcmd__export"
                 ;;
@@ -59,7 +62,7 @@ _ag__log() {
 
     case "${cmd}" in
         ag__log)
-            opts="-q -v -h -V --home --json --quiet --verbose --color --help --version append cat tail ls show fold ingest import export search title rm"
+            opts="-q -v -h -V --home --json --quiet --verbose --color --help --version append cat tail ls show fold ingest import compact export search title rm"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -160,6 +163,32 @@ _ag__log() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        ag__subcmd__log__subcmd__compact)
+            opts="-q -v -h --summary --no-queue --home --json --quiet --verbose --color --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --summary)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --home)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         ag__subcmd__log__subcmd__export)
             opts="-o -q -v -h --format --output --all --here --home --json --quiet --verbose --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
@@ -195,7 +224,7 @@ _ag__log() {
             return 0
             ;;
         ag__subcmd__log__subcmd__fold)
-            opts="-q -v -h --dialect --system --model --stream --pretty --home --json --quiet --verbose --color --help"
+            opts="-q -v -h --dialect --system --model --stream --pretty --full --home --json --quiet --verbose --color --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

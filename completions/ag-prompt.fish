@@ -1,6 +1,6 @@
 # Print an optspec for argparse to handle cmd's options that are independent of any subcommand.
 function __fish_ag_prompt_global_optspecs
-    string join \n home= json q/quiet v/verbose color= s/session= c/continue new m/model= system= tools= agent= max-steps= thinking= title= no-queue h/help V/version
+    string join \n home= json q/quiet v/verbose color= s/session= c/continue new m/model= system= tools= agent= max-steps= thinking= title= no-queue compact h/help V/version
 end
 
 function __fish_ag_prompt_needs_command
@@ -42,6 +42,7 @@ complete -c ag-prompt -n "__fish_ag_prompt_needs_command" -s v -l verbose -d 'Sa
 complete -c ag-prompt -n "__fish_ag_prompt_needs_command" -s c -l continue -d 'Continue the most recent session'
 complete -c ag-prompt -n "__fish_ag_prompt_needs_command" -l new -d 'Start a new session (the default without -s or -c)'
 complete -c ag-prompt -n "__fish_ag_prompt_needs_command" -l no-queue -d 'When the session is busy, fail with status 3 instead of queueing the prompt'
+complete -c ag-prompt -n "__fish_ag_prompt_needs_command" -l compact -d 'Compact the session now: the model summarizes what came before the last few thousand tokens, and the session goes on from that summary (the log keeps everything). Then runs PROMPT, when one is given. Needs -s or -c'
 complete -c ag-prompt -n "__fish_ag_prompt_needs_command" -s h -l help -d 'Print help'
 complete -c ag-prompt -n "__fish_ag_prompt_needs_command" -s V -l version -d 'Print version'
 complete -c ag-prompt -n "__fish_ag_prompt_needs_command" -a "models" -d 'List the models and providers this machine can use'

@@ -115,7 +115,10 @@ impl Agent<'_> {
                     + self
                         .tool_specs()
                         .iter()
-                        .map(|t| cut::tokens_of_text(&t.description) + cut::tokens_of_text(&t.input_schema.to_string()))
+                        .map(|t| {
+                            cut::tokens_of_text(&t.description)
+                                + cut::tokens_of_text(&t.input_schema.to_string())
+                        })
                         .sum::<u64>();
                 fixed + cut::view_tokens(&view.chunks)
             }
@@ -139,11 +142,13 @@ impl Agent<'_> {
             return Ok(());
         };
         let est = self.estimate(view);
-        let limit = (w.context_window as f64 * self.config.context.compact_at.clamp(0.05, 1.0)) as u64;
-        if est > limit && !view.auto_failed {
-            if !self.run_compaction(view, Trigger::Auto, None, Some(est), Some((turn, step)), on)? {
-                view.auto_failed = true;
-            }
+        let limit =
+            (w.context_window as f64 * self.config.context.compact_at.clamp(0.05, 1.0)) as u64;
+        if est > limit
+            && !view.auto_failed
+            && !self.run_compaction(view, Trigger::Auto, None, Some(est), Some((turn, step)), on)?
+        {
+            view.auto_failed = true;
         }
         Ok(())
     }
@@ -163,8 +168,17 @@ impl Agent<'_> {
             self.store.learn_window(self.provider.name(), w)?;
         }
         self.refresh(view)?;
-        let before = said.and_then(|t| t.sent).unwrap_or_else(|| self.estimate(view));
-        self.run_compaction(view, Trigger::Overflow, None, Some(before), Some((turn, step)), on)
+        let before = said
+            .and_then(|t| t.sent)
+            .unwrap_or_else(|| self.estimate(view));
+        self.run_compaction(
+            view,
+            Trigger::Overflow,
+            None,
+            Some(before),
+            Some((turn, step)),
+            on,
+        )
     }
 
     /// `ag-prompt --compact`: compact now, with the model, outside a turn.
@@ -172,7 +186,10 @@ impl Agent<'_> {
         let mut view = self.load_view()?;
         let est = self.estimate(&view);
         let req = self.compaction_request(Trigger::Manual, Some(est), None);
-        match self.source(None).and_then(|source| context::compact(&req, source)) {
+        match self
+            .source(None)
+            .and_then(|source| context::compact(&req, source))
+        {
             Ok(Some(done)) => {
                 self.announce(&done, on);
                 self.refresh(&mut view)?;
@@ -196,7 +213,10 @@ impl Agent<'_> {
         on: &mut dyn FnMut(Event),
     ) -> Result<bool, AgentError> {
         let req = self.compaction_request(trigger, before, at);
-        match self.source(given).and_then(|source| context::compact(&req, source)) {
+        match self
+            .source(given)
+            .and_then(|source| context::compact(&req, source))
+        {
             Ok(Some(done)) => {
                 self.announce(&done, on);
                 self.refresh(view)?;
@@ -281,7 +301,8 @@ impl Agent<'_> {
     }
 
     fn own_window(&self) -> u64 {
-        self.window().map_or(window::DEFAULT_WINDOW, |w| w.context_window)
+        self.window()
+            .map_or(window::DEFAULT_WINDOW, |w| w.context_window)
     }
 }
 

@@ -172,7 +172,16 @@ impl Agent<'_> {
             }
             self.hear(&turn, step, on)?;
             if self.interrupted() {
-                return self.finish(&turn, step, "interrupted", &usage, model, started, &view, on);
+                return self.finish(
+                    &turn,
+                    step,
+                    "interrupted",
+                    &usage,
+                    model,
+                    started,
+                    &view,
+                    on,
+                );
             }
             if step >= self.opts.max_steps as i64 {
                 return self.finish(&turn, step, "max_steps", &usage, model, started, &view, on);
@@ -221,11 +230,29 @@ impl Agent<'_> {
                         }
                     }
                     if !self.run_tools(&turn, step, &calls, on)? {
-                        return self.finish(&turn, step, "interrupted", &usage, model, started, &view, on);
+                        return self.finish(
+                            &turn,
+                            step,
+                            "interrupted",
+                            &usage,
+                            model,
+                            started,
+                            &view,
+                            on,
+                        );
                     }
                 }
                 StepOutcome::Interrupted => {
-                    return self.finish(&turn, step, "interrupted", &usage, model, started, &view, on);
+                    return self.finish(
+                        &turn,
+                        step,
+                        "interrupted",
+                        &usage,
+                        model,
+                        started,
+                        &view,
+                        on,
+                    );
                 }
                 StepOutcome::Failed {
                     message,

@@ -250,7 +250,9 @@ fn prompt(ctx: &mut Ctx, args: RunArgs) -> CliResult<()> {
         _ => Some(read_prompt(args.prompt.clone())?),
     };
     if args.compact && args.session.is_none() && !args.continue_last {
-        return Err(CliError::usage("--compact needs a session: pass -s SESSION or -c"));
+        return Err(CliError::usage(
+            "--compact needs a session: pass -s SESSION or -c",
+        ));
     }
     let store = ctx.store()?;
 

@@ -32,8 +32,12 @@ call tools. Answer with the summary only.";
 /// Put before a later slice: what the earlier slices said.
 const EARLIER: &str = "Summary of the earlier part of this conversation:";
 
-/// Tokens the summary may take.
+/// Tokens the summary may take at most (an eighth of a small window).
 const SUMMARY_MAX_TOKENS: u64 = 4096;
+
+fn summary_max(window: u64) -> u64 {
+    SUMMARY_MAX_TOKENS.min(window / 8).max(256)
+}
 
 /// Where a summary comes from.
 pub enum SummarySource {
@@ -163,9 +167,16 @@ fn summarize(
     chunks: &[Chunk],
     s: &Summarizer,
 ) -> Result<String, String> {
-    let prompt = tokens_of_text(SUMMARY_PROMPT) + 64;
-    let mut budget = (s.window / 4 * 3)
-        .saturating_sub(prompt + SUMMARY_MAX_TOKENS)
+    // What every summarizer request carries besides the conversation.
+    let fixed = tokens_of_text(SUMMARY_PROMPT)
+        + 64
+        + s.system.as_deref().map_or(0, tokens_of_text)
+        + s.tools
+            .iter()
+            .map(|t| tokens_of_text(&t.description) + tokens_of_text(&t.input_schema.to_string()))
+            .sum::<u64>();
+    let mut budget = (s.window / 10 * 9)
+        .saturating_sub(fixed + summary_max(s.window))
         .max(1000);
     let mut tries = 0;
     'again: loop {
@@ -285,7 +296,7 @@ fn call(s: &Summarizer, input: &[Chunk]) -> Result<String, Failure> {
         model: Some(s.provider.api_model().to_string()),
         system: s.system.clone(),
         tools: s.tools.clone(),
-        max_tokens: Some(SUMMARY_MAX_TOKENS),
+        max_tokens: Some(summary_max(s.window)),
         thinking_budget: None,
         stream: true,
     };

@@ -2,6 +2,7 @@
 
 mod support;
 
+mod compaction;
 mod export;
 mod fake_provider;
 mod fork;

@@ -13,7 +13,15 @@ use crate::fold::ToolSpec;
 use crate::policy::Policy;
 use crate::store::{Claim, Session, Store};
 
+const EXAMPLES: &str = "\
+Examples:
+  ag-log compact last --summary @handoff.md     # your summary stands for the older part
+  ag-log compact last --summary 'Goal: …; done: …; next: …'
+  ag-log compact last                           # the session's model writes the summary
+  ag-log fold last --full                       # the request as if nothing had been compacted";
+
 #[derive(Debug, clap::Args)]
+#[command(after_help = EXAMPLES)]
 pub struct Args {
     /// The session (full id, unique prefix, or `last`)
     #[arg(value_name = "SESSION")]

@@ -3,7 +3,8 @@
 //! view across fork sources), `forks` (creating and removing), `chunks` (the log, search,
 //! summaries), `queue` (queued input), `run` (who runs a session, turn ends), `spawned`
 //! (children of `ag-summon`), `rooms` (room cursors and presence), `imports` (what was imported
-//! from where), `context` (learned windows, compactions, the context view). Every write transaction goes through [`Store::write`].
+//! from where), `context` (learned windows, compactions, the context view). Every write
+//! transaction goes through [`Store::write`].
 
 mod chunks;
 mod context;

@@ -20,8 +20,8 @@ pub mod room;
 pub mod store;
 pub mod tools;
 
-pub mod export;
 pub mod context;
+pub mod export;
 
 pub mod agent;
 pub mod fork;

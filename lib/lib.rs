@@ -1,13 +1,15 @@
 //! `ag`: the library behind the `ag-*` commands.
 //!
-//! Lower modules never import higher ones: `ids clock paths config` → `log fold reduce policy`
-//! (pure) → `store` → `provider tools room` → `context` → `fork agent summon` → `cli`.
+//! Lower modules never import higher ones: `ids clock paths proc sandbox config` → `log fold
+//! reduce policy` (pure) → `store` → `provider tools room` → `context` → `fork agent summon` →
+//! `cli`.
 
 pub mod clock;
 pub mod config;
 pub mod ids;
 pub mod paths;
 pub mod proc;
+pub mod sandbox;
 
 pub mod fold;
 pub mod import;

@@ -1,5 +1,6 @@
-//! Process identity: a pid plus its start time, so a recycled pid is never taken for the
-//! process that once held it.
+//! Processes: identity (a pid plus its start time, so a recycled pid is never taken for the
+//! process that once held it), the one process-group kill, and the process-wide protections
+//! every `ag-*` command sets before it starts a tool or a child.
 
 /// The start time of a process (clock ticks since boot, from /proc), or None when it is gone.
 pub fn start_time(pid: i64) -> Option<i64> {
@@ -32,9 +33,94 @@ pub fn me() -> (i64, Option<i64>) {
     (pid, start_time(pid))
 }
 
+/// Send `sig` to the process group `pgid`. Never to group 0 (our own) or 1 ("every process
+/// we may signal"): those are refused, and so is a pid that does not fit a `pid_t`.
+pub fn kill_group(pgid: impl TryInto<i32>, sig: i32) -> bool {
+    match pgid.try_into() {
+        // SAFETY: kill(2) takes two integers and touches no memory of ours.
+        Ok(p) if p > 1 => unsafe { libc::kill(-p, sig) == 0 },
+        _ => false,
+    }
+}
+
+/// Make this process non-dumpable: no core file, and another process of the same user (a
+/// tool's command) cannot read its memory or `/proc/PID/environ`, where the provider keys
+/// it started with still are.
+pub fn make_undumpable() {
+    // SAFETY: prctl(PR_SET_DUMPABLE) takes integers only.
+    unsafe {
+        libc::prctl(libc::PR_SET_DUMPABLE, 0, 0, 0, 0);
+    }
+}
+
+/// Whether this process is dumpable (`PR_GET_DUMPABLE`).
+pub fn is_dumpable() -> bool {
+    // SAFETY: as above.
+    unsafe { libc::prctl(libc::PR_GET_DUMPABLE, 0, 0, 0, 0) == 1 }
+}
+
+/// The process group and start time of a process, from /proc.
+fn group_and_start(pid: i64) -> Option<(i64, i64)> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let rest = &stat[stat.rfind(')')? + 1..];
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    // After the name: state (3), ppid (4), pgrp (5) … starttime (22).
+    Some((fields.get(2)?.parse().ok()?, fields.get(19)?.parse().ok()?))
+}
+
+/// Kill what is left of a tool's process group that an earlier run recorded (`pgid`, and the
+/// start time of its leader): every process still in that group that started no earlier than
+/// the leader did, so a recycled group id is left alone. Returns how many were signalled.
+pub fn kill_leftover_group(pgid: i64, leader_start: i64) -> usize {
+    if pgid <= 1 {
+        return 0;
+    }
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return 0;
+    };
+    let mut killed = 0;
+    for e in dir.flatten() {
+        let Some(pid) = e.file_name().to_str().and_then(|n| n.parse::<i64>().ok()) else {
+            continue;
+        };
+        if let Some((group, start)) = group_and_start(pid) {
+            // SAFETY: kill(2) takes two integers.
+            if group == pgid && start >= leader_start && unsafe { libc::kill(pid as i32, libc::SIGKILL) } == 0 {
+                killed += 1;
+            }
+        }
+    }
+    killed
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn kill_group_refuses_our_group_and_everyone() {
+        assert!(!kill_group(0, 0));
+        assert!(!kill_group(1, 0));
+        assert!(!kill_group(-5, 0));
+        assert!(!kill_group(i64::MAX, 0));
+    }
+
+    #[test]
+    fn a_leftover_group_is_killed_and_a_younger_start_is_required() {
+        use std::os::unix::process::CommandExt;
+        let mut child = std::process::Command::new("sleep")
+            .arg("30")
+            .process_group(0)
+            .spawn()
+            .unwrap();
+        let pid = child.id() as i64;
+        let start = start_time(pid).unwrap();
+        // A group whose leader started later than the process is not the recorded one.
+        assert_eq!(kill_leftover_group(pid, start + 1), 0);
+        assert_eq!(kill_leftover_group(pid, start), 1);
+        let status = child.wait().unwrap();
+        assert_eq!(std::os::unix::process::ExitStatusExt::signal(&status), Some(9));
+    }
 
     #[test]
     fn this_process_is_alive_and_a_wrong_start_is_not() {

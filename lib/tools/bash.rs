@@ -1,28 +1,30 @@
 //! `bash {command, timeout_s?}`: run a shell command in the session's cwd.
 //!
-//! `bash` cannot be confined to the cwd the way file tools are; it is a separately granted
-//! tool. What it does get:
+//! `bash` is a separately granted tool, confined by the session's sandbox
+//! ([`crate::sandbox`]): by default it reads anywhere, writes only in the workspace and a
+//! private `TMPDIR`, and has no network. What it gets:
 //!
 //! - `bash -c` (or `/bin/sh -c` where there is no bash), in the cwd, stdin from /dev/null so a
 //!   command that waits for input ends instead of hanging the turn;
 //! - an environment without secrets ([`scrubbed_env`]) plus the caller's extra variables;
-//! - its own process group, so the timeout kills the whole pipeline and its children, not just
-//!   the shell (killing only the shell would leave `sleep 30` running and holding the pipe);
+//! - a jail that owns every process it starts: the timeout, an interrupt or the end of the
+//!   command kills them all, including ones that double-forked or called `setsid`;
 //! - stdout and stderr on two reader threads into one buffer, in arrival order, bounded in
 //!   memory: the first and last halves of the output cap are kept, because a build's first
 //!   lines say what ran and its last lines say what failed.
 
 use std::collections::VecDeque;
 use std::io::Read;
-use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::os::unix::process::ExitStatusExt;
 use std::path::Path;
-use std::process::{Command, ExitStatus, Stdio};
+use std::process::ExitStatus;
 use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
 use std::thread;
 use std::time::{Duration, Instant};
 
 use super::{Args, ToolCtx, ToolOutput};
+use crate::sandbox::jail::{self, JailError};
 
 /// The longest timeout a call may ask for, unless the session's default is longer.
 const MAX_TIMEOUT: Duration = Duration::from_secs(600);
@@ -110,37 +112,29 @@ fn run_with_base_env(
     };
 
     let shell = shell();
-    let mut cmd = Command::new(shell);
-    cmd.arg("-c")
-        .arg(command)
-        .current_dir(&ctx.cwd)
-        .env_clear()
-        .envs(base_env)
-        .envs(ctx.env.iter().map(|(k, v)| (k, v)))
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .process_group(0);
-    let mut child = cmd
-        .spawn()
-        .map_err(|e| format!("cannot start {shell} in {}: {e}", ctx.cwd.display()))?;
-    // With process_group(0) the group id is the child's pid.
-    let pgid = child.id();
+    let mut env = base_env;
+    env.extend(ctx.env.iter().cloned());
+    let job = jail::Job {
+        shell: Path::new(shell),
+        command,
+        cwd: &ctx.cwd,
+        env,
+        settings: &ctx.sandbox,
+    };
+    let mut running = jail::spawn(&job).map_err(|e| match e {
+        JailError::Unsupported { .. } => refusal(&e),
+        JailError::Io(why) => format!("cannot start {shell} in {}: {why}", ctx.cwd.display()),
+    })?;
+    let pgid = running.pgid();
+    ctx.set_running_group(Some((pgid as i64, crate::proc::start_time(pgid as i64).unwrap_or(0))));
 
     let capture = Arc::new(Mutex::new(Capture::new(ctx.output_cap)));
     let (done_tx, done_rx) = mpsc::channel::<()>();
     let mut readers = 0;
-    let pipes: [Option<Box<dyn Read + Send>>; 2] = [
-        child
-            .stdout
-            .take()
-            .map(|p| Box::new(p) as Box<dyn Read + Send>),
-        child
-            .stderr
-            .take()
-            .map(|p| Box::new(p) as Box<dyn Read + Send>),
-    ];
-    for mut pipe in pipes.into_iter().flatten() {
+    for mut pipe in [running.stdout.take(), running.stderr.take()]
+        .into_iter()
+        .flatten()
+    {
         let capture = Arc::clone(&capture);
         let done = done_tx.clone();
         readers += 1;
@@ -157,37 +151,29 @@ fn run_with_base_env(
     }
     drop(done_tx);
 
-    let started = Instant::now();
-    let deadline = started + timeout;
+    let deadline = Instant::now() + timeout;
     let status: Option<ExitStatus> = loop {
-        match child.try_wait() {
-            Ok(Some(status)) => break Some(status),
-            Ok(None) => {
-                let now = Instant::now();
-                if ctx.cancel.load(std::sync::atomic::Ordering::SeqCst) {
-                    kill_group(pgid);
-                    let _ = child.wait();
-                    return Err(format!(
-                        "`{command}` was interrupted and its process group killed"
-                    ));
-                }
-                if now >= deadline {
-                    kill_group(pgid);
-                    let _ = child.wait();
-                    break None;
-                }
-                thread::sleep((deadline - now).min(Duration::from_millis(10)));
-            }
-            Err(e) => {
-                kill_group(pgid);
-                let _ = child.wait();
-                return Err(format!("waiting for `{command}` failed: {e}"));
-            }
+        if ctx.cancel.load(std::sync::atomic::Ordering::SeqCst) {
+            running.finish();
+            ctx.set_running_group(None);
+            return Err(format!(
+                "`{command}` was interrupted and its processes killed"
+            ));
+        }
+        let now = Instant::now();
+        if now >= deadline {
+            running.stop();
+            break None;
+        }
+        if let Some(s) = running.wait_timeout((deadline - now).min(Duration::from_millis(10))) {
+            break Some(s);
         }
     };
+    let notes = running.finish();
+    ctx.set_running_group(None);
 
-    // Collect the readers' ends. After a timeout the whole group is dead and the pipes close;
-    // after a normal exit only a background job can keep them open, and it is not waited for.
+    // Collect the readers' ends. Every process of the command is gone by now, so the pipes
+    // close; the grace only guards against a process that escaped an unconfined command.
     let drain_until = Instant::now() + DRAIN_GRACE;
     let mut finished = 0;
     while finished < readers {
@@ -208,13 +194,16 @@ fn run_with_base_env(
     }
     if lingering {
         text.push_str(
-            "(background processes still hold the output open; what they print after the shell exited is not shown)\n",
+            "(a process that escaped the command still holds the output open; what it prints is not shown)\n",
         );
+    }
+    for n in &notes {
+        text.push_str(&format!("(sandbox: {n})\n"));
     }
     let (status_line, is_error) = match status {
         None => (
             format!(
-                "timed out after {}; the command and its process group were killed",
+                "timed out after {}; the command and every process it started were killed",
                 secs(timeout)
             ),
             true,
@@ -227,6 +216,16 @@ fn run_with_base_env(
     };
     text.push_str(&status_line);
     Ok(ToolOutput { text, is_error })
+}
+
+/// The tool error when the sandbox cannot be enforced: what, and how the user (not the
+/// model) can choose to run commands without it.
+fn refusal(e: &JailError) -> String {
+    format!(
+        "bash was not run: {e}. Commands never fall back to running unconfined. To run them \
+         without a sandbox, the user can set `mode = \"off\"` under `[sandbox]` in the user \
+         config ($XDG_CONFIG_HOME/ag/config.toml) or start ag-prompt with `--sandbox off`."
+    )
 }
 
 /// bash when the system has it (models write bash), else the POSIX shell every Unix has.
@@ -248,28 +247,6 @@ fn secs(d: Duration) -> String {
         format!("{} s", d.as_secs())
     } else {
         format!("{:.1} s", d.as_secs_f64())
-    }
-}
-
-/// SIGKILL the process group `pgid`.
-fn kill_group(pgid: u32) {
-    extern "C" {
-        // kill(2), from the C library std already links. Declared here rather than taking a
-        // dependency for one call; `pid_t` is a 32-bit int on every supported Unix.
-        fn kill(pid: i32, sig: i32) -> i32;
-    }
-    const SIGKILL: i32 = 9;
-    let Ok(pid) = i32::try_from(pgid) else {
-        return;
-    };
-    // Never -1 ("every process we may signal") or 0 (our own group).
-    if pid <= 1 {
-        return;
-    }
-    // SAFETY: kill(2) takes two integers and touches no memory of ours; a negative pid names
-    // the process group the child leads, created by `process_group(0)` above.
-    unsafe {
-        kill(-pid, SIGKILL);
     }
 }
 
@@ -330,6 +307,7 @@ impl Capture {
 mod tests {
     use super::super::run;
     use super::*;
+    use crate::sandbox::Mode;
     use serde_json::json;
 
     fn ctx() -> (tempfile::TempDir, ToolCtx) {
@@ -377,37 +355,62 @@ mod tests {
         assert!(out.text.contains("timed out after 1 s"), "{}", out.text);
     }
 
-    #[cfg(target_os = "linux")]
-    #[test]
-    fn timeout_leaves_no_background_child_alive() {
-        let (_d, ctx) = ctx();
-        let out = run(
-            "bash",
-            &json!({"command": "sleep 30 & echo $! > pid; wait", "timeout_s": 1}),
-            &ctx,
-        );
-        assert!(out.text.contains("timed out"), "{}", out.text);
-        let pid = std::fs::read_to_string(ctx.cwd.join("pid")).unwrap();
-        let stat_path = format!("/proc/{}/stat", pid.trim());
-        // SIGKILL is asynchronous; give the kernel a moment to finish the job.
-        let mut alive = true;
-        for _ in 0..100 {
-            // Gone, or a zombie waiting for whoever adopted it: either way not running.
-            alive = match std::fs::read_to_string(&stat_path) {
-                Err(_) => false,
-                Ok(stat) => !stat
-                    .rsplit(')')
-                    .next()
-                    .unwrap_or("")
-                    .trim_start()
-                    .starts_with('Z'),
+    /// Pids of running (not zombie) processes whose command line holds `marker`.
+    fn running_with(marker: &str) -> Vec<String> {
+        let mut out = Vec::new();
+        for e in std::fs::read_dir("/proc").unwrap().flatten() {
+            let pid = e.file_name().to_string_lossy().into_owned();
+            let Ok(cmd) = std::fs::read(format!("/proc/{pid}/cmdline")) else {
+                continue;
             };
-            if !alive {
-                break;
+            let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+            let zombie = stat.rsplit(')').next().unwrap_or("").trim_start().starts_with('Z');
+            if !zombie && String::from_utf8_lossy(&cmd).contains(marker) {
+                out.push(pid);
+            }
+        }
+        out
+    }
+
+    /// Wait (with a deadline) until no process holds `marker`; the ones left.
+    fn gone(marker: &str) -> Vec<String> {
+        let deadline = Instant::now() + Duration::from_secs(3);
+        loop {
+            let left = running_with(marker);
+            if left.is_empty() || Instant::now() > deadline {
+                return left;
             }
             thread::sleep(Duration::from_millis(20));
         }
-        assert!(!alive, "sleep {} survived the timeout", pid.trim());
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn no_process_outlives_the_command_in_any_mode() {
+        for mode in [Mode::WorkspaceWrite, Mode::Off] {
+            let (_d, mut ctx) = ctx();
+            ctx.sandbox.mode = mode;
+            // A background child, one that double-forked into its own session, and a timeout.
+            let out = run(
+                "bash",
+                &json!({"command": "sleep 30.1111 & setsid sh -c 'sleep 30.2222 & :' ; wait", "timeout_s": 1}),
+                &ctx,
+            );
+            assert!(out.text.contains("timed out"), "{mode}: {}", out.text);
+            assert_eq!(gone("30.1111"), Vec::<String>::new(), "{mode}");
+            assert_eq!(gone("30.2222"), Vec::<String>::new(), "{mode}");
+            // Without a timeout: the shell ends at once, its background jobs with it.
+            let started = Instant::now();
+            let out = run(
+                "bash",
+                &json!({"command": "sleep 30.3333 & setsid sleep 30.4444 & echo started"}),
+                &ctx,
+            );
+            assert!(started.elapsed() < Duration::from_secs(2), "{mode}: {}", out.text);
+            assert_eq!(out.text, "started\nexit 0", "{mode}");
+            assert_eq!(gone("30.3333"), Vec::<String>::new(), "{mode}");
+            assert_eq!(gone("30.4444"), Vec::<String>::new(), "{mode}");
+        }
     }
 
     #[test]

@@ -5,8 +5,8 @@
 //!
 //! File tools resolve every model-supplied path through [`confine`], so they stay inside the
 //! session's cwd after `..` and symlinks are resolved. `bash` cannot be confined that way: it
-//! runs in the cwd with a timeout, an output cap and an environment without provider keys
-//! ([`scrubbed_env`]).
+//! runs in the session's sandbox ([`crate::sandbox`]), with a timeout, an output cap and an
+//! environment without provider keys ([`scrubbed_env`]).
 //!
 //! Every failure — bad arguments, a missing file, a path outside the cwd, an invalid regex —
 //! comes back as an `is_error` [`ToolOutput`] whose text the model can act on. `run` never
@@ -66,6 +66,11 @@ pub struct ToolCtx {
     pub output_cap: usize,
     /// Set when the turn is interrupted: a running command is killed with its process group.
     pub cancel: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    /// The sandbox `bash` runs in.
+    pub sandbox: crate::sandbox::Settings,
+    /// The process group of the running `bash` command and its leader's start time, while
+    /// one runs: the caller records it, so a later run can kill what a killed one left.
+    pub running_group: std::sync::Arc<std::sync::Mutex<Option<(i64, i64)>>>,
 }
 
 impl ToolCtx {
@@ -76,7 +81,16 @@ impl ToolCtx {
             bash_timeout: DEFAULT_BASH_TIMEOUT,
             output_cap: DEFAULT_OUTPUT_CAP,
             cancel: Default::default(),
+            sandbox: crate::sandbox::Settings::default(),
+            running_group: Default::default(),
         }
+    }
+
+    fn set_running_group(&self, group: Option<(i64, i64)>) {
+        *self
+            .running_group
+            .lock()
+            .unwrap_or_else(|e| e.into_inner()) = group;
     }
 }
 

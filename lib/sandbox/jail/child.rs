@@ -1,0 +1,331 @@
+//! The code that runs in the jail's own processes: the init (the first process, pid 1 of its
+//! PID namespace when sandboxed) and the shell it forks.
+//!
+//! Both run right after a `clone` of a multi-threaded process, so until `execve` they may
+//! only make system calls on data prepared beforehand: no allocation, no locks, no panics.
+//! Every function here is a thin sequence of `libc` calls on the [`ChildPlan`]'s buffers.
+
+use std::ffi::{c_char, c_void, CString};
+
+/// How the init reports to the parent on the status pipe: one tag byte, then the payload.
+pub(super) const READY: u8 = b'R';
+/// `E`, the errno (4 bytes, native endian), then what failed (text).
+pub(super) const SETUP_FAILED: u8 = b'E';
+/// `X`, then the shell's wait status (4 bytes, native endian).
+pub(super) const EXITED: u8 = b'X';
+
+/// A mount the init makes before the command starts.
+pub(super) enum MountOp {
+    /// Bind a directory onto itself, so it cannot be renamed or removed.
+    Pin(CString),
+    /// Bind a path onto itself read-only, keeping the locked flags (`nosuid`, …) it had.
+    ReadOnly(CString, libc::c_ulong),
+    /// Bind `from` over `to` (the private `/dev/shm`).
+    Over(CString, CString),
+}
+
+/// Everything the child processes need, built before the clone.
+pub(super) struct ChildPlan {
+    pub sandboxed: bool,
+    pub network: bool,
+    pub mounts: Vec<MountOp>,
+    /// The Landlock ruleset to enforce (-1: none).
+    pub ruleset: i32,
+    pub shell: CString,
+    pub argv: Vec<*const c_char>,
+    pub envp: Vec<*const c_char>,
+    pub cwd: CString,
+    /// The init's ends of the pipes, and /dev/null.
+    pub null: i32,
+    pub out_w: i32,
+    pub err_w: i32,
+    pub sync_r: i32,
+    pub status_w: i32,
+    /// The parent's ends, which the clone copied: closed at once, or the sync pipe would
+    /// never report the parent gone.
+    pub parent_ends: [i32; 4],
+}
+
+/// A new process from a raw `clone`: glibc's `fork` would take malloc's locks, which another
+/// thread of the parent may have held when it was copied.
+///
+/// # Safety
+/// The child may only use async-signal-safe calls until it execs or exits.
+pub(super) unsafe fn clone_process(flags: libc::c_int) -> libc::pid_t {
+    libc::syscall(
+        libc::SYS_clone,
+        (flags | libc::SIGCHLD) as libc::c_ulong,
+        0usize,
+        0usize,
+        0usize,
+        0usize,
+    ) as libc::pid_t
+}
+
+fn errno() -> i32 {
+    std::io::Error::last_os_error().raw_os_error().unwrap_or(0)
+}
+
+unsafe fn write_all(fd: i32, mut data: &[u8]) {
+    while !data.is_empty() {
+        let n = libc::write(fd, data.as_ptr() as *const c_void, data.len());
+        if n <= 0 {
+            if n < 0 && errno() == libc::EINTR {
+                continue;
+            }
+            return;
+        }
+        data = &data[n as usize..];
+    }
+}
+
+/// Report a setup failure and end the init.
+unsafe fn fail(p: &ChildPlan, what: &[u8]) -> ! {
+    let e = errno().to_ne_bytes();
+    write_all(
+        p.status_w,
+        &[SETUP_FAILED, e[0], e[1], e[2], e[3]],
+    );
+    write_all(p.status_w, what);
+    libc::_exit(125)
+}
+
+/// The init: set up the namespace, start the shell, reap, report, and take everything with it
+/// when the shell ends or the parent lets go of the sync pipe.
+///
+/// # Safety
+/// Called only in a freshly cloned child; never returns.
+pub(super) unsafe fn init_main(p: &ChildPlan) -> ! {
+    for fd in p.parent_ends {
+        libc::close(fd);
+    }
+    if p.sandboxed {
+        // The namespace dies with its init, and the init with the parent.
+        libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong, 0, 0, 0);
+    }
+    libc::setpgid(0, 0);
+    // Wait until the parent has written the user namespace's id maps.
+    let mut go = 0u8;
+    if libc::read(p.sync_r, &mut go as *mut u8 as *mut c_void, 1) != 1 {
+        libc::_exit(125);
+    }
+    if p.sandboxed {
+        setup_mounts(p);
+        if !p.network {
+            loopback_up();
+        }
+    } else {
+        // Orphans of the command come to us, so we can end them with it.
+        libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
+    }
+    if p.ruleset >= 0 {
+        if libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 {
+            fail(p, b"setting no_new_privs");
+        }
+        if libc::syscall(libc::SYS_landlock_restrict_self, p.ruleset, 0) != 0 {
+            fail(p, b"enforcing the Landlock ruleset");
+        }
+    }
+    let shell = clone_process(0);
+    if shell == 0 {
+        shell_main(p);
+    }
+    if shell < 0 {
+        fail(p, b"starting the shell");
+    }
+    // The output pipes now belong to the shell and what it starts.
+    libc::close(p.out_w);
+    libc::close(p.err_w);
+    libc::close(p.null);
+    write_all(p.status_w, &[READY]);
+    let status = wait_for(shell, p.sync_r);
+    if !p.sandboxed {
+        kill_descendants();
+    }
+    // Stopped by the parent: the shell is (or is about to be) killed by SIGKILL.
+    let s = status.unwrap_or(libc::SIGKILL).to_ne_bytes();
+    write_all(p.status_w, &[EXITED, s[0], s[1], s[2], s[3]]);
+    // When the init of a PID namespace exits, the kernel kills everything left in it.
+    libc::_exit(0)
+}
+
+unsafe fn setup_mounts(p: &ChildPlan) {
+    let none: *const c_char = std::ptr::null();
+    let root = c"/";
+    if libc::mount(
+        none,
+        root.as_ptr(),
+        none,
+        libc::MS_REC | libc::MS_PRIVATE,
+        std::ptr::null(),
+    ) != 0
+    {
+        fail(p, b"making the mount namespace private");
+    }
+    for op in &p.mounts {
+        match op {
+            MountOp::Pin(path) => {
+                if bind(path, path) != 0 {
+                    fail(p, path.as_bytes());
+                }
+            }
+            MountOp::ReadOnly(path, locked) => {
+                let flags = libc::MS_REMOUNT | libc::MS_BIND | libc::MS_RDONLY | locked;
+                if bind(path, path) != 0
+                    || libc::mount(none, path.as_ptr(), none, flags, std::ptr::null()) != 0
+                {
+                    fail(p, path.as_bytes());
+                }
+            }
+            MountOp::Over(from, to) => {
+                if bind(from, to) != 0 {
+                    fail(p, to.as_bytes());
+                }
+            }
+        }
+    }
+    // A /proc of this PID namespace: the command sees only its own processes. Some container
+    // runtimes forbid it; the namespace still hides the rest from signals, so go on.
+    let proc_ = c"/proc";
+    libc::mount(
+        c"proc".as_ptr(),
+        proc_.as_ptr(),
+        c"proc".as_ptr(),
+        libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC,
+        std::ptr::null(),
+    );
+}
+
+unsafe fn bind(from: &CString, to: &CString) -> i32 {
+    libc::mount(
+        from.as_ptr(),
+        to.as_ptr(),
+        std::ptr::null(),
+        libc::MS_BIND | libc::MS_REC,
+        std::ptr::null(),
+    )
+}
+
+/// Bring up `lo` in the new network namespace, so a command can talk to a server it started
+/// itself. Best effort: without it loopback fails like any other network.
+unsafe fn loopback_up() {
+    let sock = libc::socket(libc::AF_INET, libc::SOCK_DGRAM | libc::SOCK_CLOEXEC, 0);
+    if sock < 0 {
+        return;
+    }
+    let mut req: libc::ifreq = std::mem::zeroed();
+    for (i, b) in b"lo".iter().enumerate() {
+        req.ifr_name[i] = *b as c_char;
+    }
+    if libc::ioctl(sock, libc::SIOCGIFFLAGS, &mut req) == 0 {
+        req.ifr_ifru.ifru_flags |= libc::IFF_UP as libc::c_short;
+        libc::ioctl(sock, libc::SIOCSIFFLAGS, &mut req);
+    }
+    libc::close(sock);
+}
+
+/// Wait until the shell ends (its wait status) or the parent closes the sync pipe (`None`),
+/// reaping every orphan that comes to us meanwhile.
+unsafe fn wait_for(shell: libc::pid_t, sync_r: i32) -> Option<i32> {
+    let pidfd = libc::syscall(libc::SYS_pidfd_open, shell, 0) as i32;
+    loop {
+        loop {
+            let mut st = 0;
+            let r = libc::waitpid(-1, &mut st, libc::WNOHANG);
+            if r == shell {
+                return Some(st);
+            }
+            if r <= 0 {
+                break;
+            }
+        }
+        let mut fds = [
+            libc::pollfd {
+                fd: sync_r,
+                events: libc::POLLIN,
+                revents: 0,
+            },
+            libc::pollfd {
+                fd: pidfd,
+                events: libc::POLLIN,
+                revents: 0,
+            },
+        ];
+        // Without pidfds (before Linux 5.3), look again every few milliseconds.
+        let (n, timeout) = if pidfd >= 0 { (2, 1000) } else { (1, 5) };
+        if libc::poll(fds.as_mut_ptr(), n, timeout) > 0 && fds[0].revents != 0 {
+            return None;
+        }
+    }
+}
+
+/// Without a PID namespace: kill every process left under us (we are their subreaper, so
+/// each orphan becomes our child), until none is left.
+unsafe fn kill_descendants() {
+    let path = c"/proc/thread-self/children";
+    let mut buf = [0u8; 4096];
+    loop {
+        let mut killed = 0;
+        let fd = libc::open(path.as_ptr(), libc::O_RDONLY | libc::O_CLOEXEC);
+        if fd < 0 {
+            // No way to list them: reap what has already ended and leave.
+            while libc::waitpid(-1, std::ptr::null_mut(), libc::WNOHANG) > 0 {}
+            return;
+        }
+        loop {
+            let n = libc::read(fd, buf.as_mut_ptr() as *mut c_void, buf.len());
+            if n <= 0 {
+                break;
+            }
+            let mut pid: i32 = 0;
+            for &b in &buf[..n as usize] {
+                if b.is_ascii_digit() {
+                    pid = pid.saturating_mul(10).saturating_add((b - b'0') as i32);
+                } else {
+                    if pid > 1 {
+                        libc::kill(pid, libc::SIGKILL);
+                        killed += 1;
+                    }
+                    pid = 0;
+                }
+            }
+            if pid > 1 {
+                libc::kill(pid, libc::SIGKILL);
+                killed += 1;
+            }
+        }
+        libc::close(fd);
+        let flags = if killed > 0 { 0 } else { libc::WNOHANG };
+        let r = libc::waitpid(-1, std::ptr::null_mut(), flags);
+        if r < 0 {
+            return; // ECHILD: nothing is left.
+        }
+        if r == 0 {
+            libc::sched_yield();
+        }
+    }
+}
+
+/// The shell: standard streams, default signals, the workspace, no inherited descriptors,
+/// then `execve`.
+unsafe fn shell_main(p: &ChildPlan) -> ! {
+    libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong, 0, 0, 0);
+    libc::dup2(p.null, 0);
+    libc::dup2(p.out_w, 1);
+    libc::dup2(p.err_w, 2);
+    // The parent ignores SIGPIPE (Rust does); an ignored signal stays ignored across exec, and
+    // `yes | head` would then print errors instead of ending quietly.
+    libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    let mut set: libc::sigset_t = std::mem::zeroed();
+    libc::sigemptyset(&mut set);
+    libc::sigprocmask(libc::SIG_SETMASK, &set, std::ptr::null_mut());
+    if libc::chdir(p.cwd.as_ptr()) != 0 {
+        write_all(2, b"ag: cannot enter the session's directory\n");
+        libc::_exit(126);
+    }
+    // Nothing but the three streams reaches the command, whatever the parent left open.
+    libc::syscall(libc::SYS_close_range, 3u32, u32::MAX, 0u32);
+    libc::execve(p.shell.as_ptr(), p.argv.as_ptr(), p.envp.as_ptr());
+    write_all(2, b"ag: cannot start the shell\n");
+    libc::_exit(127)
+}

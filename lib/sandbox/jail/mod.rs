@@ -1,0 +1,427 @@
+//! The jail: start `SHELL -c COMMAND` under a session's sandbox settings and own the lifetime
+//! of everything it starts.
+//!
+//! Process tree: this process → an init → the shell → whatever the command starts. The init
+//! leads the process group the store records, and:
+//!
+//! - sandboxed (`workspace-write`, `read-only`): it is pid 1 of new user, mount, PID and IPC
+//!   namespaces, plus a network namespace unless the network is allowed (a fresh one holds
+//!   only `lo`, so nothing outside the command answers). It bind-mounts the protected paths
+//!   read-only ([`super::protect`]), mounts a /proc of its own, enforces the Landlock
+//!   ruleset built here (reads anywhere, writes only where the mode allows), and starts the
+//!   shell. When the init exits, the kernel kills every process left in its namespace: a
+//!   command cannot leave anything running, whether it forked, double-forked or `setsid`.
+//! - `off`: no namespaces; the init is a child subreaper, so orphans of the command come to
+//!   it, and it kills them all when the shell ends.
+//!
+//! The init ends the command when the shell exits, or when this process closes the sync pipe
+//! (timeout, interrupt) or dies (`kill -9`): the pipe closes with it. A sandboxed init also
+//! has `PR_SET_PDEATHSIG`.
+
+mod child;
+
+use std::ffi::{CString, OsStr};
+use std::fs::File;
+use std::io::{self, Read, Write};
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::process::ExitStatusExt;
+use std::path::{Path, PathBuf};
+use std::process::ExitStatus;
+use std::time::{Duration, Instant};
+
+use super::protect::Protected;
+use super::{Mode, Settings};
+use child::{ChildPlan, MountOp};
+
+/// Set (to anything) only by tests: behave as on a kernel without Landlock.
+pub const SIMULATE_UNSUPPORTED_ENV: &str = "AG_TEST_SANDBOX_UNSUPPORTED";
+
+/// How long a stopped init gets to end the command before its group is killed outright.
+const STOP_GRACE: Duration = Duration::from_secs(2);
+
+/// Device files any command may write: `2>/dev/null` must work in every mode.
+const DEVICES: &[&str] = &[
+    "/dev/null",
+    "/dev/zero",
+    "/dev/full",
+    "/dev/random",
+    "/dev/urandom",
+    "/dev/tty",
+];
+
+#[derive(Debug, thiserror::Error)]
+pub enum JailError {
+    #[error("the sandbox ({mode}) cannot be enforced on this system: {why}")]
+    Unsupported { mode: Mode, why: String },
+    #[error("{0}")]
+    Io(String),
+}
+
+/// What to run.
+pub struct Job<'a> {
+    pub shell: &'a Path,
+    pub command: &'a str,
+    /// The workspace: the command's cwd, writable under `workspace-write`.
+    pub cwd: &'a Path,
+    /// The command's whole environment (`TMPDIR` is added).
+    pub env: Vec<(String, String)>,
+    pub settings: &'a Settings,
+}
+
+/// A started command.
+pub struct Running {
+    pid: libc::pid_t,
+    pub stdout: Option<File>,
+    pub stderr: Option<File>,
+    status: File,
+    sync: Option<File>,
+    tmp: PathBuf,
+    protected: Option<Protected>,
+    exit: Option<ExitStatus>,
+    reaped: bool,
+}
+
+fn cstring(s: impl AsRef<OsStr>) -> Result<CString, JailError> {
+    CString::new(s.as_ref().as_bytes())
+        .map_err(|_| JailError::Io("a path or argument holds a NUL byte".into()))
+}
+
+fn pipe() -> io::Result<(OwnedFd, OwnedFd)> {
+    let mut fds = [0; 2];
+    // SAFETY: pipe2 fills the two-element array it is given.
+    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: both descriptors are new and owned by nobody else.
+    Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
+}
+
+/// A private temporary directory (0700) for one call.
+fn private_tmp() -> Result<PathBuf, JailError> {
+    let base = std::env::temp_dir();
+    let dir = base.join(format!("ag-bash-{}", crate::ids::new_id()));
+    crate::paths::create_private_dir(&dir)
+        .map_err(|e| JailError::Io(format!("cannot create {}: {e}", dir.display())))?;
+    Ok(dir)
+}
+
+/// The Landlock ruleset: read and execute anywhere, write where `writable` says, and the
+/// harmless devices. Best effort on the newer rights, but Landlock itself is required.
+fn ruleset(mode: Mode, writable: &[PathBuf]) -> Result<OwnedFd, JailError> {
+    use landlock::{
+        path_beneath_rules, Access, AccessFs, Ruleset, RulesetAttr, RulesetCreatedAttr, Scope,
+        ABI,
+    };
+    let unsupported = |why: String| JailError::Unsupported { mode, why };
+    if std::env::var_os(SIMULATE_UNSUPPORTED_ENV).is_some() {
+        return Err(unsupported(format!(
+            "Landlock is not available in this kernel (simulated by {SIMULATE_UNSUPPORTED_ENV})"
+        )));
+    }
+    let newest = ABI::V10;
+    let created = Ruleset::default()
+        .handle_access(AccessFs::from_all(newest))
+        .and_then(|r| r.scope(Scope::from_all(newest)))
+        .and_then(|r| r.create())
+        .and_then(|r| r.add_rules(path_beneath_rules(["/"], AccessFs::from_read(newest))))
+        .and_then(|r| r.add_rules(path_beneath_rules(DEVICES, AccessFs::from_file(newest))))
+        .and_then(|r| r.add_rules(path_beneath_rules(writable, AccessFs::from_all(newest))))
+        .map_err(|e| unsupported(format!("building the Landlock ruleset failed: {e}")))?;
+    let fd: Option<OwnedFd> = created.into();
+    fd.ok_or_else(|| unsupported("Landlock is not available in this kernel".into()))
+}
+
+/// The mount flags a read-only remount of `p` must keep (a user namespace may not drop the
+/// locked `nosuid`, `nodev`, `noexec` and atime flags of the mount it came from).
+fn locked_flags(p: &CString) -> libc::c_ulong {
+    // SAFETY: statvfs writes into the zeroed struct it is given.
+    let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
+    if unsafe { libc::statvfs(p.as_ptr(), &mut st) } != 0 {
+        return 0;
+    }
+    let f = st.f_flag as libc::c_ulong;
+    [
+        (libc::ST_NOSUID, libc::MS_NOSUID),
+        (libc::ST_NODEV, libc::MS_NODEV),
+        (libc::ST_NOEXEC, libc::MS_NOEXEC),
+        (libc::ST_NOATIME, libc::MS_NOATIME),
+        (libc::ST_NODIRATIME, libc::MS_NODIRATIME),
+        (libc::ST_RELATIME, libc::MS_RELATIME),
+    ]
+    .into_iter()
+    .filter(|(st, _)| f & st != 0)
+    .fold(0, |acc, (_, ms)| acc | ms)
+}
+
+/// Write the user namespace's id maps for `pid`: the caller's own ids, or every id for root.
+fn write_id_maps(pid: libc::pid_t) -> io::Result<()> {
+    // SAFETY: these getters cannot fail.
+    let (uid, gid) = unsafe { (libc::geteuid(), libc::getegid()) };
+    let write = |file: &str, text: &str| -> io::Result<()> {
+        std::fs::OpenOptions::new()
+            .write(true)
+            .open(format!("/proc/{pid}/{file}"))?
+            .write_all(text.as_bytes())
+    };
+    if uid == 0 {
+        write("uid_map", "0 0 4294967295\n")?;
+        write("gid_map", "0 0 4294967295\n")
+    } else {
+        write("setgroups", "deny")?;
+        write("uid_map", &format!("{uid} {uid} 1\n"))?;
+        write("gid_map", &format!("{gid} {gid} 1\n"))
+    }
+}
+
+/// Start the job. Returns once the command runs, or with `Unsupported` when the sandbox
+/// cannot be set up — never by running it unconfined.
+pub fn spawn(job: &Job<'_>) -> Result<Running, JailError> {
+    let settings = job.settings;
+    let sandboxed = settings.mode != Mode::Off;
+    let tmp = private_tmp()?;
+    let result = spawn_in(job, sandboxed, &tmp);
+    if result.is_err() {
+        let _ = std::fs::remove_dir_all(&tmp);
+    }
+    result
+}
+
+fn spawn_in(job: &Job<'_>, sandboxed: bool, tmp: &Path) -> Result<Running, JailError> {
+    let settings = job.settings;
+    let mode = settings.mode;
+    let mut mounts = Vec::new();
+    let mut protected = None;
+    let mut ruleset_fd = None;
+    if sandboxed {
+        let mut writable = vec![tmp.to_path_buf()];
+        if mode == Mode::WorkspaceWrite {
+            writable.push(job.cwd.to_path_buf());
+            writable.extend(settings.writable.iter().cloned());
+            let p = Protected::plan(job.cwd);
+            for d in &p.pinned {
+                mounts.push(MountOp::Pin(cstring(d)?));
+            }
+            for r in &p.readonly {
+                let c = cstring(r)?;
+                let locked = locked_flags(&c);
+                mounts.push(MountOp::ReadOnly(c, locked));
+            }
+            protected = Some(p);
+        }
+        // A private /dev/shm (POSIX semaphores, Python's multiprocessing) inside the temp dir.
+        let shm = tmp.join("shm");
+        if Path::new("/dev/shm").is_dir() && crate::paths::create_private_dir(&shm).is_ok() {
+            writable.push(shm.clone());
+            mounts.push(MountOp::Over(cstring(&shm)?, cstring("/dev/shm")?));
+        }
+        ruleset_fd = Some(ruleset(mode, &writable)?);
+    }
+
+    let shell = cstring(job.shell)?;
+    let args = [cstring(job.shell)?, cstring("-c")?, cstring(job.command)?];
+    let tmp_s = tmp.to_string_lossy().into_owned();
+    let mut env: Vec<CString> = Vec::new();
+    for (k, v) in job.env.iter().filter(|(k, _)| k != "TMPDIR") {
+        env.push(cstring(format!("{k}={v}"))?);
+    }
+    env.push(cstring(format!("TMPDIR={tmp_s}"))?);
+    let mut argv: Vec<_> = args.iter().map(|a| a.as_ptr()).collect();
+    argv.push(std::ptr::null());
+    let mut envp: Vec<_> = env.iter().map(|a| a.as_ptr()).collect();
+    envp.push(std::ptr::null());
+
+    let io_err = |what: &str, e: io::Error| JailError::Io(format!("{what}: {e}"));
+    let (out_r, out_w) = pipe().map_err(|e| io_err("pipe", e))?;
+    let (err_r, err_w) = pipe().map_err(|e| io_err("pipe", e))?;
+    let (sync_r, sync_w) = pipe().map_err(|e| io_err("pipe", e))?;
+    let (status_r, status_w) = pipe().map_err(|e| io_err("pipe", e))?;
+    let null: OwnedFd = File::options()
+        .read(true)
+        .write(true)
+        .open("/dev/null")
+        .map_err(|e| io_err("/dev/null", e))?
+        .into();
+    let plan = ChildPlan {
+        sandboxed,
+        network: settings.network,
+        mounts,
+        ruleset: ruleset_fd.as_ref().map_or(-1, |f| f.as_raw_fd()),
+        shell,
+        argv,
+        envp,
+        cwd: cstring(job.cwd)?,
+        null: null.as_raw_fd(),
+        out_w: out_w.as_raw_fd(),
+        err_w: err_w.as_raw_fd(),
+        sync_r: sync_r.as_raw_fd(),
+        status_w: status_w.as_raw_fd(),
+        parent_ends: [
+            out_r.as_raw_fd(),
+            err_r.as_raw_fd(),
+            sync_w.as_raw_fd(),
+            status_r.as_raw_fd(),
+        ],
+    };
+    let mut flags = 0;
+    if sandboxed {
+        flags = libc::CLONE_NEWUSER | libc::CLONE_NEWNS | libc::CLONE_NEWPID | libc::CLONE_NEWIPC;
+        if !settings.network {
+            flags |= libc::CLONE_NEWNET;
+        }
+    }
+    // SAFETY: the child runs only `init_main`, which makes system calls on `plan` and never
+    // returns; the parent continues as usual.
+    let pid = unsafe { child::clone_process(flags) };
+    if pid == 0 {
+        unsafe { child::init_main(&plan) }
+    }
+    if pid < 0 {
+        let e = io::Error::last_os_error();
+        return Err(if sandboxed {
+            JailError::Unsupported {
+                mode,
+                why: format!("user namespaces are not available to this user ({e})"),
+            }
+        } else {
+            io_err("cannot start the shell", e)
+        });
+    }
+    // The child's ends are the child's now.
+    drop((out_w, err_w, sync_r, status_w, null, ruleset_fd));
+    // SAFETY: setpgid on our own child; the init does the same, whoever runs first.
+    unsafe { libc::setpgid(pid, pid) };
+    let mut running = Running {
+        pid,
+        stdout: Some(out_r.into()),
+        stderr: Some(err_r.into()),
+        status: status_r.into(),
+        sync: Some(sync_w.into()),
+        tmp: tmp.to_path_buf(),
+        protected,
+        exit: None,
+        reaped: false,
+    };
+    if sandboxed {
+        if let Err(e) = write_id_maps(pid) {
+            running.kill_now();
+            return Err(JailError::Unsupported {
+                mode,
+                why: format!("the user namespace's id maps cannot be written ({e})"),
+            });
+        }
+    }
+    running.start(mode)?;
+    Ok(running)
+}
+
+impl Running {
+    /// The init's pid, which is also the process group of the command.
+    pub fn pgid(&self) -> i32 {
+        self.pid
+    }
+
+    /// Let the init go on, and wait for it to report that the shell runs.
+    fn start(&mut self, mode: Mode) -> Result<(), JailError> {
+        let go = self.sync.as_mut().map(|s| s.write_all(b"g"));
+        let mut tag = [0u8; 1];
+        let read = self.status.read_exact(&mut tag);
+        if matches!(go, Some(Ok(()))) && read.is_ok() && tag[0] == child::READY {
+            return Ok(());
+        }
+        let mut rest = Vec::new();
+        let _ = self.status.read_to_end(&mut rest);
+        self.kill_now();
+        if read.is_ok() && tag[0] == child::SETUP_FAILED && rest.len() >= 4 {
+            let errno = i32::from_ne_bytes([rest[0], rest[1], rest[2], rest[3]]);
+            let what = String::from_utf8_lossy(&rest[4..]);
+            return Err(JailError::Unsupported {
+                mode,
+                why: format!(
+                    "setting up the sandbox failed at {what} ({})",
+                    io::Error::from_raw_os_error(errno)
+                ),
+            });
+        }
+        Err(JailError::Io("the command's init ended before it started".into()))
+    }
+
+    /// Wait up to `limit` for the command to end; its status when it did.
+    pub fn wait_timeout(&mut self, limit: Duration) -> Option<ExitStatus> {
+        if self.exit.is_some() {
+            return self.exit;
+        }
+        let ms = limit.as_millis().min(i32::MAX as u128) as i32;
+        let mut pfd = libc::pollfd {
+            fd: self.status.as_raw_fd(),
+            events: libc::POLLIN,
+            revents: 0,
+        };
+        // SAFETY: poll on one descriptor we own.
+        if unsafe { libc::poll(&mut pfd, 1, ms) } <= 0 {
+            return None;
+        }
+        self.collect();
+        self.exit
+    }
+
+    /// Read the init's last report and reap it.
+    fn collect(&mut self) {
+        let mut rest = Vec::new();
+        let _ = self.status.read_to_end(&mut rest);
+        let status = match rest.as_slice() {
+            [t, a, b, c, d, ..] if *t == child::EXITED => i32::from_ne_bytes([*a, *b, *c, *d]),
+            _ => libc::SIGKILL,
+        };
+        self.reap();
+        self.exit = Some(ExitStatus::from_raw(status));
+    }
+
+    fn reap(&mut self) {
+        if !self.reaped {
+            // SAFETY: waiting for our own child.
+            unsafe { libc::waitpid(self.pid, std::ptr::null_mut(), 0) };
+            self.reaped = true;
+        }
+    }
+
+    fn kill_now(&mut self) {
+        self.sync = None;
+        crate::proc::kill_group(self.pid, libc::SIGKILL);
+        self.reap();
+    }
+
+    /// End the command and everything it started: ask the init (by closing the sync pipe),
+    /// then kill its group if it has not finished in a moment.
+    pub fn stop(&mut self) {
+        if self.exit.is_some() {
+            return;
+        }
+        self.sync = None;
+        let deadline = Instant::now() + STOP_GRACE;
+        while self.exit.is_none() && Instant::now() < deadline {
+            self.wait_timeout(deadline.saturating_duration_since(Instant::now()));
+        }
+        if self.exit.is_none() {
+            self.kill_now();
+            self.exit = Some(ExitStatus::from_raw(libc::SIGKILL));
+        }
+    }
+
+    /// After the command: what happened to the protected paths; removes the temp dir.
+    pub fn finish(mut self) -> Vec<String> {
+        self.stop();
+        let notes = self.protected.take().map(|p| p.check()).unwrap_or_default();
+        let _ = std::fs::remove_dir_all(&self.tmp);
+        notes
+    }
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        if !self.reaped {
+            self.stop();
+            let _ = std::fs::remove_dir_all(&self.tmp);
+        }
+    }
+}

@@ -9,6 +9,8 @@ use std::time::Duration;
 
 use serde::Deserialize;
 
+use crate::sandbox::SandboxConfig;
+
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
     #[error("cannot read {}", path.display())]
@@ -40,6 +42,12 @@ pub struct Config {
     /// Per-model facts (`[models."PROVIDER/NAME"]`) for models the built-in table lacks.
     #[serde(default)]
     pub models: BTreeMap<String, ModelConfig>,
+    /// The user's `[sandbox]` (a project file's is kept apart, in `project_sandbox`).
+    #[serde(default)]
+    pub sandbox: SandboxConfig,
+    /// The project file's `[sandbox]`, which may only tighten the user's.
+    #[serde(skip)]
+    pub project_sandbox: Option<SandboxConfig>,
     /// The files this was read from, lowest precedence first.
     #[serde(skip)]
     pub sources: Vec<PathBuf>,
@@ -167,9 +175,11 @@ impl Config {
             merge(&mut merged, read_table(f)?);
             files.push(f.clone());
         }
+        let mut project_sandbox = None;
         if let Some(f) = &project {
             let mut table = read_table(f)?;
             warnings.extend(restrict_project(&mut table, &merged, f));
+            project_sandbox = project_sandbox_of(&mut table, f, &mut warnings)?;
             merge(&mut merged, table);
             files.push(f.clone());
         }
@@ -182,7 +192,18 @@ impl Config {
                 })?;
         config.sources = files;
         config.warnings = warnings;
+        config.project_sandbox = project_sandbox;
         Ok(config)
+    }
+
+    /// The say the configuration has in a session's sandbox (the user's and the project's
+    /// `[sandbox]`); the caller adds the definition, the flags and the stored settings.
+    pub fn sandbox_sources(&self) -> crate::sandbox::Sources<'_> {
+        crate::sandbox::Sources {
+            user: Some(&self.sandbox),
+            project: self.project_sandbox.as_ref(),
+            ..Default::default()
+        }
     }
 
     pub fn user_agents_allowed(&self) -> bool {
@@ -249,6 +270,36 @@ fn restrict_project(table: &mut toml::Table, user: &toml::Table, path: &Path) ->
         }
     }
     warnings
+}
+
+/// Take a project file's `[sandbox]` out of the merge: it may tighten the user's sandbox (a
+/// stricter mode, `network = false`) and nothing else, so it never replaces the user's keys.
+fn project_sandbox_of(
+    table: &mut toml::Table,
+    path: &Path,
+    warnings: &mut Vec<String>,
+) -> Result<Option<SandboxConfig>, ConfigError> {
+    let Some(v) = table.remove("sandbox") else {
+        return Ok(None);
+    };
+    let mut s: SandboxConfig = v.try_into().map_err(|e: toml::de::Error| ConfigError::Parse {
+        path: path.to_path_buf(),
+        message: format!("[sandbox]: {}", e.message()),
+    })?;
+    let at = path.display();
+    if !s.writable.is_empty() {
+        warnings.push(format!(
+            "{at}: sandbox.writable is ignored in a project file; set it in the user config"
+        ));
+        s.writable.clear();
+    }
+    if s.network == Some(true) {
+        warnings.push(format!(
+            "{at}: sandbox.network = true is ignored in a project file; a project can only turn the network off"
+        ));
+        s.network = None;
+    }
+    Ok(Some(s))
 }
 
 fn describe_toml_error(text: &str, e: &toml::de::Error) -> String {
@@ -351,6 +402,32 @@ mod tests {
         assert_eq!(c.context.compact_at, 0.5);
         assert_eq!(c.providers["router"].base_url, "https://good");
         assert_eq!(c.providers["local"].api_key_env, None);
+    }
+
+    #[test]
+    fn a_project_sandbox_only_tightens_and_stays_apart() {
+        let mut project: toml::Table = r#"
+            model = "echo"
+            [sandbox]
+            mode = "off"
+            network = true
+            writable = ["/"]
+        "#
+        .parse()
+        .unwrap();
+        let mut warnings = Vec::new();
+        let s = project_sandbox_of(&mut project, Path::new("p/.ag/config.toml"), &mut warnings)
+            .unwrap()
+            .unwrap();
+        assert_eq!(warnings.len(), 2, "{warnings:?}");
+        assert_eq!(s.mode, Some(crate::sandbox::Mode::Off), "resolve ignores a looser mode");
+        assert_eq!((s.network, s.writable.len()), (None, 0));
+        assert!(!project.contains_key("sandbox"), "never merged over the user's");
+        let mut bad: toml::Table = "[sandbox]
+mode = \"wide\"
+".parse().unwrap();
+        let e = project_sandbox_of(&mut bad, Path::new("p.toml"), &mut warnings).unwrap_err();
+        assert!(e.to_string().contains("[sandbox]"), "{e}");
     }
 
     #[test]

@@ -157,6 +157,10 @@ impl Agent<'_> {
     pub fn run_turn(&self, prompt: &str, on: &mut dyn FnMut(Event)) -> Result<Outcome, AgentError> {
         let started = Instant::now();
         let turn = crate::ids::new_id();
+        // A run that was killed (kill -9) may have left its tool's processes: end them first.
+        if let Some((pgid, start)) = self.store.take_tool_group(&self.session.id)? {
+            crate::proc::kill_leftover_group(pgid, start);
+        }
         self.append(
             vec![NewChunk::new(Role::User, ChunkData::text(prompt)).in_turn(&turn, 0)],
             on,
@@ -415,7 +419,7 @@ impl Agent<'_> {
             .filter_map(|n| {
                 self.peer_tool_spec(n)
                     .or_else(|| self.summon_tool_spec(n))
-                    .or_else(|| tools::spec(n))
+                    .or_else(|| tools::spec_in(n, &self.tool_ctx))
             })
             .collect()
     }
@@ -427,14 +431,31 @@ impl Agent<'_> {
         std::thread::spawn(move || {
             let _ = tx.send(tools::run(&name_owned, &args_owned, &ctx));
         });
+        // The store learns the command's process group while it runs, so a later run can end
+        // what this one leaves if it is killed.
+        let mut recorded = None;
+        let mut record = |group: Option<(i64, i64)>| {
+            if group != recorded {
+                let _ = self.store.set_tool_group(&self.session.id, group);
+                recorded = group;
+            }
+        };
         loop {
-            match rx.recv_timeout(Duration::from_millis(50)) {
+            let got = rx.recv_timeout(Duration::from_millis(50));
+            let group = match &got {
+                Ok(_) => None,
+                Err(_) => *self.tool_ctx.running_group.lock().unwrap_or_else(|e| e.into_inner()),
+            };
+            record(group);
+            match got {
                 Ok(out) => return Some(out),
                 Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
                     if self.interrupted() {
                         // The tool sees the same flag and kills what it started; give it a
                         // moment so nothing outlives the turn.
-                        let _ = rx.recv_timeout(Duration::from_secs(2));
+                        if rx.recv_timeout(Duration::from_secs(2)).is_ok() {
+                            record(None);
+                        }
                         return None;
                     }
                 }

@@ -96,7 +96,12 @@ pub fn finish(program: &str, result: CliResult<()>) -> ExitCode {
 }
 
 /// Parse flags; clap's own errors get the `PROG: ` prefix and exit 2 like every usage error.
+///
+/// Every command starts here, so this is also where the process becomes non-dumpable, before
+/// it reads a key or starts a tool or a child: a command run by `bash` (same user) then
+/// cannot read its memory or its `/proc/PID/environ`.
 pub fn parse<T: clap::Parser>(program: &str) -> T {
+    crate::proc::make_undumpable();
     match T::try_parse() {
         Ok(t) => t,
         Err(e) => {

@@ -100,6 +100,18 @@ pub struct RunArgs {
     /// runs PROMPT, when one is given. Needs -s or -c
     #[arg(long)]
     compact: bool,
+    /// The sandbox the bash tool runs in: workspace-write (the default: writes only in the
+    /// session's directory and a private TMPDIR, no network), read-only, or off. A session
+    /// keeps its mode; a follow-up can only tighten it [config: sandbox.mode]
+    #[arg(long, value_name = "MODE", value_parser = parse_sandbox_mode)]
+    sandbox: Option<crate::sandbox::Mode>,
+    /// Let sandboxed bash commands use the network [config: sandbox.network]
+    #[arg(long)]
+    net: bool,
+}
+
+fn parse_sandbox_mode(s: &str) -> Result<crate::sandbox::Mode, String> {
+    crate::sandbox::Mode::parse(s)
 }
 
 pub fn command() -> clap::Command {
@@ -408,6 +420,32 @@ fn prompt(ctx: &mut Ctx, args: RunArgs) -> CliResult<()> {
         (None, None) => def.as_ref().map_or_else(Policy::read_only, |d| d.policy()),
     };
 
+    // The sandbox: the stored settings bind a follow-up; the user chooses a new session's,
+    // which a project file or a definition may only tighten.
+    let stored_sandbox = existing
+        .as_ref()
+        .and_then(|s| crate::sandbox::Settings::from_policy(&s.policy));
+    let sandbox = crate::sandbox::resolve(&crate::sandbox::Sources {
+        definition: def.as_ref().and_then(|d| d.sandbox),
+        flag_mode: args.sandbox,
+        flag_net: args.net,
+        stored: stored_sandbox.as_ref(),
+        ..config.sandbox_sources()
+    });
+    let sandbox = match sandbox {
+        Ok((s, notes)) => {
+            for n in notes {
+                ctx.out.note(&format!("warning: {n}"));
+            }
+            s
+        }
+        Err(e) => {
+            release_on_error(&store, &existing);
+            return Err(CliError::usage(e.to_string())
+                .with_hint("start a new session to choose a looser sandbox"));
+        }
+    };
+
     let system_arg = match args
         .system
         .as_deref()
@@ -433,6 +471,7 @@ fn prompt(ctx: &mut Ctx, args: RunArgs) -> CliResult<()> {
             // The row is born with its policy: there is no moment when it has none.
             let mut initial = json!({});
             policy.store_in(&mut initial);
+            sandbox.store_in(&mut initial);
             let s = store.create_session(NewSession {
                 title,
                 cwd: Some(cwd_now.to_string_lossy().into_owned()),
@@ -452,6 +491,7 @@ fn prompt(ctx: &mut Ctx, args: RunArgs) -> CliResult<()> {
         json!({})
     };
     policy.store_in(&mut policy_json);
+    sandbox.store_in(&mut policy_json);
     if let Some(sys) = &system_arg {
         policy_json["system"] = sys.clone().into();
     }
@@ -541,6 +581,12 @@ pub(crate) fn run_turn_in(
                 .collect::<Vec<_>>()
         });
     let mut tool_ctx = ToolCtx::new(std::fs::canonicalize(&session_cwd).unwrap_or(session_cwd));
+    tool_ctx.sandbox = crate::sandbox::Settings::from_policy(policy_json).unwrap_or_default();
+    if policy.allows("bash") && tool_ctx.sandbox.mode == crate::sandbox::Mode::Off {
+        ctx.out.note(
+            "sandbox: off — bash commands run unconfined, with all your rights and the network",
+        );
+    }
     tool_ctx.bash_timeout = Duration::from_secs(config.agent.bash_timeout_s);
     tool_ctx.output_cap = config.agent.output_cap;
     tool_ctx.env = vec![
@@ -552,7 +598,12 @@ pub(crate) fn run_turn_in(
     ];
 
     let interrupt = Arc::new(AtomicBool::new(false));
-    for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+    // Ctrl-C, a kill and a closed terminal all end the turn and the tool's processes.
+    for sig in [
+        signal_hook::consts::SIGINT,
+        signal_hook::consts::SIGTERM,
+        signal_hook::consts::SIGHUP,
+    ] {
         let _ = signal_hook::flag::register(sig, interrupt.clone());
     }
     tool_ctx.cancel = interrupt.clone();
@@ -575,7 +626,7 @@ pub(crate) fn run_turn_in(
         },
         interrupt,
     };
-    let mut view = LiveView::new(ctx, &session.id);
+    let mut view = LiveView::new(ctx, &session.id, &agent.tool_ctx.sandbox);
     if compact {
         match agent.compact_now(&mut |ev| view.event(ev)) {
             Ok(crate::agent::Manual::Done(_)) => {}
@@ -645,13 +696,14 @@ struct LiveView<'a> {
 }
 
 impl<'a> LiveView<'a> {
-    fn new(ctx: &'a mut Ctx, session: &str) -> LiveView<'a> {
+    fn new(ctx: &'a mut Ctx, session: &str, sandbox: &crate::sandbox::Settings) -> LiveView<'a> {
         let json = ctx.global.json;
         let tty_err = std::io::stderr().is_terminal();
         if json {
-            let _ = ctx
-                .out
-                .line(&json!({"type": "session", "session": session}).to_string());
+            let _ = ctx.out.line(
+                &json!({"type": "session", "session": session, "sandbox": sandbox.to_json()})
+                    .to_string(),
+            );
         }
         LiveView {
             ctx,

@@ -125,3 +125,37 @@ fn release_in(conn: &rusqlite::Connection, session_id: &str, status: &str) -> Re
     )?;
     Ok(())
 }
+
+impl Store {
+    /// Record (or, with `None`, clear) the process group of the tool command a session is
+    /// running, with its leader's start time.
+    pub fn set_tool_group(&self, session_id: &str, group: Option<(i64, i64)>) -> Result<()> {
+        self.conn()
+            .execute(
+                "UPDATE sessions SET tool_pgid = ?2, tool_pgid_start = ?3 WHERE id = ?1",
+                params![session_id, group.map(|g| g.0), group.map(|g| g.1)],
+            )
+            .map_err(|e| self.classify(e))?;
+        Ok(())
+    }
+
+    /// The tool process group a session recorded and never cleared (its runner was killed),
+    /// cleared as it is read.
+    pub fn take_tool_group(&self, session_id: &str) -> Result<Option<(i64, i64)>> {
+        let group: (Option<i64>, Option<i64>) = self
+            .conn()
+            .query_row(
+                "SELECT tool_pgid, tool_pgid_start FROM sessions WHERE id = ?1",
+                [session_id],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .map_err(|e| self.classify(e))?;
+        match group {
+            (Some(pgid), start) => {
+                self.set_tool_group(session_id, None)?;
+                Ok(Some((pgid, start.unwrap_or(0))))
+            }
+            _ => Ok(None),
+        }
+    }
+}

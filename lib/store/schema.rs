@@ -108,6 +108,12 @@ const MIGRATIONS: &[&str] = &[
       WHERE type = 'system' AND json_extract(data_json, '$.kind') = 'compaction';
     ALTER TABLE queued_input ADD COLUMN kind TEXT NOT NULL DEFAULT 'text';
     "#,
+    // 5: the process group of the `bash` command a session is running (and its leader's start
+    // time), so the next run can kill what a killed `ag-prompt` left behind.
+    r#"
+    ALTER TABLE sessions ADD COLUMN tool_pgid INTEGER;
+    ALTER TABLE sessions ADD COLUMN tool_pgid_start INTEGER;
+    "#,
 ];
 
 pub const VERSION: i64 = MIGRATIONS.len() as i64;

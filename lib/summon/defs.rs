@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 
 use crate::policy::Policy;
+use crate::sandbox::Mode;
 
 /// One agent definition.
 #[derive(Debug, Clone, PartialEq)]
@@ -24,6 +25,8 @@ pub struct AgentDef {
     pub cwd: Option<String>,
     pub system_prompt: Option<String>,
     pub max_steps: Option<u32>,
+    /// The sandbox it asks for `bash`: it can only tighten the user's (or the spawner's).
+    pub sandbox: Option<Mode>,
     /// Where it came from: `built-in` or a file path.
     pub source: String,
 }
@@ -65,6 +68,7 @@ struct TomlDef {
     cwd: Option<String>,
     system_prompt: Option<String>,
     max_steps: Option<u32>,
+    sandbox: Option<Mode>,
 }
 
 impl Catalog {
@@ -248,6 +252,7 @@ fn parse_toml(file: &Path, text: &str, problems: &mut Vec<String>) -> ParseResul
         cwd: def.cwd,
         system_prompt: def.system_prompt,
         max_steps: def.max_steps,
+        sandbox: def.sandbox,
         source: file.display().to_string(),
     })
 }
@@ -383,6 +388,10 @@ fn parse_claude(file: &Path, text: &str, problems: &mut Vec<String>) -> ParseRes
     };
     // Claude's aliases (sonnet, opus, inherit) name no provider here: the spawner's model is
     // used then.
+    let sandbox = match fields.get("sandbox") {
+        Some((line, m)) => Some(Mode::parse(m).map_err(|e| (*line, e))?),
+        None => None,
+    };
     let models = match fields.get("model") {
         Some((_, m)) if m.contains('/') || m == "echo" || m.starts_with("script:") => {
             vec![anchor_model(m, file)]
@@ -402,6 +411,7 @@ fn parse_claude(file: &Path, text: &str, problems: &mut Vec<String>) -> ParseRes
         cwd: None,
         system_prompt: (!body.is_empty()).then_some(body),
         max_steps: None,
+        sandbox,
         source: file.display().to_string(),
     })
 }
@@ -418,6 +428,7 @@ fn builtins() -> Vec<AgentDef> {
             cwd: None,
             system_prompt: Some(prompt.into()),
             max_steps: None,
+            sandbox: None,
             source: "built-in".into(),
         };
     vec![

@@ -117,6 +117,19 @@ fn create_child(
     };
     let mut policy = json!({});
     tools.store_in(&mut policy);
+    // The sandbox: the spawner's binds the child (a child never loosens it); the definition
+    // and a project file may tighten it.
+    let stored = spawner
+        .session
+        .as_ref()
+        .and_then(|s| crate::sandbox::Settings::from_policy(&s.policy));
+    let (sandbox, _) = crate::sandbox::resolve(&crate::sandbox::Sources {
+        definition: def.sandbox,
+        stored: stored.as_ref(),
+        ..config.sandbox_sources()
+    })
+    .map_err(|e| SummonError::new(SummonErrorKind::Usage, e.to_string()))?;
+    sandbox.store_in(&mut policy);
     if let Some(sys) = &def.system_prompt {
         policy["system"] = sys.clone().into();
     }
@@ -298,18 +311,9 @@ pub fn answer(store: &Store, s: &Session) -> Result<(Option<String>, Option<Stri
     Ok((answer, error))
 }
 
-/// Send `sig` to the process group a child leads.
+/// Send `sig` to the process group a child leads (it was started with `process_group(0)`).
 pub fn signal_group(pid: i64, sig: i32) {
-    extern "C" {
-        fn kill(pid: i32, sig: i32) -> i32;
-    }
-    if pid > 1 {
-        // SAFETY: kill(2) takes two integers and touches no memory of ours; the negative pid
-        // names the process group the child leads (it was started with process_group(0)).
-        unsafe {
-            kill(-(pid as i32), sig);
-        }
-    }
+    proc::kill_group(pid, sig);
 }
 
 /// Stop a running child: SIGTERM to its group, SIGKILL after `grace`, then `cancelled`.

@@ -213,6 +213,17 @@ pub fn spec(name: &str) -> Option<ToolSpec> {
     })
 }
 
+/// The spec offered for `name` in a session: `bash`'s also says what its sandbox allows, so
+/// the model does not retry what cannot work.
+pub fn spec_in(name: &str, ctx: &ToolCtx) -> Option<ToolSpec> {
+    let mut s = spec(name)?;
+    if name == "bash" {
+        s.description.push(' ');
+        s.description.push_str(&ctx.sandbox.describe_for_model());
+    }
+    Some(s)
+}
+
 /// Specs for `names`, in the given order; names this module does not implement are skipped.
 pub fn specs(names: &[String]) -> Vec<ToolSpec> {
     names.iter().filter_map(|n| spec(n)).collect()

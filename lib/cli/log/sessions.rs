@@ -114,6 +114,9 @@ pub fn show(ctx: &mut Ctx, args: ShowArgs) -> CliResult<()> {
             json!({"last_input": c.last_input, "window": c.window, "share": c.share(),
                    "window_source": c.source, "compactions": c.compactions})
         });
+        if let Some(sb) = crate::sandbox::Settings::from_policy(&s.policy) {
+            v["sandbox"] = sb.to_json();
+        }
         ctx.out.line(&v.to_string())?;
         return Ok(());
     }
@@ -148,6 +151,12 @@ pub fn show(ctx: &mut Ctx, args: ShowArgs) -> CliResult<()> {
     if let Some(tools) = s.policy.get("tools").and_then(Value::as_array) {
         let names: Vec<&str> = tools.iter().filter_map(Value::as_str).collect();
         lines.push(format!("tools     {}", names.join(", ")));
+    }
+    if let Some(sb) = crate::sandbox::Settings::from_policy(&s.policy) {
+        lines.push(format!("sandbox   {}", sb.summary()));
+        for w in &sb.writable {
+            lines.push(format!("  writable {}", escape_controls(&w.to_string_lossy(), false)));
+        }
     }
     if lineage.len() > 1 {
         lines.push("lineage".into());

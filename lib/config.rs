@@ -282,10 +282,12 @@ fn project_sandbox_of(
     let Some(v) = table.remove("sandbox") else {
         return Ok(None);
     };
-    let mut s: SandboxConfig = v.try_into().map_err(|e: toml::de::Error| ConfigError::Parse {
-        path: path.to_path_buf(),
-        message: format!("[sandbox]: {}", e.message()),
-    })?;
+    let mut s: SandboxConfig = v
+        .try_into()
+        .map_err(|e: toml::de::Error| ConfigError::Parse {
+            path: path.to_path_buf(),
+            message: format!("[sandbox]: {}", e.message()),
+        })?;
     let at = path.display();
     if !s.writable.is_empty() {
         warnings.push(format!(
@@ -420,12 +422,21 @@ mod tests {
             .unwrap()
             .unwrap();
         assert_eq!(warnings.len(), 2, "{warnings:?}");
-        assert_eq!(s.mode, Some(crate::sandbox::Mode::Off), "resolve ignores a looser mode");
+        assert_eq!(
+            s.mode,
+            Some(crate::sandbox::Mode::Off),
+            "resolve ignores a looser mode"
+        );
         assert_eq!((s.network, s.writable.len()), (None, 0));
-        assert!(!project.contains_key("sandbox"), "never merged over the user's");
+        assert!(
+            !project.contains_key("sandbox"),
+            "never merged over the user's"
+        );
         let mut bad: toml::Table = "[sandbox]
 mode = \"wide\"
-".parse().unwrap();
+"
+        .parse()
+        .unwrap();
         let e = project_sandbox_of(&mut bad, Path::new("p.toml"), &mut warnings).unwrap_err();
         assert!(e.to_string().contains("[sandbox]"), "{e}");
     }

@@ -85,7 +85,10 @@ pub fn kill_leftover_group(pgid: i64, leader_start: i64) -> usize {
         };
         if let Some((group, start)) = group_and_start(pid) {
             // SAFETY: kill(2) takes two integers.
-            if group == pgid && start >= leader_start && unsafe { libc::kill(pid as i32, libc::SIGKILL) } == 0 {
+            if group == pgid
+                && start >= leader_start
+                && unsafe { libc::kill(pid as i32, libc::SIGKILL) } == 0
+            {
                 killed += 1;
             }
         }
@@ -119,7 +122,10 @@ mod tests {
         assert_eq!(kill_leftover_group(pid, start + 1), 0);
         assert_eq!(kill_leftover_group(pid, start), 1);
         let status = child.wait().unwrap();
-        assert_eq!(std::os::unix::process::ExitStatusExt::signal(&status), Some(9));
+        assert_eq!(
+            std::os::unix::process::ExitStatusExt::signal(&status),
+            Some(9)
+        );
     }
 
     #[test]

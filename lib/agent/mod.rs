@@ -444,7 +444,11 @@ impl Agent<'_> {
             let got = rx.recv_timeout(Duration::from_millis(50));
             let group = match &got {
                 Ok(_) => None,
-                Err(_) => *self.tool_ctx.running_group.lock().unwrap_or_else(|e| e.into_inner()),
+                Err(_) => *self
+                    .tool_ctx
+                    .running_group
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner()),
             };
             record(group);
             match got {

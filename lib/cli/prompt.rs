@@ -24,6 +24,8 @@ Examples:
   ag-prompt -m script:demo.toml --tools all 'go'   # offline: a scripted multi-step run
   ag-prompt -m anthropic/claude-sonnet-4-5 'Summarize README.md'
   ag-prompt -c 'and the tests?'                    # continue the most recent session
+  ag-prompt --tools read,edit,bash 'fix the tests'  # bash writes only here, no network
+  ag-prompt --tools bash --sandbox read-only --net 'check the links'  # reads, network
   git diff | ag-prompt -s last -                   # the prompt from stdin
   ag-prompt --json -m echo hi | jq -c 'select(.type==\"turn-done\")'
   ag-prompt -s last --compact                      # summarize the session now; it goes on from the summary

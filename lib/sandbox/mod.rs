@@ -166,9 +166,7 @@ impl Settings {
                         .collect();
                     s.push_str(&format!(" and {}", dirs.join(", ")));
                 }
-                s.push_str(
-                    "; .git/hooks, .git/config, .ag/ and .claude/ stay read-only.",
-                );
+                s.push_str("; .git/hooks, .git/config, .ag/ and .claude/ stay read-only.");
                 s
             }
         };
@@ -280,7 +278,11 @@ pub fn resolve(src: &Sources<'_>) -> Result<(Settings, Vec<String>), ResolveErro
 
 /// `~` and `~/x` with `$HOME`; an absolute path as it is; anything else is `None`.
 pub fn expand_home(p: &str) -> Option<PathBuf> {
-    let home = || std::env::var_os("HOME").filter(|h| !h.is_empty()).map(PathBuf::from);
+    let home = || {
+        std::env::var_os("HOME")
+            .filter(|h| !h.is_empty())
+            .map(PathBuf::from)
+    };
     if p == "~" {
         return home();
     }
@@ -372,7 +374,10 @@ mod tests {
             ..Default::default()
         })
         .unwrap();
-        assert_eq!(s, stored, "the user config does not reopen a stored session");
+        assert_eq!(
+            s, stored,
+            "the user config does not reopen a stored session"
+        );
         let e = resolve(&Sources {
             stored: Some(&stored),
             flag_mode: Some(Mode::Off),
@@ -423,7 +428,11 @@ mod tests {
             json!({"sandbox": {"mode": "off", "network": "yes"}}),
             json!({"sandbox": {"mode": "off", "writable": [1]}}),
         ] {
-            assert_eq!(Settings::from_policy(&bad), Some(Settings::strictest()), "{bad}");
+            assert_eq!(
+                Settings::from_policy(&bad),
+                Some(Settings::strictest()),
+                "{bad}"
+            );
         }
     }
 
@@ -431,7 +440,10 @@ mod tests {
     fn writable_dirs_expand_home_and_must_be_absolute() {
         let home = std::env::var("HOME").unwrap_or_default();
         if !home.is_empty() {
-            assert_eq!(expand_home("~/.cargo"), Some(Path::new(&home).join(".cargo")));
+            assert_eq!(
+                expand_home("~/.cargo"),
+                Some(Path::new(&home).join(".cargo"))
+            );
         }
         assert_eq!(expand_home("/opt/x"), Some(PathBuf::from("/opt/x")));
         assert_eq!(expand_home("rel/x"), None);

@@ -25,7 +25,9 @@ pub(super) struct Protected {
 }
 
 fn identity(p: &Path) -> Option<(u64, u64)> {
-    std::fs::symlink_metadata(p).ok().map(|m| (m.dev(), m.ino()))
+    std::fs::symlink_metadata(p)
+        .ok()
+        .map(|m| (m.dev(), m.ino()))
 }
 
 impl Protected {
@@ -163,7 +165,10 @@ mod tests {
         std::fs::write(ws.join(".git/hooks/pre-commit"), "#!/bin/sh").unwrap();
         let notes = p.check();
         assert_eq!(notes.len(), 2, "{notes:?}");
-        assert!(notes[0].contains("created") && notes[0].contains(".ag"), "{notes:?}");
+        assert!(
+            notes[0].contains("created") && notes[0].contains(".ag"),
+            "{notes:?}"
+        );
         assert!(!ws.join(".ag").exists());
         assert!(!ws.join(".git/hooks").exists());
         assert!(ws.join(".git").exists());

@@ -126,7 +126,10 @@ fn run_with_base_env(
         JailError::Io(why) => format!("cannot start {shell} in {}: {why}", ctx.cwd.display()),
     })?;
     let pgid = running.pgid();
-    ctx.set_running_group(Some((pgid as i64, crate::proc::start_time(pgid as i64).unwrap_or(0))));
+    ctx.set_running_group(Some((
+        pgid as i64,
+        crate::proc::start_time(pgid as i64).unwrap_or(0),
+    )));
 
     let capture = Arc::new(Mutex::new(Capture::new(ctx.output_cap)));
     let (done_tx, done_rx) = mpsc::channel::<()>();
@@ -364,7 +367,12 @@ mod tests {
                 continue;
             };
             let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-            let zombie = stat.rsplit(')').next().unwrap_or("").trim_start().starts_with('Z');
+            let zombie = stat
+                .rsplit(')')
+                .next()
+                .unwrap_or("")
+                .trim_start()
+                .starts_with('Z');
             if !zombie && String::from_utf8_lossy(&cmd).contains(marker) {
                 out.push(pid);
             }
@@ -406,7 +414,11 @@ mod tests {
                 &json!({"command": "sleep 30.3333 & setsid sleep 30.4444 & echo started"}),
                 &ctx,
             );
-            assert!(started.elapsed() < Duration::from_secs(2), "{mode}: {}", out.text);
+            assert!(
+                started.elapsed() < Duration::from_secs(2),
+                "{mode}: {}",
+                out.text
+            );
             assert_eq!(out.text, "started\nexit 0", "{mode}");
             assert_eq!(gone("30.3333"), Vec::<String>::new(), "{mode}");
             assert_eq!(gone("30.4444"), Vec::<String>::new(), "{mode}");

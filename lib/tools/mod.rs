@@ -87,10 +87,7 @@ impl ToolCtx {
     }
 
     fn set_running_group(&self, group: Option<(i64, i64)>) {
-        *self
-            .running_group
-            .lock()
-            .unwrap_or_else(|e| e.into_inner()) = group;
+        *self.running_group.lock().unwrap_or_else(|e| e.into_inner()) = group;
     }
 }
 

@@ -14,5 +14,6 @@ mod prompt;
 mod prompt_queue;
 mod provider;
 mod room;
+mod sandbox;
 mod summon;
 mod walkthrough;

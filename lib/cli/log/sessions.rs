@@ -155,7 +155,10 @@ pub fn show(ctx: &mut Ctx, args: ShowArgs) -> CliResult<()> {
     if let Some(sb) = crate::sandbox::Settings::from_policy(&s.policy) {
         lines.push(format!("sandbox   {}", sb.summary()));
         for w in &sb.writable {
-            lines.push(format!("  writable {}", escape_controls(&w.to_string_lossy(), false)));
+            lines.push(format!(
+                "  writable {}",
+                escape_controls(&w.to_string_lossy(), false)
+            ));
         }
     }
     if lineage.len() > 1 {

@@ -8,6 +8,9 @@
 use std::ffi::{c_char, c_void, CString};
 
 /// How the init reports to the parent on the status pipe: one tag byte, then the payload.
+/// `M`: the user namespace exists; write its id maps, then say go on the sync pipe.
+pub(super) const MAPS: u8 = b'M';
+/// `R`: the shell runs.
 pub(super) const READY: u8 = b'R';
 /// `E`, the errno (4 bytes, native endian), then what failed (text).
 pub(super) const SETUP_FAILED: u8 = b'E';
@@ -27,6 +30,9 @@ pub(super) enum MountOp {
 /// Everything the child processes need, built before the clone.
 pub(super) struct ChildPlan {
     pub sandboxed: bool,
+    /// The parent is not root: to write our id maps it needs our /proc files owned by its
+    /// user, which they are only while we are dumpable.
+    pub dumpable_for_maps: bool,
     pub network: bool,
     pub mounts: Vec<MountOp>,
     /// The Landlock ruleset to enforce (-1: none).
@@ -82,10 +88,7 @@ unsafe fn write_all(fd: i32, mut data: &[u8]) {
 /// Report a setup failure and end the init.
 unsafe fn fail(p: &ChildPlan, what: &[u8]) -> ! {
     let e = errno().to_ne_bytes();
-    write_all(
-        p.status_w,
-        &[SETUP_FAILED, e[0], e[1], e[2], e[3]],
-    );
+    write_all(p.status_w, &[SETUP_FAILED, e[0], e[1], e[2], e[3]]);
     write_all(p.status_w, what);
     libc::_exit(125)
 }
@@ -101,12 +104,30 @@ pub(super) unsafe fn init_main(p: &ChildPlan) -> ! {
     }
     if p.sandboxed {
         // The namespace dies with its init, and the init with the parent.
-        libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong, 0, 0, 0);
+        libc::prctl(
+            libc::PR_SET_PDEATHSIG,
+            libc::SIGKILL as libc::c_ulong,
+            0,
+            0,
+            0,
+        );
     }
     libc::setpgid(0, 0);
+    if p.dumpable_for_maps {
+        // Our memory is a copy of the parent's, keys and all. Blank the environment block
+        // (what /proc/PID/environ shows) before we are readable, and be readable only until
+        // the maps are written: no command of ours exists yet.
+        scrub_environment();
+        libc::prctl(libc::PR_SET_DUMPABLE, 1, 0, 0, 0);
+    }
+    write_all(p.status_w, &[MAPS]);
     // Wait until the parent has written the user namespace's id maps.
     let mut go = 0u8;
-    if libc::read(p.sync_r, &mut go as *mut u8 as *mut c_void, 1) != 1 {
+    let got = libc::read(p.sync_r, &mut go as *mut u8 as *mut c_void, 1);
+    if p.dumpable_for_maps {
+        libc::prctl(libc::PR_SET_DUMPABLE, 0, 0, 0, 0);
+    }
+    if got != 1 {
         libc::_exit(125);
     }
     if p.sandboxed {
@@ -147,6 +168,47 @@ pub(super) unsafe fn init_main(p: &ChildPlan) -> ! {
     write_all(p.status_w, &[EXITED, s[0], s[1], s[2], s[3]]);
     // When the init of a PID namespace exits, the kernel kills everything left in it.
     libc::_exit(0)
+}
+
+/// Zero this process's environment block (`env_start..env_end` from /proc/self/stat).
+unsafe fn scrub_environment() {
+    let mut buf = [0u8; 4096];
+    let fd = libc::open(
+        c"/proc/self/stat".as_ptr(),
+        libc::O_RDONLY | libc::O_CLOEXEC,
+    );
+    if fd < 0 {
+        return;
+    }
+    let n = libc::read(fd, buf.as_mut_ptr() as *mut c_void, buf.len());
+    libc::close(fd);
+    if n <= 0 {
+        return;
+    }
+    let stat = &buf[..n as usize];
+    let Some(close) = stat.iter().rposition(|&b| b == b')') else {
+        return;
+    };
+    // After the name, fields count from 3 (state); env_start and env_end are fields 50, 51.
+    let (mut start, mut end) = (0usize, 0usize);
+    for (i, field) in stat[close + 1..]
+        .split(|b| b.is_ascii_whitespace())
+        .filter(|f| !f.is_empty())
+        .enumerate()
+    {
+        let value = field.iter().try_fold(0usize, |acc, &b| {
+            b.is_ascii_digit()
+                .then(|| acc.wrapping_mul(10).wrapping_add((b - b'0') as usize))
+        });
+        match (i, value) {
+            (47, Some(v)) => start = v,
+            (48, Some(v)) => end = v,
+            _ => {}
+        }
+    }
+    if start > 0 && end > start && end - start < (1 << 24) {
+        std::ptr::write_bytes(start as *mut u8, 0, end - start);
+    }
 }
 
 unsafe fn setup_mounts(p: &ChildPlan) {
@@ -309,7 +371,13 @@ unsafe fn kill_descendants() {
 /// The shell: standard streams, default signals, the workspace, no inherited descriptors,
 /// then `execve`.
 unsafe fn shell_main(p: &ChildPlan) -> ! {
-    libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong, 0, 0, 0);
+    libc::prctl(
+        libc::PR_SET_PDEATHSIG,
+        libc::SIGKILL as libc::c_ulong,
+        0,
+        0,
+        0,
+    );
     libc::dup2(p.null, 0);
     libc::dup2(p.out_w, 1);
     libc::dup2(p.err_w, 2);

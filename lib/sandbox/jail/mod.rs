@@ -110,8 +110,7 @@ fn private_tmp() -> Result<PathBuf, JailError> {
 /// harmless devices. Best effort on the newer rights, but Landlock itself is required.
 fn ruleset(mode: Mode, writable: &[PathBuf]) -> Result<OwnedFd, JailError> {
     use landlock::{
-        path_beneath_rules, Access, AccessFs, Ruleset, RulesetAttr, RulesetCreatedAttr, Scope,
-        ABI,
+        path_beneath_rules, Access, AccessFs, Ruleset, RulesetAttr, RulesetCreatedAttr, Scope, ABI,
     };
     let unsupported = |why: String| JailError::Unsupported { mode, why };
     if std::env::var_os(SIMULATE_UNSUPPORTED_ENV).is_some() {
@@ -242,8 +241,11 @@ fn spawn_in(job: &Job<'_>, sandboxed: bool, tmp: &Path) -> Result<Running, JailE
         .open("/dev/null")
         .map_err(|e| io_err("/dev/null", e))?
         .into();
+    // SAFETY: geteuid cannot fail.
+    let root = unsafe { libc::geteuid() } == 0;
     let plan = ChildPlan {
         sandboxed,
+        dumpable_for_maps: sandboxed && !root,
         network: settings.network,
         mounts,
         ruleset: ruleset_fd.as_ref().map_or(-1, |f| f.as_raw_fd()),
@@ -302,6 +304,13 @@ fn spawn_in(job: &Job<'_>, sandboxed: bool, tmp: &Path) -> Result<Running, JailE
         exit: None,
         reaped: false,
     };
+    let mut tag = [0u8; 1];
+    if running.status.read_exact(&mut tag).is_err() || tag[0] != child::MAPS {
+        running.kill_now();
+        return Err(JailError::Io(
+            "the command's init ended before it started".into(),
+        ));
+    }
     if sandboxed {
         if let Err(e) = write_id_maps(pid) {
             running.kill_now();
@@ -343,7 +352,9 @@ impl Running {
                 ),
             });
         }
-        Err(JailError::Io("the command's init ended before it started".into()))
+        Err(JailError::Io(
+            "the command's init ended before it started".into(),
+        ))
     }
 
     /// Wait up to `limit` for the command to end; its status when it did.

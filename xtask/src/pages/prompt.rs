@@ -27,10 +27,21 @@ pub const PAGE: Page = Page {
                 Item("grep", "A regular-expression search, respecting .gitignore."),
                 Item("write", "Create or overwrite a file."),
                 Item("edit", "Replace an exact, unique string, or every match with `replace_all`."),
-                Item("bash", "A shell command in the session's directory, with a timeout and an output cap; provider keys are removed from its environment, and `AG_SESSION` and `AG_HOME` are set."),
+                Item("bash", "A shell command in the session's directory, in the session's sandbox (see SANDBOX), with a timeout and an output cap; provider keys are removed from its environment, and `AG_SESSION`, `AG_HOME` and a private `TMPDIR` are set. Every process the command starts ends with it."),
                 Item("peer_message, peer_inbox, peer_peek, peer_claim, peer_release", "Talk in the worktree's room, read held-back lines, look at another session, and claim or release files; see ag-room(1)."),
                 Item("summon, retrieve", "Start a subagent from an agent definition and collect its answer; see ag-summon(1)."),
                 Para("File tools stay inside the session's directory after resolving `..` and symbolic links."),
+            ],
+        },
+        Section {
+            title: "SANDBOX",
+            blocks: &[
+                Para("`bash` commands run in a sandbox. Its mode is stored with the session: follow-ups, forks, side questions and summoned agents keep it, and none of them can loosen it."),
+                Item("workspace-write", "The default. A command may read any file, and write only in the session's directory, its private `TMPDIR` (removed after the call) and the directories listed in `sandbox.writable`. Inside the session's directory, `.git/hooks`, `.git/config` (and the same under `.git/modules`), a `.git` file, `.ag/` and `.claude/` stay read-only, and one the command creates is removed when it ends; the rest of `.git` is writable, so `git add` and `git commit` work. No network: connecting to or listening for other hosts fails, while loopback inside the command works."),
+                Item("read-only", "Reads anywhere; writes only in the private `TMPDIR`; no network."),
+                Item("off", "No sandbox: the command has all your rights and the network. Only by your explicit choice; each run says so on stderr."),
+                Para("`--net` or `sandbox.network = true` lifts the network rule alone. `--sandbox` and the user configuration choose the mode of a new session; an agent definition's `sandbox` and a project file may only tighten it; on a follow-up `--sandbox` may tighten the stored mode, never loosen it."),
+                Para("It is enforced with Landlock (file access) and new user, mount, PID, IPC and network namespaces: the protected paths are read-only bind mounts, the command sees only its own processes, and when the command ends every process it started, including ones that called `setsid`, is killed. Where the kernel cannot enforce the mode, `bash` is refused with an error naming the mode and how to turn the sandbox off; it never runs unconfined by itself. In a sandbox, `ag-*` commands that write the store (`ag-room tell`, `ag-summon`) cannot run; the `peer_*` and `summon` tools can."),
             ],
         },
         Section {
@@ -65,8 +76,8 @@ pub const PAGE: Page = Page {
         Section {
             title: "FILES",
             blocks: &[
-                Item(".ag/config.toml", "Project configuration, found upward from the current directory; it wins key by key over the user file, but cannot set `[permissions]`, `agent.max_summon_depth` or a provider's `api_key_env`, nor redefine a provider of the user file (ignored with a warning)."),
-                Item("$XDG_CONFIG_HOME/ag/config.toml", "User configuration: `model`, `[providers.NAME]`, `[network]` (timeouts, `max_attempts`, backoff), `[agent]` (`max_steps`, `bash_timeout_s`, `output_cap`, `max_tokens`, `thinking_budget`, `max_summon_depth`), `[permissions]` (`user_agents`)."),
+                Item(".ag/config.toml", "Project configuration, found upward from the current directory; it wins key by key over the user file, but cannot set `[permissions]`, `agent.max_summon_depth` or a provider's `api_key_env`, nor redefine a provider of the user file (ignored with a warning). Its `[sandbox]` can only tighten: a stricter `mode`, or `network = false`."),
+                Item("$XDG_CONFIG_HOME/ag/config.toml", "User configuration: `model`, `[providers.NAME]`, `[network]` (timeouts, `max_attempts`, backoff), `[agent]` (`max_steps`, `bash_timeout_s`, `output_cap`, `max_tokens`, `thinking_budget`, `max_summon_depth`), `[permissions]` (`user_agents`), `[sandbox]` (`mode`, `network`, `writable`, a list of directories where `~` is your home)."),
                 Item("$AG_HOME/ag.db", "The store."),
             ],
         },
@@ -76,6 +87,8 @@ pub const PAGE: Page = Page {
                 Example("Ask the offline echo model:", "ag-prompt -m echo 'hello'"),
                 Example("Run a scripted multi-step turn that may read, list and write files:", "ag-prompt -m script:demo.toml --tools read,glob,write 'Summarize the notes'"),
                 Example("Continue the most recent session:", "ag-prompt -c 'and the tests?'"),
+                Example("Let the model run commands that may write only in this directory (the default sandbox):", "ag-prompt --tools read,edit,bash 'make the tests pass'"),
+                Example("Let them read but not write, and reach the network:", "ag-prompt --tools bash --sandbox read-only --net 'check the links in README.md'"),
                 Example("Review a diff read from stdin:", "git diff | ag-prompt -m anthropic/claude-sonnet-4-5 -"),
                 Example("Print only the final usage of a turn:", "ag-prompt --json -m echo hi | jq -c 'select(.type == \"turn-done\")'"),
             ],

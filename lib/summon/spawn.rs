@@ -86,7 +86,8 @@ pub fn spawn(
     } = checks::narrow_tools(def, spawner, req, may_nest);
     let cwd = checks::child_dir(def, spawner, req)?;
     let model = checks::pick_model(def, spawner, config)?;
-    let child = create_child(store, def, spawner, req, &tools, &model, &cwd)?;
+    let sandbox = child_sandbox(def, spawner, config)?;
+    let child = create_child(store, def, spawner, req, (&tools, &sandbox), &model, &cwd)?;
     let (log, pid) = start(store, home, def, req, &child, &model, &cwd).inspect_err(|_| {
         let _ = store.finish_child(&child.id, "failed", None);
     })?;
@@ -100,13 +101,33 @@ pub fn spawn(
     })
 }
 
+/// The child's sandbox: the spawner's binds it (a child never loosens it); the definition and
+/// a project file may tighten it. A person at a shell gets the user's.
+fn child_sandbox(
+    def: &AgentDef,
+    spawner: &Spawner,
+    config: &Config,
+) -> Result<crate::sandbox::Settings, SummonError> {
+    let stored = spawner
+        .session
+        .as_ref()
+        .and_then(|s| crate::sandbox::Settings::from_policy(&s.policy));
+    crate::sandbox::resolve(&crate::sandbox::Sources {
+        definition: def.sandbox,
+        stored: stored.as_ref(),
+        ..config.sandbox_sources()
+    })
+    .map(|(s, _)| s)
+    .map_err(|e| SummonError::new(SummonErrorKind::Usage, e.to_string()))
+}
+
 /// The child's session row, created running so no other `ag-prompt` takes it.
 fn create_child(
     store: &Store,
     def: &AgentDef,
     spawner: &Spawner,
     req: &Request,
-    tools: &Policy,
+    grants: (&Policy, &crate::sandbox::Settings),
     model: &str,
     cwd: &Path,
 ) -> Result<Session, SummonError> {
@@ -115,20 +136,9 @@ fn create_child(
     } else {
         SessionKind::Subagent
     };
+    let (tools, sandbox) = grants;
     let mut policy = json!({});
     tools.store_in(&mut policy);
-    // The sandbox: the spawner's binds the child (a child never loosens it); the definition
-    // and a project file may tighten it.
-    let stored = spawner
-        .session
-        .as_ref()
-        .and_then(|s| crate::sandbox::Settings::from_policy(&s.policy));
-    let (sandbox, _) = crate::sandbox::resolve(&crate::sandbox::Sources {
-        definition: def.sandbox,
-        stored: stored.as_ref(),
-        ..config.sandbox_sources()
-    })
-    .map_err(|e| SummonError::new(SummonErrorKind::Usage, e.to_string()))?;
     sandbox.store_in(&mut policy);
     if let Some(sys) = &def.system_prompt {
         policy["system"] = sys.clone().into();

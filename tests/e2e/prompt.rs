@@ -911,7 +911,12 @@ fn prompt_key_reaches_only_the_request_header() {
     )));
     fake.push(Reply::Sse(sse::anthropic_text("environment listed")));
     // Unsandboxed: a sandboxed command cannot write the store, so `ag-room tell` would fail.
-    let run = prompt(&env, &["--tools", "bash", "--sandbox", "off"], "show the env").ok();
+    let run = prompt(
+        &env,
+        &["--tools", "bash", "--sandbox", "off"],
+        "show the env",
+    )
+    .ok();
     let id = session_id(&run);
     let reqs = fake.requests();
     assert_eq!(reqs.len(), 2);

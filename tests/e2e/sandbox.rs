@@ -140,6 +140,7 @@ fn sandbox_keeps_git_hooks_and_config_read_only_while_git_commit_works() {
             "git config core.fsmonitor 'touch /tmp/pwned'",
             "echo '{}' > .claude/settings.json",
             "mv .git .git-moved",
+            "umount .git/hooks || mount -o remount,rw .git/hooks || touch .git/hooks/x",
             "mkdir -p .ag && echo 'model = \"evil/x\"' > .ag/config.toml && echo made",
             "export GIT_CONFIG_NOSYSTEM=1 HOME=$TMPDIR; git status --short && git add a.txt && \
              git -c user.name=t -c user.email=t@e commit -qm first && git log --oneline | wc -l",
@@ -152,6 +153,7 @@ fn sandbox_keeps_git_hooks_and_config_read_only_while_git_commit_works() {
         (1, "config"),
         (2, ".claude"),
         (3, "rename of .git"),
+        (4, "unmounting or remounting the hooks"),
     ] {
         assert!(r[i].1, "{what}: {}", r[i].0);
     }
@@ -169,16 +171,16 @@ fn sandbox_keeps_git_hooks_and_config_read_only_while_git_commit_works() {
     assert!(!env.cwd.join(".claude/settings.json").exists());
     assert!(env.cwd.join(".git").is_dir() && !env.cwd.join(".git-moved").exists());
     // A protected path the command created is removed when it ends, and the result says so.
-    assert!(r[4].0.contains("made"), "{}", r[4].0);
+    assert!(r[5].0.contains("made"), "{}", r[5].0);
     assert!(
-        r[4].0
+        r[5].0
             .contains(".ag, which the sandbox keeps read-only; it was removed"),
         "{}",
-        r[4].0
+        r[5].0
     );
     assert!(!env.cwd.join(".ag").exists());
-    assert_eq!(r[5], ("?? a.txt\n1\nexit 0".into(), false), "{}", r[5].0);
-    assert!(r[6].0.contains("1 file changed"), "{}", r[6].0);
+    assert_eq!(r[6], ("?? a.txt\n1\nexit 0".into(), false), "{}", r[6].0);
+    assert!(r[7].0.contains("1 file changed"), "{}", r[7].0);
 }
 
 #[test]
@@ -543,4 +545,55 @@ fn running_count(marker: &str) -> usize {
             String::from_utf8_lossy(&cmd).contains(marker)
         })
         .count()
+}
+
+#[test]
+fn sandbox_a_summoned_child_never_loosens_its_parents_mode() {
+    let env = env_with(None, "");
+    env.write_file(
+        ".ag/scripts/child.toml",
+        "[[step]]\ntext = \"child done\"\n",
+    );
+    env.write_file(
+        ".ag/agents/loose.toml",
+        "is_subagent = true\ntools = [\"bash\"]\nsandbox = \"off\"\nmodels = [\"script:../scripts/child.toml\"]\n",
+    );
+    env.write_file(
+        ".ag/agents/tight.toml",
+        "is_subagent = true\ntools = [\"bash\"]\nsandbox = \"read-only\"\nmodels = [\"script:../scripts/child.toml\"]\n",
+    );
+    let parent = script(
+        &env,
+        "parent.toml",
+        "[[step]]\ntool_calls = [{name = \"summon\", arguments = {agent = \"loose\", task = \"a\"}}]\n\
+         [[step]]\ntool_calls = [{name = \"summon\", arguments = {agent = \"tight\", task = \"b\"}}]\n\
+         [[step]]\ntext = \"done\"\n",
+    );
+    let run = env
+        .run(
+            "ag-prompt",
+            &["-m", &parent, "--tools", "bash,summon", "go"],
+        )
+        .ok();
+    let id = session_id(&run);
+    let kids = env
+        .run("ag-summon", &["ps", "--parent", &id, "--json"])
+        .ok();
+    let mut modes: Vec<String> = kids
+        .json_lines()
+        .iter()
+        .map(|k| {
+            let show = env
+                .log(&["show", k["id"].as_str().unwrap(), "--json"])
+                .ok()
+                .json();
+            format!(
+                "{}:{}",
+                k["agent"].as_str().unwrap(),
+                show["sandbox"]["mode"].as_str().unwrap()
+            )
+        })
+        .collect();
+    modes.sort();
+    assert_eq!(modes, ["loose:workspace-write", "tight:read-only"]);
 }

@@ -1,6 +1,6 @@
 # Print an optspec for argparse to handle cmd's options that are independent of any subcommand.
 function __fish_ag_prompt_global_optspecs
-    string join \n home= json q/quiet v/verbose color= s/session= c/continue new m/model= system= tools= agent= max-steps= thinking= title= no-queue compact h/help V/version
+    string join \n home= json q/quiet v/verbose color= s/session= c/continue new m/model= system= tools= agent= max-steps= thinking= title= no-queue compact sandbox= net h/help V/version
 end
 
 function __fish_ag_prompt_needs_command
@@ -36,6 +36,7 @@ complete -c ag-prompt -n "__fish_ag_prompt_needs_command" -l agent -d 'Start the
 complete -c ag-prompt -n "__fish_ag_prompt_needs_command" -l max-steps -d 'Stop after N model round trips in this turn' -r
 complete -c ag-prompt -n "__fish_ag_prompt_needs_command" -l thinking -d 'Ask for extended thinking with this many budget tokens (Anthropic models; signed thinking is kept and replayed) [config: agent.thinking_budget]' -r
 complete -c ag-prompt -n "__fish_ag_prompt_needs_command" -l title -d 'Title of a new session [default: the start of the prompt]' -r
+complete -c ag-prompt -n "__fish_ag_prompt_needs_command" -l sandbox -d 'The sandbox the bash tool runs in: workspace-write (the default: writes only in the session\'s directory and a private TMPDIR, no network), read-only, or off. A session keeps its mode; a follow-up can only tighten it [config: sandbox.mode]' -r
 complete -c ag-prompt -n "__fish_ag_prompt_needs_command" -l json -d 'Print machine-readable JSON (NDJSON for streams)'
 complete -c ag-prompt -n "__fish_ag_prompt_needs_command" -s q -l quiet -d 'Print nothing on stdout but data that was asked for; no notices on stderr'
 complete -c ag-prompt -n "__fish_ag_prompt_needs_command" -s v -l verbose -d 'Say more on stderr'
@@ -43,6 +44,7 @@ complete -c ag-prompt -n "__fish_ag_prompt_needs_command" -s c -l continue -d 'C
 complete -c ag-prompt -n "__fish_ag_prompt_needs_command" -l new -d 'Start a new session (the default without -s or -c)'
 complete -c ag-prompt -n "__fish_ag_prompt_needs_command" -l no-queue -d 'When the session is busy, fail with status 3 instead of queueing the prompt'
 complete -c ag-prompt -n "__fish_ag_prompt_needs_command" -l compact -d 'Compact the session now: the model summarizes what came before the last few thousand tokens, and the session goes on from that summary (the log keeps everything). Then runs PROMPT, when one is given. Needs -s or -c'
+complete -c ag-prompt -n "__fish_ag_prompt_needs_command" -l net -d 'Let sandboxed bash commands use the network [config: sandbox.network]'
 complete -c ag-prompt -n "__fish_ag_prompt_needs_command" -s h -l help -d 'Print help'
 complete -c ag-prompt -n "__fish_ag_prompt_needs_command" -s V -l version -d 'Print version'
 complete -c ag-prompt -n "__fish_ag_prompt_needs_command" -a "models" -d 'List the models and providers this machine can use'

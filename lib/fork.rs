@@ -1,5 +1,5 @@
 //! Forks (DESIGN §2 "Forks are O(1)", §5): where to cut a session, which tool calls the cut
-//! leaves open, the child's policy, and the side chat's prompt section and title.
+//! leaves open, the child's settings, and the side chat's prompt section and title.
 //!
 //! A fork is one sessions row plus the synthetic closers of the calls its cut leaves open.
 //! Finding the cut walks the log backwards from its end and stops at the first `turn_end`, so
@@ -7,11 +7,12 @@
 
 use std::collections::HashSet;
 
-use serde_json::{json, Value};
+use serde_json::Value;
 
 use crate::fold::SYNTHETIC_RESULT;
 use crate::log::{ChunkData, NewChunk, Role};
 use crate::policy::Policy;
+use crate::settings::Settings;
 use crate::store::{NewSession, RawChunk, Session, SessionKind, Store, StoreError};
 
 /// The tools of a side chat: look, never touch.
@@ -132,12 +133,6 @@ pub fn side_title(question: &str) -> String {
     format!("BTW · {}", crate::log::headline(question, 60))
 }
 
-/// The tools a session may use as stored (a session without a stored list has the read-only
-/// default, as `ag-prompt` gives it).
-pub fn tools_of(session: &Session) -> Policy {
-    Policy::from_session_value(&session.policy).unwrap_or_else(Policy::read_only)
-}
-
 /// How the child's policy differs from its source's.
 #[derive(Debug, Clone)]
 pub enum ChildTools {
@@ -161,45 +156,32 @@ pub enum Side {
     KeepCache,
 }
 
-/// The child's policy object: the source's (system prompt, sections), with its tools replaced.
+/// The child's settings: the source's (system prompt, sections), with its tools replaced.
 /// Always stores an explicit tool list, so a follow-up can never fall back to a default.
-pub fn child_policy(source: &Session, tools: &ChildTools, side: Side) -> (Value, Policy) {
-    let mut v = if source.policy.is_object() {
-        source.policy.clone()
-    } else {
-        json!({})
-    };
-    let src_tools = tools_of(source);
+pub fn child_settings(source: &Settings, tools: &ChildTools, side: Side) -> Settings {
+    let src_tools = source.tools();
     let policy = match tools {
         ChildTools::Inherit => src_tools.clone(),
         ChildTools::Narrow(p) => p.intersect(&src_tools),
         ChildTools::Set(p) => p.clone(),
     };
-    policy.store_in(&mut v);
-    let obj = v.as_object_mut().expect("an object");
-    // What the source offered to the model: its own `offered`, else its tools.
-    let src_offered = source
-        .policy
-        .get("offered")
-        .cloned()
-        .unwrap_or_else(|| Value::from(src_tools.names()));
+    let mut child = source.clone();
+    child.set_tools(&policy);
     match side {
-        Side::No => {
-            obj.shift_remove("offered");
-        }
+        Side::No => child.offered = None,
         Side::Section => {
-            obj.shift_remove("offered");
-            let sections = match obj.get("sections").and_then(Value::as_str) {
+            child.offered = None;
+            child.sections = Some(match source.sections.as_deref() {
                 Some(s) if !s.is_empty() => format!("{s}\n\n{SIDE_CHAT_SECTION}"),
                 _ => SIDE_CHAT_SECTION.to_string(),
-            };
-            obj.insert("sections".into(), sections.into());
+            });
         }
+        // What the source offered to the model: its own `offered`, else its tools.
         Side::KeepCache => {
-            obj.insert("offered".into(), src_offered);
+            child.offered = Some(source.offered.clone().unwrap_or_else(|| src_tools.names()))
         }
     }
-    (v, policy)
+    child
 }
 
 /// The user text of a `--keep-cache` side chat's first turn: the rules, then the question.
@@ -240,7 +222,7 @@ pub fn fork(store: &Store, spec: ForkSpec) -> Result<(Session, usize), ForkError
             .ok_or_else(|| ForkError::NoCompletedTurn(src.id.clone()))?,
     };
     let closers = closers(store, src, cut)?;
-    let (policy, _) = child_policy(src, &spec.tools, spec.side);
+    let settings = child_settings(&src.settings()?, &spec.tools, spec.side);
     let title = spec
         .title
         .unwrap_or_else(|| format!("fork of {}", src.title));
@@ -253,7 +235,7 @@ pub fn fork(store: &Store, spec: ForkSpec) -> Result<(Session, usize), ForkError
             agent: src.agent.clone(),
             model: spec.model.or_else(|| src.model.clone()),
             cwd: src.cwd.clone(),
-            policy: Some(policy),
+            settings: Some(settings),
             ..Default::default()
         },
         closers,
@@ -277,48 +259,32 @@ mod tests {
 
     #[test]
     fn child_tools_never_widen_and_side_chat_is_read_only() {
-        let mut src = Session {
-            id: "s".into(),
-            title: "t".into(),
-            kind: SessionKind::Chat,
-            parent_id: None,
-            fork_of: None,
-            fork_seq: None,
-            agent: None,
-            model: None,
-            cwd: None,
-            policy: json!({"tools": ["read", "write"], "system": "SYS"}),
-            status: crate::store::SessionStatus::Idle,
-            pid: None,
-            pid_start: None,
-            created_at: 0,
-            updated_at: 0,
-        };
-        let (v, p) = child_policy(
+        let mut src = Settings::with_tools(&Policy::parse_list("read,write").unwrap());
+        src.system = Some("SYS".into());
+        let c = child_settings(
             &src,
             &ChildTools::Narrow(Policy::parse_list("all").unwrap()),
             Side::No,
         );
-        assert_eq!(p.names(), ["read", "write"]);
-        assert_eq!(v["system"], "SYS");
-        let (v, p) = child_policy(
+        assert_eq!(c.tools().names(), ["read", "write"]);
+        assert_eq!(c.system.as_deref(), Some("SYS"));
+        let c = child_settings(
             &src,
             &ChildTools::Set(Policy::of(SIDE_CHAT_TOOLS.iter().copied())),
             Side::Section,
         );
-        assert_eq!(p.names(), ["read", "glob", "grep"]);
-        assert_eq!(v["sections"], SIDE_CHAT_SECTION);
-        assert!(v.get("offered").is_none());
-        let (v, _) = child_policy(
+        assert_eq!(c.tools().names(), ["read", "glob", "grep"]);
+        assert_eq!(c.sections.as_deref(), Some(SIDE_CHAT_SECTION));
+        assert!(c.offered.is_none());
+        let c = child_settings(
             &src,
             &ChildTools::Set(Policy::of(SIDE_CHAT_TOOLS.iter().copied())),
             Side::KeepCache,
         );
-        assert_eq!(v["offered"], json!(["read", "write"]));
-        assert!(v.get("sections").is_none());
+        assert_eq!(c.offered, Some(vec!["read".into(), "write".into()]));
+        assert!(c.sections.is_none());
         // No stored list: the read-only default, stored explicitly.
-        src.policy = json!({});
-        let (v, _) = child_policy(&src, &ChildTools::Inherit, Side::No);
-        assert_eq!(v["tools"], json!(Policy::read_only().names()));
+        let c = child_settings(&Settings::default(), &ChildTools::Inherit, Side::No);
+        assert_eq!(c.tools, Some(Policy::read_only().names()));
     }
 }

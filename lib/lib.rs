@@ -1,8 +1,8 @@
 //! `ag`: the library behind the `ag-*` commands.
 //!
 //! Lower modules never import higher ones: `ids clock paths proc sandbox config` → `log fold
-//! reduce policy` (pure) → `store` → `provider tools room` → `context` → `fork agent summon` →
-//! `cli`.
+//! reduce policy settings` (pure) → `store` → `provider tools room` → `context` → `fork agent
+//! summon` → `cli`.
 
 pub mod clock;
 pub mod config;
@@ -10,6 +10,7 @@ pub mod ids;
 pub mod paths;
 pub mod proc;
 pub mod sandbox;
+pub mod settings;
 
 pub mod fold;
 pub mod import;

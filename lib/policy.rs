@@ -2,11 +2,10 @@
 //!
 //! A policy is an allow-list stored in the session row. It is enforced twice: only allowed
 //! tools are offered to the model, and `guard` denies any call outside the list. The guard is
-//! fail-closed: an unknown tool, an empty list or a malformed policy all deny.
+//! fail-closed: an unknown tool or an empty list denies, and a damaged stored list is an
+//! error before any tool runs (see `settings`).
 
 use std::collections::BTreeSet;
-
-use serde_json::{json, Value};
 
 /// Every tool this build implements, in the order they are offered.
 pub const KNOWN: &[&str] = &[
@@ -99,34 +98,6 @@ impl Policy {
         Ok(Policy { tools })
     }
 
-    /// The policy stored in a session row (`policy_json`). Anything unreadable is no tools at
-    /// all, never the default: a damaged row must not widen what a session may do.
-    pub fn from_session_value(v: &Value) -> Option<Policy> {
-        let tools = v.get("tools")?;
-        let list = tools.as_array();
-        let Some(list) = list else {
-            return Some(Policy::none());
-        };
-        let mut set = BTreeSet::new();
-        for t in list {
-            match t.as_str() {
-                Some(name) => {
-                    set.insert(name.to_string());
-                }
-                None => return Some(Policy::none()),
-            }
-        }
-        Some(Policy { tools: set })
-    }
-
-    /// Write this policy into a session's policy object, keeping its other keys.
-    pub fn store_in(&self, v: &mut Value) {
-        if !v.is_object() {
-            *v = json!({});
-        }
-        v["tools"] = self.names().into();
-    }
-
     /// The allowed tools in offering order (known tools first, in KNOWN order).
     pub fn names(&self) -> Vec<String> {
         let mut out: Vec<String> = KNOWN
@@ -202,11 +173,6 @@ mod tests {
         let all = Policy::parse_list("all").unwrap();
         assert!(matches!(guard(&all, "rm_rf"), Verdict::Deny(_)));
         assert!(matches!(guard(&Policy::none(), "read"), Verdict::Deny(_)));
-        // A damaged policy row allows nothing.
-        let p = Policy::from_session_value(&json!({"tools": "everything"})).unwrap();
-        assert!(matches!(guard(&p, "read"), Verdict::Deny(_)));
-        let p = Policy::from_session_value(&json!({"tools": ["read", 7]})).unwrap();
-        assert!(matches!(guard(&p, "read"), Verdict::Deny(_)));
     }
 
     #[test]
@@ -237,14 +203,5 @@ mod tests {
         let child = asked.intersect(&parent);
         assert_eq!(child.names(), ["read"]);
         assert_eq!(asked.dropped_by(&parent), ["bash"]);
-    }
-
-    #[test]
-    fn stored_policy_round_trips() {
-        let p = Policy::parse_list("read,edit").unwrap();
-        let mut v = json!({"sections": ["side_chat"]});
-        p.store_in(&mut v);
-        assert_eq!(v["sections"][0], "side_chat");
-        assert_eq!(Policy::from_session_value(&v).unwrap(), p);
     }
 }

@@ -6,6 +6,7 @@
 
 mod context;
 mod peer;
+mod plan;
 mod step;
 mod summon;
 
@@ -25,6 +26,7 @@ use crate::store::{Session, Store, StoreError, TurnEnd};
 use crate::tools::{self, ToolCtx, ToolOutput};
 
 pub use context::{Manual, View};
+pub use plan::{prepare, ClaimGuard, PlanError, Prepared, SessionChoice, TurnPlan, TurnRequest};
 pub use step::StepOutcome;
 
 /// What the loop reports as it goes; the CLI prints these.

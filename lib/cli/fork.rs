@@ -7,9 +7,11 @@ use clap::{CommandFactory, Parser};
 use serde_json::json;
 
 use super::{finish, CliError, CliResult, Ctx, Exit, GlobalArgs};
+use crate::agent::{PlanError, TurnPlan};
 use crate::fork::{self, ChildTools, ForkError, ForkSpec, Side};
 use crate::policy::Policy;
-use crate::store::{Claim, Session, SessionKind, Store};
+use crate::provider::{ChooseError, ModelSources};
+use crate::store::{Session, SessionKind, Store};
 
 const EXAMPLES: &str = "\
 Examples:
@@ -106,7 +108,7 @@ fn describe(store: &Store, child: &Session) -> CliResult<serde_json::Value> {
         "fork_seq": child.fork_seq,
         "title": child.title,
         "kind": child.kind.as_str(),
-        "tools": fork::tools_of(child).names(),
+        "tools": child.settings()?.tools().names(),
     }))
 }
 
@@ -118,12 +120,13 @@ fn plain(ctx: &mut Ctx, cli: &Cli) -> CliResult<()> {
     } else if let Some(list) = &cli.tools {
         let asked =
             Policy::parse_list(list).map_err(|e| CliError::usage(format!("--tools: {e}")))?;
-        let dropped = asked.dropped_by(&fork::tools_of(&source));
+        let have = source.settings()?.tools();
+        let dropped = asked.dropped_by(&have);
         if !dropped.is_empty() {
             ctx.out.note(&format!(
                 "the fork may not use {} (its source's tools: {}); not added",
                 dropped.join(", "),
-                fork::tools_of(&source).names().join(", ")
+                have.names().join(", ")
             ));
         }
         ChildTools::Narrow(asked)
@@ -195,26 +198,19 @@ fn btw(ctx: &mut Ctx, cli: &Cli, question: &str) -> CliResult<()> {
             true,
         ));
     }
-    // Model: -m > AG_MODEL > the session's > config (as ag-prompt picks it).
-    let model = cli
-        .model
-        .clone()
-        .or_else(|| {
-            std::env::var("AG_MODEL")
-                .ok()
-                .filter(|m| !m.trim().is_empty())
-        })
-        .or_else(|| source.model.clone())
-        .or_else(|| config.model.clone())
-        .ok_or_else(|| {
-            CliError::usage("no model for the side chat").with_hint(
-                "pass -m PROVIDER/MODEL, set AG_MODEL, or set `model` in .ag/config.toml",
-            )
-        })?;
-    let provider = crate::provider::resolve(&model, &config).map_err(|e| {
-        CliError::usage(e.to_string()).with_hint("`ag-prompt models` lists the providers")
+    let chosen = crate::provider::choose(
+        &ModelSources {
+            flag: cli.model.as_deref(),
+            session: source.model.as_deref(),
+            ..ModelSources::with_env()
+        },
+        &config,
+    )
+    .map_err(|e| match e {
+        ChooseError::NoModel => CliError::usage("no model for the side chat")
+            .with_hint("pass -m PROVIDER/MODEL, set AG_MODEL, or set `model` in .ag/config.toml"),
+        e => CliError::usage(e.to_string()).with_hint("`ag-prompt models` lists the providers"),
     })?;
-
     let side = if cli.keep_cache {
         Side::KeepCache
     } else {
@@ -234,7 +230,7 @@ fn btw(ctx: &mut Ctx, cli: &Cli, question: &str) -> CliResult<()> {
             kind: SessionKind::Side,
             tools: ChildTools::Set(read_only.clone()),
             side,
-            model: Some(model.clone()),
+            model: Some(chosen.model.clone()),
         },
     )
     .map_err(|e| fork_error(e, &source, true))?;
@@ -244,38 +240,23 @@ fn btw(ctx: &mut Ctx, cli: &Cli, question: &str) -> CliResult<()> {
         v["type"] = "fork".into();
         ctx.out.line(&v.to_string())?;
     }
-    // Nobody else knows the child's id yet: the claim cannot be contested.
-    match store.claim_or_queue(&child.id, None)? {
-        Claim::Claimed => {}
-        _ => {
-            return Err(CliError::new(
-                Exit::Conflict,
-                format!("the side chat {} is busy", child.id),
-            ))
-        }
-    }
     let text = if cli.keep_cache {
         fork::keep_cache_text(&question)
     } else {
         question.clone()
     };
-    let policy_json = child.policy.clone();
-    let result = super::prompt::run_turn_in(
-        ctx,
-        &store,
-        &child,
-        super::prompt::Turn {
-            text: Some(&text),
-            compact: false,
-            provider,
-            policy: read_only,
-            policy_json: &policy_json,
-            config: &config,
-            max_steps: None,
-            thinking: None,
-            cwd_now: &cwd_now,
-        },
-    );
+    // Nobody else knows the child's id yet: the claim cannot be contested.
+    let result = TurnPlan::claimed(&store, child.clone(), chosen, read_only)
+        .map_err(|e| match e {
+            PlanError::Busy { .. } => CliError::new(
+                Exit::Conflict,
+                format!("the side chat {} is busy", child.id),
+            ),
+            e => super::prompt::plan_error(e),
+        })
+        .and_then(|plan| {
+            super::prompt::run_turn_in(ctx, &store, plan, Some(&text), &config, &cwd_now)
+        });
     result.map_err(|e| {
         let what = match e.exit {
             Exit::TempFail => format!(

@@ -1,7 +1,6 @@
 //! `ag-prompt`: run a turn of an agent against a model, streaming, with tools.
 
 use std::io::{IsTerminal, Read, Write};
-use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
@@ -11,12 +10,12 @@ use clap::{CommandFactory, Parser, Subcommand};
 use serde_json::{json, Value};
 
 use super::{escape_controls, finish, CliError, CliResult, Ctx, Exit, GlobalArgs};
-use crate::agent::{Agent, Event, Outcome, TurnOptions};
+use crate::agent::{Event, Outcome, PlanError, Prepared, SessionChoice, TurnPlan, TurnRequest};
 use crate::config::Config;
 use crate::log::{ChunkData, ChunkType};
 use crate::policy::Policy;
-use crate::store::{Claim, NewSession, Session};
-use crate::tools::ToolCtx;
+use crate::provider::ChooseError;
+use crate::summon::AgentDef;
 
 const EXAMPLES: &str = "\
 Examples:
@@ -269,336 +268,123 @@ fn prompt(ctx: &mut Ctx, args: RunArgs) -> CliResult<()> {
         ));
     }
     let store = ctx.store()?;
-
-    // The session: -s, -c, or a new one.
-    let existing: Option<Session> = if let Some(r) = &args.session {
-        Some(store.resolve(r)?)
-    } else if args.continue_last {
-        Some(store.last_session()?.ok_or_else(|| {
-            CliError::new(Exit::NotFound, "there is no session to continue")
-                .with_hint("start one without -c")
-        })?)
-    } else {
-        None
-    };
-
-    // A running session takes the prompt as queued input.
-    if let Some(s) = &existing {
-        let queue_text = text.as_deref().filter(|_| !args.no_queue);
-        match store.claim_or_queue(&s.id, queue_text)? {
-            Claim::Claimed => {}
-            Claim::Busy { owner } if args.compact && !args.no_queue => {
-                // The running loop takes the compaction at its next step boundary.
-                store.enqueue_compaction(&s.id, None)?;
-                ctx.out.note(&format!(
-                    "session {} is busy (pid {owner}); the compaction was queued for its next step",
-                    s.id
-                ));
-                return Ok(());
-            }
-            Claim::Queued { owner, .. } => {
-                ctx.out.note(&format!(
-                    "session {} is busy (pid {owner}); your prompt was queued and joins its turn at the next step",
-                    s.id
-                ));
-                if ctx.global.json {
-                    ctx.out.line(
-                        &json!({"type": "queued", "session": s.id, "owner_pid": owner}).to_string(),
-                    )?;
-                }
-                return Ok(());
-            }
-            Claim::Busy { owner } => {
-                return Err(CliError::new(
-                    Exit::Conflict,
-                    format!("session {} is busy (pid {owner} is running a turn)", s.id),
-                )
-                .with_hint("drop --no-queue to queue the prompt instead"));
-            }
-        }
-    }
-
     let cwd_now = std::fs::canonicalize(std::env::current_dir()?)?;
     let config = super::load_config(&ctx.out, &cwd_now)?;
-    // An agent definition (new sessions only).
-    let def = match &args.agent {
-        Some(slug) => {
-            let catalog = crate::summon::Catalog::load(&cwd_now);
-            for p in &catalog.problems {
-                ctx.out.note(&format!("warning: {p}"));
-            }
-            Some(catalog.get(slug).cloned().ok_or_else(|| {
-                CliError::new(Exit::NotFound, format!("no agent named {slug:?}"))
-                    .with_hint("`ag-summon agents` lists the definitions")
-            })?)
-        }
+    let agent = match &args.agent {
+        Some(slug) => Some(agent_def(ctx, &cwd_now, slug)?),
         None => None,
     };
-    let release_on_error = |store: &crate::store::Store, s: &Option<Session>| {
-        if let Some(s) = s {
-            let _ = store.release(&s.id, "idle");
-        }
-    };
-
-    // Model: -m > AG_MODEL > the session's > config > the agent definition's first usable.
-    let model = args
-        .model
-        .clone()
-        .or_else(|| {
-            std::env::var("AG_MODEL")
-                .ok()
-                .filter(|m| !m.trim().is_empty())
-        })
-        .or_else(|| existing.as_ref().and_then(|s| s.model.clone()))
-        .or_else(|| config.model.clone())
-        .or_else(|| {
-            def.as_ref().and_then(|d| {
-                d.models
-                    .iter()
-                    .find(|m| crate::provider::resolve(m, &config).is_ok())
-                    .cloned()
-            })
-        });
-    let Some(model) = model else {
-        release_on_error(&store, &existing);
-        return Err(CliError::usage("no model given").with_hint(
-            "pass -m PROVIDER/MODEL, set AG_MODEL, or set `model = \"…\"` in .ag/config.toml; \
-             offline models: echo, script:FILE; `ag-prompt models` lists what is configured",
-        ));
-    };
-    let provider = match crate::provider::resolve(&model, &config) {
-        Ok(p) => p,
-        Err(e) => {
-            release_on_error(&store, &existing);
-            return Err(
-                CliError::usage(e.to_string()).with_hint("`ag-prompt models` lists the providers")
-            );
-        }
-    };
-
-    // Tools: a new session gets --tools (default read-only); an existing one keeps its stored
-    // policy and --tools can only narrow it.
-    let asked = match args.tools.as_deref().map(Policy::parse_list).transpose() {
-        Ok(p) => p,
-        Err(e) => {
-            release_on_error(&store, &existing);
-            return Err(CliError::usage(format!("--tools: {e}")));
-        }
-    };
-    // An existing session without a stored list (one started by `ag-log append`, say) is
-    // limited like a new one: a follow-up never widens past the read-only set.
-    let stored = existing
-        .as_ref()
-        .map(|s| Policy::from_session_value(&s.policy).unwrap_or_else(Policy::read_only));
-    let policy = match (stored, asked) {
-        (Some(stored), Some(asked)) => {
-            let narrowed = asked.intersect(&stored);
-            let dropped = asked.dropped_by(&stored);
-            if !dropped.is_empty() {
-                ctx.out.note(&format!(
-                    "this session may not use {} (its tools: {}); not added",
-                    dropped.join(", "),
-                    stored.names().join(", ")
-                ));
-            }
-            narrowed
-        }
-        (Some(stored), None) => stored,
-        (None, Some(asked)) => match &def {
-            Some(d) => {
-                let limit = d.policy();
-                let dropped = asked.dropped_by(&limit);
-                if !dropped.is_empty() {
-                    ctx.out.note(&format!(
-                        "agent {} does not have {}; not added",
-                        d.slug,
-                        dropped.join(", ")
-                    ));
-                }
-                asked.intersect(&limit)
-            }
-            None => asked,
-        },
-        (None, None) => def.as_ref().map_or_else(Policy::read_only, |d| d.policy()),
-    };
-
-    // The sandbox: the stored settings bind a follow-up; the user chooses a new session's,
-    // which a project file or a definition may only tighten.
-    let stored_sandbox = existing
-        .as_ref()
-        .and_then(|s| crate::sandbox::Settings::from_policy(&s.policy));
-    let sandbox = crate::sandbox::resolve(&crate::sandbox::Sources {
-        definition: def.as_ref().and_then(|d| d.sandbox),
-        flag_mode: args.sandbox,
-        flag_net: args.net,
-        stored: stored_sandbox.as_ref(),
-        ..config.sandbox_sources()
-    });
-    let sandbox = match sandbox {
-        Ok((s, notes)) => {
-            for n in notes {
-                ctx.out.note(&format!("warning: {n}"));
-            }
-            s
-        }
-        Err(e) => {
-            release_on_error(&store, &existing);
-            return Err(CliError::usage(e.to_string())
-                .with_hint("start a new session to choose a looser sandbox"));
-        }
-    };
-
-    let system_arg = match args
+    let tools = args
+        .tools
+        .as_deref()
+        .map(Policy::parse_list)
+        .transpose()
+        .map_err(|e| CliError::usage(format!("--tools: {e}")))?;
+    let system = args
         .system
         .as_deref()
         .map(|s| super::log::text_or_file(s, "--system"))
-        .transpose()
-    {
-        Ok(s) => s,
-        Err(e) => {
-            release_on_error(&store, &existing);
-            return Err(e);
-        }
-    };
-
-    let system_arg = system_arg.or_else(|| def.as_ref().and_then(|d| d.system_prompt.clone()));
-    let max_steps = args.max_steps.or(def.as_ref().and_then(|d| d.max_steps));
-    let session = match existing {
-        Some(s) => s,
-        None => {
-            let title = args
-                .title
-                .clone()
-                .unwrap_or_else(|| crate::log::headline(text.as_deref().unwrap_or(""), 60));
-            // The row is born with its policy: there is no moment when it has none.
-            let mut initial = json!({});
-            policy.store_in(&mut initial);
-            sandbox.store_in(&mut initial);
-            let s = store.create_session(NewSession {
-                title,
-                cwd: Some(cwd_now.to_string_lossy().into_owned()),
-                model: Some(model.clone()),
-                agent: def.as_ref().map(|d| d.slug.clone()),
-                policy: Some(initial),
-                ..Default::default()
-            })?;
-            store.claim_or_queue(&s.id, None)?;
-            s
-        }
-    };
-    // The policy and system prompt are durable: follow-ups and renames keep them.
-    let mut policy_json = if session.policy.is_object() {
-        session.policy.clone()
-    } else {
-        json!({})
-    };
-    policy.store_in(&mut policy_json);
-    sandbox.store_in(&mut policy_json);
-    if let Some(sys) = &system_arg {
-        policy_json["system"] = sys.clone().into();
-    }
-    store.set_model_and_policy(&session.id, &model, &policy_json)?;
-    run_turn_in(
-        ctx,
-        &store,
-        &session,
-        Turn {
-            text: text.as_deref(),
-            compact: args.compact,
-            provider,
-            policy,
-            policy_json: &policy_json,
-            config: &config,
-            max_steps,
-            thinking: args.thinking,
-            cwd_now: &cwd_now,
+        .transpose()?;
+    let session = match (&args.session, args.continue_last) {
+        (Some(r), _) => SessionChoice::Existing(r.clone()),
+        (None, true) => SessionChoice::Last,
+        (None, false) => SessionChoice::New {
+            title: args.title.clone(),
         },
-    )
+    };
+    let req = TurnRequest {
+        text: text.clone(),
+        session,
+        model: args.model,
+        tools,
+        system,
+        agent,
+        max_steps: args.max_steps,
+        thinking: args.thinking,
+        compact: args.compact,
+        sandbox: args.sandbox,
+        net: args.net,
+        queue: !args.no_queue,
+        cwd: cwd_now.clone(),
+    };
+    let plan = match crate::agent::prepare(&store, &config, req).map_err(plan_error)? {
+        Prepared::Ready(plan) => plan,
+        Prepared::CompactionQueued { session, owner } => {
+            ctx.out.note(&format!(
+                "session {} is busy (pid {owner}); the compaction was queued for its next step",
+                session.id
+            ));
+            return Ok(());
+        }
+        Prepared::Queued { session, owner } => {
+            ctx.out.note(&format!(
+                "session {} is busy (pid {owner}); your prompt was queued and joins its turn at the next step",
+                session.id
+            ));
+            if ctx.global.json {
+                ctx.out.line(
+                    &json!({"type": "queued", "session": session.id, "owner_pid": owner})
+                        .to_string(),
+                )?;
+            }
+            return Ok(());
+        }
+    };
+    for n in &plan.notes {
+        ctx.out.note(n);
+    }
+    for n in &plan.warnings {
+        ctx.out.note(&format!("warning: {n}"));
+    }
+    run_turn_in(ctx, &store, *plan, text.as_deref(), &config, &cwd_now)
 }
 
-/// What one turn needs once the session is chosen, claimed and its policy stored.
-pub(crate) struct Turn<'a> {
-    /// The prompt; `None` when the run only compacts.
-    pub text: Option<&'a str>,
-    /// Compact the session before the turn (`--compact`).
-    pub compact: bool,
-    pub provider: Box<dyn crate::provider::Provider>,
-    /// The guard's allow-list.
-    pub policy: Policy,
-    /// The session's stored policy object: `system`, `sections` and `offered` come from it.
-    pub policy_json: &'a Value,
-    pub config: &'a Config,
-    pub max_steps: Option<u32>,
-    /// Extended-thinking budget tokens; `None` takes the config's.
-    pub thinking: Option<u64>,
-    pub cwd_now: &'a std::path::Path,
+/// An agent definition by its slug, reporting on stderr the definitions that could not be read.
+fn agent_def(ctx: &Ctx, cwd: &std::path::Path, slug: &str) -> CliResult<AgentDef> {
+    let catalog = crate::summon::Catalog::load(cwd);
+    for p in &catalog.problems {
+        ctx.out.note(&format!("warning: {p}"));
+    }
+    catalog.get(slug).cloned().ok_or_else(|| {
+        CliError::new(Exit::NotFound, format!("no agent named {slug:?}"))
+            .with_hint("`ag-summon agents` lists the definitions")
+    })
 }
 
-/// Run one turn of a claimed session, printing it live (shared by ag-prompt and ag-fork
-/// --btw). The system prompt sent is the policy's `system`, then its `sections`.
+/// How a planning refusal reads: what to do about it, and the exit status.
+pub(crate) fn plan_error(e: PlanError) -> CliError {
+    match e {
+        PlanError::NothingToContinue => {
+            CliError::new(Exit::NotFound, e.to_string()).with_hint("start one without -c")
+        }
+        PlanError::Busy { .. } => CliError::new(Exit::Conflict, e.to_string())
+            .with_hint("drop --no-queue to queue the prompt instead"),
+        PlanError::Model(ChooseError::NoModel) => CliError::usage("no model given").with_hint(
+            "pass -m PROVIDER/MODEL, set AG_MODEL, or set `model = \"…\"` in .ag/config.toml; \
+             offline models: echo, script:FILE; `ag-prompt models` lists what is configured",
+        ),
+        PlanError::Model(e) => {
+            CliError::usage(e.to_string()).with_hint("`ag-prompt models` lists the providers")
+        }
+        PlanError::Sandbox(e) => CliError::usage(e.to_string())
+            .with_hint("start a new session to choose a looser sandbox"),
+        PlanError::Store(s) => CliError::from(s),
+    }
+}
+
+/// Run one planned turn, printing it live (shared by ag-prompt and ag-fork --btw): the
+/// compaction first when the plan asks for one, then the prompt when there is one.
 pub(crate) fn run_turn_in(
     ctx: &mut Ctx,
     store: &crate::store::Store,
-    session: &Session,
-    turn: Turn<'_>,
+    plan: TurnPlan<'_>,
+    text: Option<&str>,
+    config: &Config,
+    cwd_now: &std::path::Path,
 ) -> CliResult<()> {
-    let Turn {
-        text,
-        compact,
-        provider,
-        policy,
-        policy_json,
-        config,
-        max_steps,
-        thinking,
-        cwd_now,
-    } = turn;
-    let system = policy_json
-        .get("system")
-        .and_then(Value::as_str)
-        .map(str::to_string);
-    let sections = policy_json
-        .get("sections")
-        .and_then(Value::as_str)
-        .map(str::to_string);
-    let system = match (system, sections) {
-        (Some(a), Some(b)) => Some(format!("{a}\n\n{b}")),
-        (a, b) => a.or(b),
-    };
-
+    let session = plan.session.clone();
+    let compact = plan.compact;
     ctx.out.note(&format!("session {}", session.id));
-    let session_cwd = PathBuf::from(
-        session
-            .cwd
-            .clone()
-            .unwrap_or_else(|| cwd_now.to_string_lossy().into_owned()),
-    );
-    let offered = policy_json
-        .get("offered")
-        .and_then(Value::as_array)
-        .map(|a| {
-            a.iter()
-                .filter_map(Value::as_str)
-                .map(str::to_string)
-                .collect::<Vec<_>>()
-        });
-    let mut tool_ctx = ToolCtx::new(std::fs::canonicalize(&session_cwd).unwrap_or(session_cwd));
-    tool_ctx.sandbox = crate::sandbox::Settings::from_policy(policy_json).unwrap_or_default();
-    if policy.allows("bash") && tool_ctx.sandbox.mode == crate::sandbox::Mode::Off {
-        ctx.out.note(
-            "sandbox: off — bash commands run unconfined, with all your rights and the network",
-        );
-    }
-    tool_ctx.bash_timeout = Duration::from_secs(config.agent.bash_timeout_s);
-    tool_ctx.output_cap = config.agent.output_cap;
-    tool_ctx.env = vec![
-        ("AG_SESSION".into(), session.id.clone()),
-        (
-            "AG_HOME".into(),
-            ctx.home.dir.to_string_lossy().into_owned(),
-        ),
-    ];
-
     let interrupt = Arc::new(AtomicBool::new(false));
     // Ctrl-C, a kill and a closed terminal all end the turn and the tool's processes.
     for sig in [
@@ -608,26 +394,13 @@ pub(crate) fn run_turn_in(
     ] {
         let _ = signal_hook::flag::register(sig, interrupt.clone());
     }
-    tool_ctx.cancel = interrupt.clone();
     let home = ctx.home.clone();
-    let agent = Agent {
-        store,
-        home: &home,
-        config,
-        session: session.clone(),
-        provider: Arc::from(provider),
-        policy,
-        tool_ctx,
-        opts: TurnOptions {
-            max_steps: max_steps.unwrap_or(config.agent.max_steps),
-            system,
-            max_tokens: config.agent.max_tokens,
-            thinking_budget: thinking.or(config.agent.thinking_budget),
-            network: config.network.clone(),
-            offered,
-        },
-        interrupt,
-    };
+    let agent = plan.into_agent(store, &home, config, cwd_now, interrupt);
+    if agent.policy.allows("bash") && agent.tool_ctx.sandbox.mode == crate::sandbox::Mode::Off {
+        ctx.out.note(
+            "sandbox: off — bash commands run unconfined, with all your rights and the network",
+        );
+    }
     let mut view = LiveView::new(ctx, &session.id, &agent.tool_ctx.sandbox);
     if compact {
         match agent.compact_now(&mut |ev| view.event(ev)) {

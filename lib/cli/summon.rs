@@ -239,11 +239,9 @@ fn summon(ctx: &mut Ctx, args: RunArgs) -> CliResult<()> {
         Some(r) => {
             let s = store.resolve(&r)?;
             Spawner {
-                // A missing policy is the read-only default (as `ag-prompt` runs it); a
-                // damaged one is no tools. Neither includes `summon`.
-                tools: Some(
-                    Policy::from_session_value(&s.policy).unwrap_or_else(Policy::read_only),
-                ),
+                // A missing list is the read-only default (as `ag-prompt` runs it), which
+                // lacks `summon`; damaged settings are an error.
+                tools: Some(s.settings()?.tools()),
                 cwd: s
                     .cwd
                     .clone()

@@ -38,7 +38,7 @@ pub fn ndjson_header(doc: &Document) -> String {
         "agent": s.agent,
         "model": s.model,
         "cwd": s.cwd,
-        "policy": s.policy,
+        "policy": s.settings().map(|p| p.to_value()).unwrap_or_else(|_| s.settings_json.clone().into()),
         "status": s.status.as_str(),
         "created_at": s.created_at,
         "updated_at": s.updated_at,

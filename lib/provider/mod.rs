@@ -4,6 +4,7 @@
 //! A provider makes exactly one attempt per call. Retrying, backoff and the bookkeeping of
 //! abandoned attempts belong to the agent loop, which owns the log.
 
+mod choose;
 mod http;
 mod offline;
 
@@ -15,6 +16,7 @@ use crate::config::Config;
 use crate::fold::Dialect;
 use crate::reduce::{ChunkOp, StepEnd};
 
+pub use choose::{choose, ChooseError, Chosen, ModelSources};
 pub use http::HttpProvider;
 pub use offline::{EchoProvider, ScriptProvider};
 

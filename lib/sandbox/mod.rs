@@ -86,11 +86,9 @@ impl Settings {
         }
     }
 
-    /// The stored settings of a session's policy object: `None` when it has none (a session
-    /// from before sandboxes, or one `ag-log append` made); a damaged value is the strictest
-    /// settings, never a looser one.
-    pub fn from_policy(policy: &Value) -> Option<Settings> {
-        let v = policy.get("sandbox")?;
+    /// The stored settings (the `sandbox` value of a session's settings); a damaged value is
+    /// the strictest settings, never a looser one.
+    pub fn from_stored(v: &Value) -> Settings {
         let parsed = (|| {
             let mode = Mode::parse(v.get("mode")?.as_str()?).ok()?;
             let network = v.get("network").map_or(Some(false), Value::as_bool)?;
@@ -108,15 +106,7 @@ impl Settings {
                 writable,
             })
         })();
-        Some(parsed.unwrap_or_else(Settings::strictest))
-    }
-
-    /// Write these settings into a session's policy object, keeping its other keys.
-    pub fn store_in(&self, policy: &mut Value) {
-        if !policy.is_object() {
-            *policy = json!({});
-        }
-        policy["sandbox"] = self.to_json();
+        parsed.unwrap_or_else(Settings::strictest)
     }
 
     pub fn to_json(&self) -> Value {
@@ -417,22 +407,18 @@ mod tests {
             network: true,
             writable: vec!["/a".into()],
         };
-        let mut v = json!({"tools": ["bash"]});
-        s.store_in(&mut v);
-        assert_eq!(v["tools"][0], "bash");
-        assert_eq!(Settings::from_policy(&v), Some(s));
-        assert_eq!(Settings::from_policy(&json!({"tools": []})), None);
+        let mut stored = crate::settings::Settings::default();
+        stored.set_sandbox(&s);
+        let stored = crate::settings::Settings::from_json(&stored.to_json()).unwrap();
+        assert_eq!(stored.sandbox(), Some(s));
+        assert_eq!(crate::settings::Settings::default().sandbox(), None);
         for bad in [
-            json!({"sandbox": "off"}),
-            json!({"sandbox": {"mode": "wide-open"}}),
-            json!({"sandbox": {"mode": "off", "network": "yes"}}),
-            json!({"sandbox": {"mode": "off", "writable": [1]}}),
+            json!("off"),
+            json!({"mode": "wide-open"}),
+            json!({"mode": "off", "network": "yes"}),
+            json!({"mode": "off", "writable": [1]}),
         ] {
-            assert_eq!(
-                Settings::from_policy(&bad),
-                Some(Settings::strictest()),
-                "{bad}"
-            );
+            assert_eq!(Settings::from_stored(&bad), Settings::strictest(), "{bad}");
         }
     }
 

@@ -132,7 +132,7 @@ impl Store {
         };
         let new = &plan.session;
         let at = plan.created_at.unwrap_or_else(clock::now_ms);
-        let policy = new.policy.clone().unwrap_or_else(|| serde_json::json!({}));
+        let settings = new.settings.clone().unwrap_or_default();
         conn.execute(
             "INSERT INTO sessions (id, title, kind, parent_id, agent, model, cwd, policy_json, \
              status, created_at, updated_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, 'idle', ?9, ?9)",
@@ -144,7 +144,7 @@ impl Store {
                 new.agent,
                 new.model,
                 new.cwd,
-                policy.to_string(),
+                settings.to_json(),
                 at
             ],
         )?;

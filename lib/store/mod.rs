@@ -67,6 +67,8 @@ pub enum StoreError {
     HasForks { id: String, forks: Vec<String> },
     #[error("{0}")]
     Invalid(String),
+    #[error("the settings of session {session} are damaged ({message}); nothing was run with other ones")]
+    BadSettings { session: String, message: String },
     /// A chunk of an append batch was refused; `index` is its 0-based position in the batch.
     #[error("chunk {}: {message}", index + 1)]
     BadChunk { index: usize, message: String },

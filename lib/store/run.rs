@@ -99,17 +99,17 @@ impl Store {
         release_in(self.conn(), session_id, status)
     }
 
-    /// Record the model a session runs on and its durable policy.
-    pub fn set_model_and_policy(
+    /// Record the model a session runs on and its durable settings.
+    pub fn set_model_and_settings(
         &self,
         session_id: &str,
         model: &str,
-        policy: &serde_json::Value,
+        settings: &crate::settings::Settings,
     ) -> Result<()> {
         self.conn()
             .execute(
                 "UPDATE sessions SET model = ?2, policy_json = ?3 WHERE id = ?1",
-                params![session_id, model, policy.to_string()],
+                params![session_id, model, settings.to_json()],
             )
             .map_err(|e| self.classify(e))?;
         Ok(())

@@ -2,9 +2,9 @@
 //! listing, titles and short ids. Lineage is in `lineage`, forks and removal in `forks`.
 
 use rusqlite::{params, OptionalExtension, Row};
-use serde_json::Value;
 
 use super::{Result, Store, StoreError};
+use crate::settings::Settings;
 use crate::{clock, ids};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -77,8 +77,8 @@ pub struct Session {
     pub agent: Option<String>,
     pub model: Option<String>,
     pub cwd: Option<String>,
-    /// Allowed tools and prompt sections; durable so a rename or a resume never loses it.
-    pub policy: Value,
+    /// The durable settings as stored (`policy_json`); read them with [`Session::settings`].
+    pub settings_json: String,
     pub status: SessionStatus,
     pub pid: Option<i64>,
     pub pid_start: Option<i64>,
@@ -97,7 +97,17 @@ pub struct NewSession {
     pub agent: Option<String>,
     pub model: Option<String>,
     pub cwd: Option<String>,
-    pub policy: Option<Value>,
+    pub settings: Option<Settings>,
+}
+
+impl Session {
+    /// The session's settings (tools, system prompt); a damaged row is an error.
+    pub fn settings(&self) -> Result<Settings> {
+        Settings::from_json(&self.settings_json).map_err(|message| StoreError::BadSettings {
+            session: self.id.clone(),
+            message,
+        })
+    }
 }
 
 pub(super) const COLUMNS: &str =
@@ -105,7 +115,6 @@ pub(super) const COLUMNS: &str =
                        policy_json, status, pid, pid_start, created_at, updated_at";
 
 pub(super) fn from_row(r: &Row<'_>) -> rusqlite::Result<Session> {
-    let policy: String = r.get(9)?;
     Ok(Session {
         id: r.get(0)?,
         title: r.get(1)?,
@@ -116,7 +125,7 @@ pub(super) fn from_row(r: &Row<'_>) -> rusqlite::Result<Session> {
         agent: r.get(6)?,
         model: r.get(7)?,
         cwd: r.get(8)?,
-        policy: serde_json::from_str(&policy).unwrap_or(Value::Object(Default::default())),
+        settings_json: r.get(9)?,
         status: SessionStatus::parse(&r.get::<_, String>(10)?),
         pid: r.get(11)?,
         pid_start: r.get(12)?,
@@ -129,9 +138,7 @@ impl Store {
     pub fn create_session(&self, new: NewSession) -> Result<Session> {
         let now = clock::now_ms();
         let id = ids::new_id();
-        let policy = new
-            .policy
-            .unwrap_or_else(|| Value::Object(Default::default()));
+        let settings = new.settings.unwrap_or_default();
         self.conn()
             .execute(
                 "INSERT INTO sessions (id, title, kind, parent_id, fork_of, fork_seq, agent, model, \
@@ -147,7 +154,7 @@ impl Store {
                     new.agent,
                     new.model,
                     new.cwd,
-                    policy.to_string(),
+                    settings.to_json(),
                     now
                 ],
             )

@@ -78,9 +78,9 @@ impl Store {
 
 #[cfg(test)]
 mod tests {
-    use serde_json::json;
-
     use super::super::{NewSession, SessionKind, SessionStatus, Store};
+    use crate::policy::Policy;
+    use crate::settings::Settings;
 
     fn child() -> NewSession {
         NewSession {
@@ -88,7 +88,7 @@ mod tests {
             kind: Some(SessionKind::Subagent),
             agent: Some("finder".into()),
             model: Some("echo".into()),
-            policy: Some(json!({"tools": ["read"]})),
+            settings: Some(Settings::with_tools(&Policy::of(["read"]))),
             ..Default::default()
         }
     }
@@ -101,7 +101,7 @@ mod tests {
         assert_eq!(c.status, SessionStatus::Running);
         assert_eq!(c.pid, None);
         assert_eq!(c.model.as_deref(), Some("echo"));
-        assert_eq!(c.policy["tools"], json!(["read"]));
+        assert_eq!(c.settings().unwrap().tools().names(), ["read"]);
 
         // When the starting mark fails, the row goes with it: no idle child is left for
         // another `ag-prompt` to take.

@@ -10,6 +10,7 @@ use super::error::{SummonError, SummonErrorKind};
 use super::spawn::{Request, Spawner};
 use crate::config::Config;
 use crate::policy::Policy;
+use crate::provider::{ChooseError, ModelSources};
 use crate::store::{Session, SessionKind, Store};
 
 /// The named definition; the error lists the ones this spawner may use.
@@ -229,41 +230,26 @@ fn resolve_dir(base: &Path, asked: &str) -> Result<PathBuf, SummonError> {
     })
 }
 
-/// The model a child runs on: the first of the definition's that resolves, else the
-/// spawner's, else `AG_MODEL`, else the configuration's.
+/// The model a child runs on, in the one order every command uses
+/// ([`crate::provider::choose`]): the definition's first usable model, else `AG_MODEL`, else
+/// the spawner's, else the configuration's.
 pub(super) fn pick_model(
     def: &AgentDef,
     spawner: &Spawner,
     config: &Config,
 ) -> Result<String, SummonError> {
-    let mut tried = Vec::new();
-    for m in &def.models {
-        match crate::provider::resolve(m, config) {
-            Ok(_) => return Ok(m.clone()),
-            Err(e) => tried.push(format!("{m}: {e}")),
-        }
-    }
-    if !def.models.is_empty() {
-        return Err(SummonError::new(
+    let sources = ModelSources {
+        definition: Some((def.slug.as_str(), def.models.as_slice())),
+        session: spawner.session.as_ref().and_then(|s| s.model.as_deref()),
+        ..ModelSources::with_env()
+    };
+    match crate::provider::choose(&sources, config) {
+        Ok(c) => Ok(c.model),
+        Err(ChooseError::NoModel) => Err(SummonError::new(
             SummonErrorKind::Usage,
-            format!(
-                "none of agent {}'s models can be used: {}",
-                def.slug,
-                tried.join("; ")
-            ),
-        ));
+            format!("agent {} names no model and none is configured", def.slug),
+        )
+        .hint("add `models = [\"…\"]` to the definition, set AG_MODEL, or set `model` in .ag/config.toml")),
+        Err(e) => Err(SummonError::new(SummonErrorKind::Usage, e.to_string())),
     }
-    spawner
-        .session
-        .as_ref()
-        .and_then(|s| s.model.clone())
-        .or_else(|| std::env::var("AG_MODEL").ok().filter(|m| !m.trim().is_empty()))
-        .or_else(|| config.model.clone())
-        .ok_or_else(|| {
-            SummonError::new(
-                SummonErrorKind::Usage,
-                format!("agent {} names no model and none is configured", def.slug),
-            )
-            .hint("add `models = [\"…\"]` to the definition, set AG_MODEL, or set `model` in .ag/config.toml")
-        })
 }

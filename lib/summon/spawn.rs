@@ -8,8 +8,6 @@ use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use serde_json::json;
-
 use super::checks::{self, Narrowed};
 use super::defs::{AgentDef, Catalog};
 pub use super::error::{SummonError, SummonErrorKind};
@@ -18,6 +16,7 @@ use crate::log::{ChunkData, Role};
 use crate::paths::Home;
 use crate::policy::Policy;
 use crate::proc;
+use crate::settings::Settings;
 use crate::store::{NewSession, Session, SessionKind, SessionStatus, Store, StoreError};
 
 /// Who spawns: a session (its tools bound the child's), or a person at a shell.
@@ -108,10 +107,10 @@ fn child_sandbox(
     spawner: &Spawner,
     config: &Config,
 ) -> Result<crate::sandbox::Settings, SummonError> {
-    let stored = spawner
-        .session
-        .as_ref()
-        .and_then(|s| crate::sandbox::Settings::from_policy(&s.policy));
+    let stored = match &spawner.session {
+        Some(s) => s.settings()?.sandbox(),
+        None => None,
+    };
     crate::sandbox::resolve(&crate::sandbox::Sources {
         definition: def.sandbox,
         stored: stored.as_ref(),
@@ -137,12 +136,9 @@ fn create_child(
         SessionKind::Subagent
     };
     let (tools, sandbox) = grants;
-    let mut policy = json!({});
-    tools.store_in(&mut policy);
-    sandbox.store_in(&mut policy);
-    if let Some(sys) = &def.system_prompt {
-        policy["system"] = sys.clone().into();
-    }
+    let mut settings = Settings::with_tools(tools);
+    settings.set_sandbox(sandbox);
+    settings.system = def.system_prompt.clone();
     let first_line = req
         .task
         .lines()
@@ -167,7 +163,7 @@ fn create_child(
         agent: Some(def.slug.clone()),
         model: Some(model.to_string()),
         cwd: Some(cwd.to_string_lossy().into_owned()),
-        policy: Some(policy),
+        settings: Some(settings),
         ..Default::default()
     })?)
 }

@@ -170,3 +170,21 @@ fn write_files(root: &Path, files: &[Generated]) -> std::io::Result<()> {
 fn with_path(err: std::io::Error, path: &Path) -> std::io::Error {
     std::io::Error::new(err.kind(), format!("{}: {err}", path.display()))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// CI runs this with the rest of the workspace's tests (`cargo test --workspace`), in the
+    /// same build: no cargo is started from inside a test.
+    #[test]
+    fn generated_man_pages_and_completions_are_current() {
+        let files = generate_all().expect("generate");
+        let status = check_files(&workspace_root(), &files).expect("read the committed files");
+        assert_eq!(
+            status,
+            ExitCode::SUCCESS,
+            "run `cargo xtask gen` and commit the result"
+        );
+    }
+}

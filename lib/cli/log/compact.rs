@@ -4,13 +4,12 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use serde_json::{json, Value};
+use serde_json::json;
 
 use crate::cli::{escape_controls, CliError, CliResult, Ctx, Exit};
 use crate::context::{self, window, CompactError, Summarizer, SummarySource};
 use crate::fold::compaction::Trigger;
 use crate::fold::ToolSpec;
-use crate::policy::Policy;
 use crate::store::{Claim, Session, Store};
 
 const EXAMPLES: &str = "\
@@ -171,16 +170,11 @@ fn summarizer(
         CliError::usage(e.to_string()).with_hint("`ag-prompt models` lists the providers")
     })?;
     let learned = store.learned_window(&model)?;
-    let system = ["system", "sections"]
-        .iter()
-        .filter_map(|k| session.policy.get(*k).and_then(Value::as_str))
-        .collect::<Vec<_>>()
-        .join("\n\n");
+    let settings = session.settings()?;
+    let system = settings.system_prompt().unwrap_or_default();
     // The session's tools, so a provider accepts the replayed calls; what is not a built-in
     // tool gets a bare schema (the summarizer is told not to call tools).
-    let names = Policy::from_session_value(&session.policy)
-        .map(|p| p.names())
-        .unwrap_or_default();
+    let names = settings.tools.clone().unwrap_or_default();
     let tools = names
         .iter()
         .map(|n| {

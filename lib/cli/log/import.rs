@@ -196,7 +196,7 @@ impl Importer {
                 planned.source.source_id.clone(),
                 planned.skipped,
             );
-            match store.import_session(plan(planned, &record)) {
+            match plan(planned, &record).and_then(|p| store.import_session(p)) {
                 Ok(done) => {
                     if !ctx.global.quiet && (done.appended > 0 || !self.follow || done.created) {
                         let line = json!({
@@ -265,8 +265,18 @@ fn watch(path: &Path, tx: mpsc::Sender<()>) -> Option<notify::RecommendedWatcher
 }
 
 /// A planned session in the store's terms.
-fn plan(p: PlannedSession, path: &str) -> ImportPlan {
-    ImportPlan {
+/// What the store imports; an exported session's settings that do not read are refused, never
+/// replaced by a default.
+fn plan(p: PlannedSession, path: &str) -> Result<ImportPlan, crate::store::StoreError> {
+    let settings = p
+        .policy
+        .map(crate::settings::Settings::from_value)
+        .transpose()
+        .map_err(|message| crate::store::StoreError::BadSettings {
+            session: p.source.source_id.clone(),
+            message,
+        })?;
+    Ok(ImportPlan {
         source: ImportSource {
             source: p.source.kind.as_str().to_string(),
             source_id: p.source.source_id,
@@ -281,11 +291,11 @@ fn plan(p: PlannedSession, path: &str) -> ImportPlan {
             model: p.model,
             cwd: p.cwd,
             agent: p.agent,
-            policy: p.policy,
+            settings,
             ..Default::default()
         },
         keep_id: p.keep_id,
         created_at: p.created_at,
         chunks: p.chunks,
-    }
+    })
 }

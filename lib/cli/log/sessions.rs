@@ -25,7 +25,7 @@ pub fn session_json(s: &Session, chunks: i64) -> Value {
         "agent": s.agent,
         "model": s.model,
         "cwd": s.cwd,
-        "policy": s.policy,
+        "policy": s.settings().map(|p| p.to_value()).unwrap_or_else(|_| s.settings_json.clone().into()),
         "status": s.status.as_str(),
         "pid": s.pid,
         "chunks": chunks,
@@ -114,7 +114,7 @@ pub fn show(ctx: &mut Ctx, args: ShowArgs) -> CliResult<()> {
             json!({"last_input": c.last_input, "window": c.window, "share": c.share(),
                    "window_source": c.source, "compactions": c.compactions})
         });
-        if let Some(sb) = crate::sandbox::Settings::from_policy(&s.policy) {
+        if let Some(sb) = s.settings().ok().and_then(|p| p.sandbox()) {
             v["sandbox"] = sb.to_json();
         }
         ctx.out.line(&v.to_string())?;
@@ -148,11 +148,18 @@ pub fn show(ctx: &mut Ctx, args: ShowArgs) -> CliResult<()> {
                 .unwrap_or_default()
         ));
     }
-    if let Some(tools) = s.policy.get("tools").and_then(Value::as_array) {
-        let names: Vec<&str> = tools.iter().filter_map(Value::as_str).collect();
-        lines.push(format!("tools     {}", names.join(", ")));
+    match s.settings() {
+        Ok(settings) => {
+            if let Some(tools) = &settings.tools {
+                lines.push(format!("tools     {}", tools.join(", ")));
+            }
+        }
+        Err(e) => lines.push(format!(
+            "settings  {}",
+            escape_controls(&e.to_string(), false)
+        )),
     }
-    if let Some(sb) = crate::sandbox::Settings::from_policy(&s.policy) {
+    if let Some(sb) = s.settings().ok().and_then(|p| p.sandbox()) {
         lines.push(format!("sandbox   {}", sb.summary()));
         for w in &sb.writable {
             lines.push(format!(

@@ -1,0 +1,380 @@
+//! The resolved plan for one turn: which session (and its claim), which model, which tools,
+//! which system prompt and limits. `ag-prompt`, `ag-fork --btw` and the children `ag-summon`
+//! starts all come through here, so each decision is made once, in one order; the commands
+//! only parse flags before and print after.
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+use std::time::Duration;
+
+use super::{Agent, TurnOptions};
+use crate::config::Config;
+use crate::paths::Home;
+use crate::policy::Policy;
+use crate::provider::{self, ChooseError, ModelSources, Provider};
+use crate::settings::Settings;
+use crate::store::{Claim, NewSession, Session, Store, StoreError};
+use crate::summon::AgentDef;
+use crate::tools::ToolCtx;
+
+/// Which session a turn runs in.
+#[derive(Debug, Clone)]
+pub enum SessionChoice {
+    /// A new session in the current directory, titled `title` or after the prompt.
+    New { title: Option<String> },
+    /// An existing session, as the person referred to it (id, prefix, `last`).
+    Existing(String),
+    /// The most recently updated session.
+    Last,
+}
+
+/// What a command asks for; [`prepare`] turns it into a [`TurnPlan`].
+#[derive(Debug, Clone)]
+pub struct TurnRequest {
+    /// The prompt; `None` when the run only compacts.
+    pub text: Option<String>,
+    pub session: SessionChoice,
+    /// `-m`.
+    pub model: Option<String>,
+    /// `--tools`: a new session gets it (default read-only); an existing one is narrowed by it.
+    pub tools: Option<Policy>,
+    /// `--system`.
+    pub system: Option<String>,
+    /// `--agent`: a new session starts from this definition.
+    pub agent: Option<AgentDef>,
+    pub max_steps: Option<u32>,
+    pub thinking: Option<u64>,
+    /// Compact the session before the turn (`--compact`).
+    pub compact: bool,
+    /// `--sandbox`: a new session's mode; an existing one's can only tighten.
+    pub sandbox: Option<crate::sandbox::Mode>,
+    /// `--net`.
+    pub net: bool,
+    /// When the session is busy: queue the prompt (`true`) or refuse.
+    pub queue: bool,
+    /// The (canonical) current directory: a new session's directory.
+    pub cwd: PathBuf,
+}
+
+/// Why a turn could not be planned.
+#[derive(Debug, thiserror::Error)]
+pub enum PlanError {
+    #[error("there is no session to continue")]
+    NothingToContinue,
+    #[error("session {session} is busy (pid {owner} is running a turn)")]
+    Busy { session: String, owner: i64 },
+    #[error(transparent)]
+    Model(#[from] ChooseError),
+    #[error(transparent)]
+    Sandbox(#[from] crate::sandbox::ResolveError),
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+/// Holds a session's claim; released (the session left `idle`) when dropped before the turn
+/// starts, so a refusal after claiming never leaves a session marked running.
+pub struct ClaimGuard<'s> {
+    store: &'s Store,
+    session: String,
+    armed: bool,
+}
+
+impl<'s> ClaimGuard<'s> {
+    fn new(store: &'s Store, session: &str) -> ClaimGuard<'s> {
+        ClaimGuard {
+            store,
+            session: session.to_string(),
+            armed: true,
+        }
+    }
+
+    /// The turn starts: from here the agent loop releases the session.
+    fn disarm(mut self) {
+        self.armed = false;
+    }
+}
+
+impl Drop for ClaimGuard<'_> {
+    fn drop(&mut self) {
+        if self.armed {
+            let _ = self.store.release(&self.session, "idle");
+        }
+    }
+}
+
+/// Everything a turn runs with, decided.
+pub struct TurnPlan<'s> {
+    pub session: Session,
+    pub model: String,
+    pub provider: Box<dyn Provider>,
+    /// The guard's allow-list.
+    pub tools: Policy,
+    /// The session's stored settings: the system prompt and the offered tools come from them.
+    pub settings: Settings,
+    pub max_steps: Option<u32>,
+    /// Extended-thinking budget tokens; `None` takes the config's.
+    pub thinking: Option<u64>,
+    /// Compact the session before the turn.
+    pub compact: bool,
+    /// What was asked for and not granted, for the person to read.
+    pub notes: Vec<String>,
+    /// What the sandbox's sources tightened or ignored.
+    pub warnings: Vec<String>,
+    claim: ClaimGuard<'s>,
+}
+
+/// A planned turn, or a prompt (or compaction) queued for the process already running the
+/// session.
+pub enum Prepared<'s> {
+    Ready(Box<TurnPlan<'s>>),
+    Queued { session: Box<Session>, owner: i64 },
+    CompactionQueued { session: Box<Session>, owner: i64 },
+}
+
+/// Resolve a request: choose and claim the session (or queue the prompt), choose the model,
+/// narrow the tools, and store the settings the turn runs with.
+pub fn prepare<'s>(
+    store: &'s Store,
+    config: &Config,
+    req: TurnRequest,
+) -> Result<Prepared<'s>, PlanError> {
+    let existing = match &req.session {
+        SessionChoice::New { .. } => None,
+        SessionChoice::Existing(r) => Some(store.resolve(r)?),
+        SessionChoice::Last => Some(store.last_session()?.ok_or(PlanError::NothingToContinue)?),
+    };
+    // A running session takes the prompt as queued input.
+    let claim = match &existing {
+        Some(s) => {
+            let text = req.text.as_deref().filter(|_| req.queue);
+            match store.claim_or_queue(&s.id, text)? {
+                Claim::Claimed => Some(ClaimGuard::new(store, &s.id)),
+                Claim::Queued { owner, .. } => {
+                    return Ok(Prepared::Queued {
+                        session: Box::new(s.clone()),
+                        owner,
+                    })
+                }
+                // The running loop takes the compaction at its next step boundary.
+                Claim::Busy { owner } if req.compact && req.queue => {
+                    store.enqueue_compaction(&s.id, None)?;
+                    return Ok(Prepared::CompactionQueued {
+                        session: Box::new(s.clone()),
+                        owner,
+                    });
+                }
+                Claim::Busy { owner } => {
+                    return Err(PlanError::Busy {
+                        session: s.id.clone(),
+                        owner,
+                    })
+                }
+            }
+        }
+        None => None,
+    };
+    let def = req.agent.as_ref();
+    let chosen = provider::choose(
+        &ModelSources {
+            flag: req.model.as_deref(),
+            definition: def.map(|d| (d.slug.as_str(), d.models.as_slice())),
+            session: existing.as_ref().and_then(|s| s.model.as_deref()),
+            ..ModelSources::with_env()
+        },
+        config,
+    )?;
+    let stored = existing.as_ref().map(Session::settings).transpose()?;
+    let (tools, notes) = narrow(stored.as_ref().map(Settings::tools), &req);
+    // The sandbox: the stored settings bind a follow-up; the user chooses a new session's,
+    // which a project file or a definition may only tighten.
+    let stored_sandbox = stored.as_ref().and_then(Settings::sandbox);
+    let (sandbox, warnings) = crate::sandbox::resolve(&crate::sandbox::Sources {
+        definition: def.and_then(|d| d.sandbox),
+        flag_mode: req.sandbox,
+        flag_net: req.net,
+        stored: stored_sandbox.as_ref(),
+        ..config.sandbox_sources()
+    })?;
+    let (session, claim) = match (existing, claim) {
+        (Some(s), Some(claim)) => (s, claim),
+        _ => {
+            let s = create(store, &req, (&tools, &sandbox), &chosen.model)?;
+            store.claim_or_queue(&s.id, None)?;
+            let claim = ClaimGuard::new(store, &s.id);
+            (s, claim)
+        }
+    };
+    // The tools and system prompt are durable: follow-ups and renames keep them.
+    let mut settings = stored.unwrap_or_default();
+    settings.set_tools(&tools);
+    settings.set_sandbox(&sandbox);
+    if let Some(sys) = req
+        .system
+        .clone()
+        .or_else(|| def.and_then(|d| d.system_prompt.clone()))
+    {
+        settings.system = Some(sys);
+    }
+    store.set_model_and_settings(&session.id, &chosen.model, &settings)?;
+    Ok(Prepared::Ready(Box::new(TurnPlan {
+        session,
+        model: chosen.model,
+        provider: chosen.provider,
+        tools,
+        settings,
+        max_steps: req.max_steps.or(def.and_then(|d| d.max_steps)),
+        thinking: req.thinking,
+        compact: req.compact,
+        notes,
+        warnings,
+        claim,
+    })))
+}
+
+/// The guard's list: an existing session keeps its stored tools and `--tools` only narrows
+/// them; a new one gets `--tools` (narrowed by its definition's), else the definition's, else
+/// the read-only default. Returns the notes about what was not granted.
+fn narrow(stored: Option<Policy>, req: &TurnRequest) -> (Policy, Vec<String>) {
+    let mut notes = Vec::new();
+    let tools = match (stored, &req.tools) {
+        (Some(stored), Some(asked)) => {
+            let dropped = asked.dropped_by(&stored);
+            if !dropped.is_empty() {
+                notes.push(format!(
+                    "this session may not use {} (its tools: {}); not added",
+                    dropped.join(", "),
+                    stored.names().join(", ")
+                ));
+            }
+            asked.intersect(&stored)
+        }
+        (Some(stored), None) => stored,
+        (None, Some(asked)) => match &req.agent {
+            Some(d) => {
+                let limit = d.policy();
+                let dropped = asked.dropped_by(&limit);
+                if !dropped.is_empty() {
+                    notes.push(format!(
+                        "agent {} does not have {}; not added",
+                        d.slug,
+                        dropped.join(", ")
+                    ));
+                }
+                asked.intersect(&limit)
+            }
+            None => asked.clone(),
+        },
+        (None, None) => req
+            .agent
+            .as_ref()
+            .map_or_else(Policy::read_only, AgentDef::policy),
+    };
+    (tools, notes)
+}
+
+/// A new session, born with its tools: there is no moment when it has none.
+fn create(
+    store: &Store,
+    req: &TurnRequest,
+    grants: (&Policy, &crate::sandbox::Settings),
+    model: &str,
+) -> Result<Session, StoreError> {
+    let mut settings = Settings::with_tools(grants.0);
+    settings.set_sandbox(grants.1);
+    let title = match &req.session {
+        SessionChoice::New { title: Some(t) } => t.clone(),
+        _ => crate::log::headline(req.text.as_deref().unwrap_or(""), 60),
+    };
+    store.create_session(NewSession {
+        title,
+        cwd: Some(req.cwd.to_string_lossy().into_owned()),
+        model: Some(model.to_string()),
+        agent: req.agent.as_ref().map(|d| d.slug.clone()),
+        settings: Some(settings),
+        ..Default::default()
+    })
+}
+
+impl<'s> TurnPlan<'s> {
+    /// Claim a session nobody else knows yet (a side chat just forked) and plan its turn with
+    /// exactly these tools and its stored settings.
+    pub fn claimed(
+        store: &'s Store,
+        session: Session,
+        chosen: provider::Chosen,
+        tools: Policy,
+    ) -> Result<TurnPlan<'s>, PlanError> {
+        match store.claim_or_queue(&session.id, None)? {
+            Claim::Claimed => {}
+            Claim::Queued { owner, .. } | Claim::Busy { owner } => {
+                return Err(PlanError::Busy {
+                    session: session.id.clone(),
+                    owner,
+                })
+            }
+        }
+        let claim = ClaimGuard::new(store, &session.id);
+        let settings = session.settings()?;
+        Ok(TurnPlan {
+            session,
+            model: chosen.model,
+            provider: chosen.provider,
+            tools,
+            settings,
+            max_steps: None,
+            thinking: None,
+            compact: false,
+            notes: Vec::new(),
+            warnings: Vec::new(),
+            claim,
+        })
+    }
+
+    /// The agent that runs this turn. From here the agent loop owns the session's release.
+    /// Tools run in the session's directory (`cwd_now` when it has none), with `AG_SESSION`
+    /// and `AG_HOME` set so an `ag-room` or `ag-summon` they start acts as this session.
+    pub fn into_agent<'a>(
+        self,
+        store: &'a Store,
+        home: &'a Home,
+        config: &'a Config,
+        cwd_now: &Path,
+        interrupt: Arc<AtomicBool>,
+    ) -> Agent<'a> {
+        self.claim.disarm();
+        let session_cwd = self
+            .session
+            .cwd
+            .as_ref()
+            .map(PathBuf::from)
+            .unwrap_or_else(|| cwd_now.to_path_buf());
+        let mut tool_ctx = ToolCtx::new(std::fs::canonicalize(&session_cwd).unwrap_or(session_cwd));
+        tool_ctx.bash_timeout = Duration::from_secs(config.agent.bash_timeout_s);
+        tool_ctx.output_cap = config.agent.output_cap;
+        tool_ctx.env = vec![
+            ("AG_SESSION".into(), self.session.id.clone()),
+            ("AG_HOME".into(), home.dir.to_string_lossy().into_owned()),
+        ];
+        tool_ctx.cancel = interrupt.clone();
+        tool_ctx.sandbox = self.settings.sandbox().unwrap_or_default();
+        Agent {
+            store,
+            home,
+            config,
+            opts: TurnOptions {
+                max_steps: self.max_steps.unwrap_or(config.agent.max_steps),
+                system: self.settings.system_prompt(),
+                max_tokens: config.agent.max_tokens,
+                thinking_budget: self.thinking.or(config.agent.thinking_budget),
+                network: config.network.clone(),
+                offered: self.settings.offered.clone(),
+            },
+            session: self.session,
+            provider: Arc::from(self.provider),
+            policy: self.tools,
+            tool_ctx,
+            interrupt,
+        }
+    }
+}

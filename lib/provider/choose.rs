@@ -1,0 +1,150 @@
+//! Which model a turn runs on, in one order for every command (`ag-prompt`, `ag-fork --btw`,
+//! `ag-summon` and the `summon` tool): the `-m` flag, else the agent definition's first usable
+//! model, else `AG_MODEL`, else the session's own model (for a fork or a child: its source's or
+//! spawner's), else the configuration's `model`.
+
+use super::{resolve, ModelError, Provider};
+use crate::config::Config;
+
+/// Where a model may come from; the first that names one wins.
+#[derive(Debug, Clone, Default)]
+pub struct ModelSources<'a> {
+    /// `-m MODEL`.
+    pub flag: Option<&'a str>,
+    /// An agent definition: its slug and its models in order of preference.
+    pub definition: Option<(&'a str, &'a [String])>,
+    /// `AG_MODEL`.
+    pub env: Option<String>,
+    /// The session's stored model (a source's, a spawner's).
+    pub session: Option<&'a str>,
+}
+
+impl<'a> ModelSources<'a> {
+    /// The sources with `AG_MODEL` read from the environment.
+    pub fn with_env() -> ModelSources<'a> {
+        ModelSources {
+            env: std::env::var("AG_MODEL")
+                .ok()
+                .filter(|m| !m.trim().is_empty()),
+            ..ModelSources::default()
+        }
+    }
+}
+
+/// The model chosen and its provider.
+pub struct Chosen {
+    pub model: String,
+    pub provider: Box<dyn Provider>,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ChooseError {
+    #[error("no model given")]
+    NoModel,
+    #[error("none of agent {slug}'s models can be used: {}", tried.join("; "))]
+    Definition { slug: String, tried: Vec<String> },
+    #[error(transparent)]
+    Model(#[from] ModelError),
+}
+
+/// Choose the model (see the module comment) and resolve its provider.
+pub fn choose(src: &ModelSources<'_>, config: &Config) -> Result<Chosen, ChooseError> {
+    let pick = |model: &str| -> Result<Chosen, ChooseError> {
+        Ok(Chosen {
+            model: model.to_string(),
+            provider: resolve(model, config)?,
+        })
+    };
+    if let Some(m) = src.flag {
+        return pick(m);
+    }
+    if let Some((slug, models)) = src.definition.filter(|(_, ms)| !ms.is_empty()) {
+        let mut tried = Vec::new();
+        for m in models {
+            match resolve(m, config) {
+                Ok(provider) => {
+                    return Ok(Chosen {
+                        model: m.clone(),
+                        provider,
+                    })
+                }
+                Err(e) => tried.push(format!("{m}: {e}")),
+            }
+        }
+        return Err(ChooseError::Definition {
+            slug: slug.to_string(),
+            tried,
+        });
+    }
+    match src
+        .env
+        .as_deref()
+        .or(src.session)
+        .or(config.model.as_deref())
+    {
+        Some(m) => pick(m),
+        None => Err(ChooseError::NoModel),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn chosen(src: &ModelSources<'_>, config: &Config) -> String {
+        choose(src, config)
+            .map(|c| c.model)
+            .unwrap_or_else(|e| e.to_string())
+    }
+
+    #[test]
+    fn one_order_flag_definition_env_session_config() {
+        let config = Config {
+            model: Some("echo".into()),
+            ..Config::default()
+        };
+        let defs = vec![
+            "bogus/x".to_string(),
+            "script:none.toml".to_string(),
+            "echo".to_string(),
+        ];
+        let mut src = ModelSources::default();
+        assert_eq!(chosen(&src, &config), "echo", "the config's comes last");
+        src.session = Some("session-model");
+        assert!(
+            chosen(&src, &config).contains("session-model"),
+            "the session's beats the config's"
+        );
+        src.env = Some("env-model".into());
+        assert!(
+            chosen(&src, &config).contains("env-model"),
+            "AG_MODEL beats the session's"
+        );
+        src.definition = Some(("finder", &defs));
+        assert_eq!(
+            chosen(&src, &config),
+            "echo",
+            "the definition's first usable beats AG_MODEL"
+        );
+        src.flag = Some("flag-model");
+        assert!(
+            chosen(&src, &config).contains("flag-model"),
+            "-m beats everything"
+        );
+    }
+
+    #[test]
+    fn a_definition_with_no_usable_model_says_what_was_tried() {
+        let defs = vec!["bogus/x".to_string()];
+        let src = ModelSources {
+            definition: Some(("finder", &defs)),
+            ..ModelSources::default()
+        };
+        let e = chosen(&src, &Config::default());
+        assert!(e.contains("finder") && e.contains("bogus/x"), "{e}");
+        assert_eq!(
+            chosen(&ModelSources::default(), &Config::default()),
+            "no model given"
+        );
+    }
+}

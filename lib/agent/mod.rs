@@ -55,6 +55,9 @@ pub enum Event {
     },
     /// Waiting for the provider (spinners start here).
     Waiting,
+    /// Something went wrong beside the turn (a room that cannot be read, a receipt not
+    /// written); the turn goes on.
+    Warning(String),
     TurnDone {
         turn: String,
         stop_reason: String,
@@ -121,6 +124,8 @@ pub struct Agent<'a> {
     pub tool_ctx: ToolCtx,
     pub opts: TurnOptions,
     pub interrupt: Arc<AtomicBool>,
+    /// Warnings noted by the room code, reported as events by the loop.
+    pub warnings: std::sync::Mutex<Vec<String>>,
 }
 
 impl Agent<'_> {
@@ -177,6 +182,7 @@ impl Agent<'_> {
                 on(Event::Seal(c));
             }
             self.hear(&turn, step, on)?;
+            self.report_warnings(on);
             if self.interrupted() {
                 return self.finish(
                     &turn,
@@ -405,6 +411,7 @@ impl Agent<'_> {
             )
             .in_turn(turn, step);
             self.append(vec![result], on)?;
+            self.report_warnings(on);
         }
         Ok(true)
     }

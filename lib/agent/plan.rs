@@ -375,6 +375,7 @@ impl<'s> TurnPlan<'s> {
             policy: self.tools,
             tool_ctx,
             interrupt,
+            warnings: Default::default(),
         }
     }
 }

@@ -48,6 +48,15 @@ impl CliError {
         }
     }
 
+    /// A library error with its chain of causes (rendered as `caused by:` lines).
+    pub fn cause(e: impl std::error::Error + Send + Sync + 'static) -> CliError {
+        CliError {
+            exit: Exit::Error,
+            error: anyhow::Error::new(e),
+            hint: None,
+        }
+    }
+
     pub fn msg(message: impl std::fmt::Display) -> CliError {
         CliError::new(Exit::Error, message)
     }
@@ -85,7 +94,7 @@ impl CliError {
         if let Some(h) = &self.hint {
             let _ = writeln!(s, "hint: {h}");
         }
-        eprint!("{}", super::escape_controls(&s, true));
+        super::output::eprint_quiet(&super::escape_controls(&s, true));
     }
 }
 

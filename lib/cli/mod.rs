@@ -10,12 +10,11 @@ pub mod prompt;
 pub mod room;
 pub mod summon;
 
-use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 pub use error::{CliError, CliResult, Exit};
-pub use output::{escape_controls, Out};
+pub use output::{escape_controls, program, Out};
 
 use crate::paths::Home;
 use crate::store::Store;
@@ -58,12 +57,9 @@ impl Ctx {
     pub fn new(global: GlobalArgs) -> CliResult<Ctx> {
         let home = Home::resolve(global.home.as_deref()).map_err(CliError::from)?;
         let color = match global.color {
-            ColorChoice::Always => true,
-            ColorChoice::Never => false,
-            ColorChoice::Auto => {
-                std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
-                    && std::io::stdout().is_terminal()
-            }
+            ColorChoice::Always => Some(true),
+            ColorChoice::Never => Some(false),
+            ColorChoice::Auto => None,
         };
         let out = Out::new(color, global.quiet, global.verbose);
         Ok(Ctx { global, home, out })
@@ -76,9 +72,9 @@ impl Ctx {
 
 /// The configuration for `cwd`, reporting on stderr what a project file was not allowed to set.
 pub fn load_config(out: &Out, cwd: &std::path::Path) -> CliResult<crate::config::Config> {
-    let config = crate::config::Config::load(cwd).map_err(|e| CliError::msg(e.to_string()))?;
+    let config = crate::config::Config::load(cwd).map_err(CliError::cause)?;
     for w in &config.warnings {
-        out.note(&format!("warning: {w}"));
+        out.warn(w);
     }
     Ok(config)
 }
@@ -100,7 +96,8 @@ pub fn finish(program: &str, result: CliResult<()>) -> ExitCode {
 /// Every command starts here, so this is also where the process becomes non-dumpable, before
 /// it reads a key or starts a tool or a child: a command run by `bash` (same user) then
 /// cannot read its memory or its `/proc/PID/environ`.
-pub fn parse<T: clap::Parser>(program: &str) -> T {
+pub fn parse<T: clap::Parser>(program: &'static str) -> T {
+    output::set_program(program);
     crate::proc::make_undumpable();
     match T::try_parse() {
         Ok(t) => t,
@@ -115,7 +112,7 @@ pub fn parse<T: clap::Parser>(program: &str) -> T {
                 e.exit();
             }
             let text = e.render().to_string();
-            eprint!("{program}: {text}");
+            output::eprint_quiet(&format!("{program}: {text}"));
             std::process::exit(2);
         }
     }
@@ -123,6 +120,8 @@ pub fn parse<T: clap::Parser>(program: &str) -> T {
 
 /// The entry point of a command that is not available in this build.
 pub fn unavailable(program: &str) -> ExitCode {
-    eprintln!("{program}: not yet available in this version of ag");
+    output::eprint_quiet(&format!(
+        "{program}: not yet available in this version of ag\n"
+    ));
     ExitCode::from(1)
 }

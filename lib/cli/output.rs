@@ -1,19 +1,49 @@
-//! One place decides what reaches the terminal: colour, quiet and verbose, and escaping of
-//! untrusted text (model output, room lines) so it cannot drive the terminal.
+//! One place decides what reaches the terminal: the program prefix, colour per stream, quiet
+//! and verbose, warnings and the spinner, and escaping of untrusted text (model output, room
+//! lines) so it cannot drive the terminal. Nothing else in `ag` prints; a failed write to
+//! stderr is ignored, never a panic.
 
-use std::io::{self, BufWriter, Stdout, Write};
+use std::io::{self, BufWriter, IsTerminal, Stdout, Write};
+use std::sync::OnceLock;
 
+static PROGRAM: OnceLock<&'static str> = OnceLock::new();
+
+/// The program every message on stderr is prefixed with (`ag-log: `…); set once by
+/// [`super::parse`].
+pub fn program() -> &'static str {
+    PROGRAM.get().copied().unwrap_or("ag")
+}
+
+pub(super) fn set_program(name: &'static str) {
+    let _ = PROGRAM.set(name);
+}
+
+/// Write to stderr, ignoring failure: a closed or full stderr must never end a turn or a
+/// command (the data on stdout, and the store, are what matter).
+pub fn eprint_quiet(s: &str) {
+    let _ = io::stderr().lock().write_all(s.as_bytes());
+}
+
+/// The one printer: data on stdout (buffered), everything else on stderr through `note`,
+/// `warn`, `detail` and `message`, colour decided per stream.
 pub struct Out {
+    /// Colour on stdout.
     pub color: bool,
+    /// Colour on stderr.
+    pub color_err: bool,
     pub quiet: bool,
     pub verbose: bool,
     stdout: BufWriter<Stdout>,
 }
 
 impl Out {
-    pub fn new(color: bool, quiet: bool, verbose: bool) -> Out {
+    /// `color`: `Some` forces it on or off (`--color always|never`); `None` colours each stream
+    /// that is a terminal, unless NO_COLOR is set.
+    pub fn new(color: Option<bool>, quiet: bool, verbose: bool) -> Out {
+        let auto = |tty: bool| tty && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
         Out {
-            color,
+            color: color.unwrap_or_else(|| auto(io::stdout().is_terminal())),
+            color_err: color.unwrap_or_else(|| auto(io::stderr().is_terminal())),
             quiet,
             verbose,
             stdout: BufWriter::with_capacity(64 * 1024, io::stdout()),
@@ -37,15 +67,44 @@ impl Out {
     /// A notice on stderr, unless quiet.
     pub fn note(&self, s: &str) {
         if !self.quiet {
-            eprintln!("{}", escape_controls(s, true));
+            eprint_quiet(&format!("{}\n", escape_controls(s, true)));
         }
+    }
+
+    /// `PROG: warning: …` on stderr, unless quiet.
+    pub fn warn(&self, s: &str) {
+        if !self.quiet {
+            let w = self.paint_err("33", "warning:");
+            eprint_quiet(&format!(
+                "{}: {w} {}\n",
+                program(),
+                escape_controls(s, true)
+            ));
+        }
+    }
+
+    /// `PROG: …` on stderr, even when quiet: what a hook or a script must see.
+    pub fn message(&self, s: &str) {
+        eprint_quiet(&format!("{}: {}\n", program(), escape_controls(s, true)));
     }
 
     /// Detail on stderr, only with -v.
     pub fn detail(&self, s: &str) {
         if self.verbose && !self.quiet {
-            eprintln!("{}", escape_controls(s, true));
+            eprint_quiet(&format!("{}\n", escape_controls(s, true)));
         }
+    }
+
+    /// Text for stderr as it streams (thinking), dimmed where stderr takes colour.
+    pub fn stream_err(&self, s: &str) {
+        if !self.quiet {
+            eprint_quiet(&self.paint_err("2", &escape_controls(s, true)));
+        }
+    }
+
+    /// A spinner on stderr, only when it is a terminal and not quiet.
+    pub fn spinner(&self) -> Option<indicatif::ProgressBar> {
+        (io::stderr().is_terminal() && !self.quiet).then(indicatif::ProgressBar::new_spinner)
     }
 
     pub fn dim(&self, s: &str) -> String {
@@ -56,12 +115,22 @@ impl Out {
         self.paint("1", s)
     }
 
+    /// `s` in SGR colour `sgr` for stdout.
     pub fn paint(&self, sgr: &str, s: &str) -> String {
-        if self.color {
-            format!("\x1b[{sgr}m{s}\x1b[0m")
-        } else {
-            s.to_string()
-        }
+        paint(self.color, sgr, s)
+    }
+
+    /// `s` in SGR colour `sgr` for stderr.
+    pub fn paint_err(&self, sgr: &str, s: &str) -> String {
+        paint(self.color_err, sgr, s)
+    }
+}
+
+fn paint(on: bool, sgr: &str, s: &str) -> String {
+    if on {
+        format!("\x1b[{sgr}m{s}\x1b[0m")
+    } else {
+        s.to_string()
     }
 }
 

@@ -1,6 +1,6 @@
 //! `ag-prompt`: run a turn of an agent against a model, streaming, with tools.
 
-use std::io::{IsTerminal, Read, Write};
+use std::io::Read;
 use std::process::ExitCode;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
@@ -334,7 +334,7 @@ fn prompt(ctx: &mut Ctx, args: RunArgs) -> CliResult<()> {
         ctx.out.note(n);
     }
     for n in &plan.warnings {
-        ctx.out.note(&format!("warning: {n}"));
+        ctx.out.warn(n);
     }
     run_turn_in(ctx, &store, *plan, text.as_deref(), &config, &cwd_now)
 }
@@ -343,7 +343,7 @@ fn prompt(ctx: &mut Ctx, args: RunArgs) -> CliResult<()> {
 fn agent_def(ctx: &Ctx, cwd: &std::path::Path, slug: &str) -> CliResult<AgentDef> {
     let catalog = crate::summon::Catalog::load(cwd);
     for p in &catalog.problems {
-        ctx.out.note(&format!("warning: {p}"));
+        ctx.out.warn(p);
     }
     catalog.get(slug).cloned().ok_or_else(|| {
         CliError::new(Exit::NotFound, format!("no agent named {slug:?}"))
@@ -464,7 +464,6 @@ struct LiveView<'a> {
     ctx: &'a mut Ctx,
     session: String,
     json: bool,
-    tty_err: bool,
     spinner: Option<indicatif::ProgressBar>,
     text_open: bool,
     wrote_text: bool,
@@ -473,7 +472,6 @@ struct LiveView<'a> {
 impl<'a> LiveView<'a> {
     fn new(ctx: &'a mut Ctx, session: &str, sandbox: &crate::sandbox::Settings) -> LiveView<'a> {
         let json = ctx.global.json;
-        let tty_err = std::io::stderr().is_terminal();
         if json {
             let _ = ctx.out.line(
                 &json!({"type": "session", "session": session, "sandbox": sandbox.to_json()})
@@ -484,7 +482,6 @@ impl<'a> LiveView<'a> {
             ctx,
             session: session.to_string(),
             json,
-            tty_err,
             spinner: None,
             text_open: false,
             wrote_text: false,
@@ -530,6 +527,9 @@ impl<'a> LiveView<'a> {
                     "wait_ms": wait.as_millis() as u64, "reason": reason,
                 }),
                 Event::Waiting => return,
+                Event::Warning(message) => json!({
+                    "type": "warning", "session": self.session, "message": message,
+                }),
                 Event::Compacted {
                     trigger,
                     tokens_before,
@@ -557,12 +557,17 @@ impl<'a> LiveView<'a> {
         }
         match ev {
             Event::Waiting => {
-                if self.tty_err && !self.ctx.global.quiet && self.spinner.is_none() {
-                    let s = indicatif::ProgressBar::new_spinner();
-                    s.set_message("waiting for the model…");
-                    s.enable_steady_tick(Duration::from_millis(100));
-                    self.spinner = Some(s);
+                if self.spinner.is_none() {
+                    self.spinner = self.ctx.out.spinner();
+                    if let Some(s) = &self.spinner {
+                        s.set_message("waiting for the model…");
+                        s.enable_steady_tick(Duration::from_millis(100));
+                    }
                 }
+            }
+            Event::Warning(w) => {
+                self.stop_spinner();
+                self.ctx.out.warn(&w);
             }
             Event::Open { .. } => self.stop_spinner(),
             Event::Delta { ty, text, .. } => {
@@ -574,15 +579,7 @@ impl<'a> LiveView<'a> {
                         let _ = self.ctx.out.raw(&escape_controls(&text, true));
                         let _ = self.ctx.out.flush();
                     }
-                    ChunkType::Thinking if !self.ctx.global.quiet => {
-                        let t = escape_controls(&text, true);
-                        let mut err = std::io::stderr();
-                        let _ = if self.tty_err {
-                            write!(err, "\x1b[2m{t}\x1b[0m")
-                        } else {
-                            write!(err, "{t}")
-                        };
-                    }
+                    ChunkType::Thinking => self.ctx.out.stream_err(&text),
                     _ => {}
                 }
             }
@@ -594,7 +591,7 @@ impl<'a> LiveView<'a> {
                     let _ = self.ctx.out.flush();
                     self.text_open = false;
                 }
-                ChunkData::Thinking { .. } if !self.ctx.global.quiet => eprintln!(),
+                ChunkData::Thinking { .. } => self.ctx.out.stream_err("\n"),
                 ChunkData::ToolCall {
                     name, arguments, ..
                 } => {

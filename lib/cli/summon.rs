@@ -11,7 +11,6 @@ use serde_json::json;
 use tabled::settings::Style;
 
 use super::{escape_controls, finish, CliError, CliResult, Ctx, Exit, GlobalArgs};
-use crate::config::Config;
 use crate::policy::Policy;
 use crate::store::{Session, SessionKind, SessionStatus, Store};
 use crate::summon::spawn::{self, Request, Spawner, SummonError, SummonErrorKind};
@@ -124,19 +123,15 @@ fn run(cli: Cli) -> CliResult<()> {
     result
 }
 
-fn load_config(cwd: &std::path::Path) -> CliResult<Config> {
-    Config::load(cwd).map_err(|e| CliError::msg(e.to_string()))
-}
-
 fn report_problems(ctx: &Ctx, catalog: &Catalog) {
     for p in &catalog.problems {
-        ctx.out.note(&format!("warning: {p}"));
+        ctx.out.warn(p);
     }
 }
 
 fn agents(ctx: &mut Ctx) -> CliResult<()> {
     let cwd = std::env::current_dir()?;
-    let config = load_config(&cwd)?;
+    let config = super::load_config(&ctx.out, &cwd)?;
     let catalog = Catalog::load(&cwd);
     report_problems(ctx, &catalog);
     let users = config.user_agents_allowed();
@@ -256,7 +251,7 @@ fn summon(ctx: &mut Ctx, args: RunArgs) -> CliResult<()> {
             cwd: here.clone(),
         },
     };
-    let config = load_config(&spawner.cwd)?;
+    let config = super::load_config(&ctx.out, &spawner.cwd)?;
     let catalog = Catalog::load(&spawner.cwd);
     report_problems(ctx, &catalog);
     let req = Request {
@@ -269,7 +264,7 @@ fn summon(ctx: &mut Ctx, args: RunArgs) -> CliResult<()> {
     let spawned =
         spawn::spawn(&store, &ctx.home, &config, &catalog, &spawner, &req).map_err(summon_error)?;
     if let Some(note) = spawned.dropped_note() {
-        eprintln!("ag-summon: {note}");
+        ctx.out.message(&note);
     }
     let id = spawned.child.id.clone();
     if args.top_level || args.background {

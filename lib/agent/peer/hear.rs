@@ -2,7 +2,6 @@
 
 use super::super::{Agent, AgentError, Event};
 use super::batch::{Batch, Carry, PEER_LINE_BYTES};
-use super::warn;
 use crate::log::{ChunkData, NewChunk, PeerMessage, Role};
 use crate::room::clip;
 use crate::room::inbox::{self, Heard};
@@ -27,14 +26,21 @@ impl Agent<'_> {
             .iter()
             .map(|r| self.store.room_cursor(&me.reader, &r.name).ok().flatten())
             .collect();
-        let cursors = match inbox::read_new(self.store, &me, &rooms, true, &mut warn, &mut |h| {
-            if let Some(old) = batch.push(h) {
-                held.push(hold(old));
-            }
-        }) {
+        let cursors = match inbox::read_new(
+            self.store,
+            &me,
+            &rooms,
+            true,
+            &mut |w| self.warn(w),
+            &mut |h| {
+                if let Some(old) = batch.push(h) {
+                    held.push(hold(old));
+                }
+            },
+        ) {
             Ok(c) => c,
             Err(e) => {
-                warn(format!("cannot read the rooms: {e}"));
+                self.warn(format!("cannot read the rooms: {e}"));
                 return Ok(());
             }
         };
@@ -88,7 +94,7 @@ impl Agent<'_> {
         // the log already.
         let carried: Vec<&Heard> = newest.iter().collect();
         if let Err(e) = inbox::deliver(&me, &carried) {
-            warn(format!("cannot write a delivered receipt: {e}"));
+            self.warn(format!("cannot write a delivered receipt: {e}"));
         }
         Ok(())
     }

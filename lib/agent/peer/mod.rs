@@ -14,11 +14,24 @@ use crate::room::inbox;
 use crate::room::presence::Me;
 use crate::room::Room;
 
-fn warn(w: String) {
-    eprintln!("ag: warning: {w}");
-}
-
 impl Agent<'_> {
+    /// Note a warning; the loop reports it as an [`super::Event::Warning`] after the tool call
+    /// or step boundary that raised it.
+    fn warn(&self, w: String) {
+        self.warnings
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(w);
+    }
+
+    /// Report the warnings noted so far.
+    pub(in crate::agent) fn report_warnings(&self, on: &mut dyn FnMut(super::Event)) {
+        let ws = std::mem::take(&mut *self.warnings.lock().unwrap_or_else(|e| e.into_inner()));
+        for w in ws {
+            on(super::Event::Warning(w));
+        }
+    }
+
     fn me(&self) -> Me {
         Me::session(&self.session)
     }

@@ -6,7 +6,6 @@ use std::path::Path;
 use serde_json::Value;
 
 use super::super::Agent;
-use super::warn;
 use crate::room::claims::{self, Outcome};
 use crate::room::inbox::{self, Heard};
 use crate::room::presence;
@@ -180,7 +179,7 @@ impl Agent<'_> {
             intent,
             shared,
             ttl,
-            &mut warn,
+            &mut |w| self.warn(w),
         )
         .map_err(|e| e.to_string())?
         {
@@ -209,8 +208,10 @@ impl Agent<'_> {
             Value::Null => None,
             v => Some(self.claim_paths(v, &key)?),
         };
-        let ended = claims::release(self.store, &room, &self.me(), paths.as_deref(), &mut warn)
-            .map_err(|e| e.to_string())?;
+        let ended = claims::release(self.store, &room, &self.me(), paths.as_deref(), &mut |w| {
+            self.warn(w)
+        })
+        .map_err(|e| e.to_string())?;
         Ok(ToolOutput::ok(if ended.is_empty() {
             "no claim of yours to release".to_string()
         } else {
@@ -237,7 +238,7 @@ impl Agent<'_> {
         // A path outside this worktree is in no claim of its room.
         let rel = claims::normalize(path, &self.cwd(), &key).ok()?;
         // Fail closed: a claim that cannot be read may be one that covers this path.
-        let active = match claims::active(self.store, &room, &mut warn) {
+        let active = match claims::active(self.store, &room, &mut |w| self.warn(w)) {
             Ok(a) => a,
             Err(e) => {
                 return Some(ToolOutput::error(format!(

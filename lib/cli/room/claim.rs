@@ -77,7 +77,7 @@ pub(super) fn claim(ctx: &mut Ctx, from: Option<&str>, a: ClaimArgs) -> CliResul
         &mut |w| warns.push(w),
     );
     for w in warns {
-        ctx.out.note(&format!("ag-room: warning: {w}"));
+        ctx.out.warn(&w);
     }
     match out.map_err(|e| match e {
         RoomError::Invalid(m) => CliError::usage(m),
@@ -156,7 +156,7 @@ pub(super) fn list_claims(ctx: &mut Ctx) -> CliResult<()> {
     let mut warns = Vec::new();
     let active = claims::active(&store, &room, &mut |w| warns.push(w)).map_err(room_err)?;
     for w in warns {
-        ctx.out.note(&format!("ag-room: warning: {w}"));
+        ctx.out.warn(&w);
     }
     for c in &active {
         if ctx.global.json {

@@ -58,7 +58,7 @@ pub(super) fn guard(ctx: &mut Ctx, from: Option<&str>, a: GuardArgs) -> CliResul
     let mut warns = Vec::new();
     let active = claims::active(&store, &room, &mut |w| warns.push(w)).map_err(room_err)?;
     for w in warns {
-        ctx.out.note(&format!("ag-room: warning: {w}"));
+        ctx.out.warn(&w);
     }
     let found = claims::conflicts(&active, &me.from, &files, true);
     if found.is_empty() {
@@ -66,14 +66,14 @@ pub(super) fn guard(ctx: &mut Ctx, from: Option<&str>, a: GuardArgs) -> CliResul
     }
     for c in &found {
         let files: Vec<String> = c.overlaps.iter().map(|(f, _)| f.clone()).collect();
-        eprintln!(
-            "ag-room: {} claimed by {} (intent {:?}, claim {}); {}",
+        ctx.out.message(&format!(
+            "{} claimed by {} (intent {:?}, claim {}); {}",
             files.join(", "),
             c.claim.holder.display(),
             c.claim.intent,
             c.claim.id,
             c.claim.how_to_reach()
-        );
+        ));
     }
     match a.mode {
         GuardMode::Warn => Ok(()),

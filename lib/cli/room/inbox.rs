@@ -67,7 +67,7 @@ pub(super) fn inbox_cmd(ctx: &mut Ctx, from: Option<&str>, a: InboxArgs) -> CliR
     )
     .map_err(room_err)?;
     for w in warns {
-        ctx.out.note(&format!("ag-room: warning: {w}"));
+        ctx.out.warn(&w);
     }
     for h in &heard {
         emit(ctx, &h.line)?;

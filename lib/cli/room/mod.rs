@@ -135,7 +135,7 @@ pub(super) fn cwd() -> CliResult<PathBuf> {
 }
 
 pub(super) fn warner(ctx: &Ctx) -> impl FnMut(String) + '_ {
-    move |w| ctx.out.note(&format!("ag-room: warning: {w}"))
+    move |w| ctx.out.warn(&w)
 }
 
 /// The speaker: the session in AG_SESSION, else --from / AG_NAME / the user.

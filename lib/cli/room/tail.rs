@@ -102,7 +102,7 @@ pub(super) fn tail(ctx: &mut Ctx, from: Option<&str>, a: TailArgs) -> CliResult<
     })
     .map_err(room_err)?;
     for w in warns.drain(..) {
-        ctx.out.note(&format!("ag-room: warning: {w}"));
+        ctx.out.warn(&w);
     }
     for l in ring.drain(..) {
         emit(ctx, &l)?;
@@ -140,7 +140,7 @@ fn follow(ctx: &mut Ctx, room: &Room, offset: &mut u64, me: &Me, all: bool) -> C
         })
         .map_err(room_err)?;
         for w in warns {
-            ctx.out.note(&format!("ag-room: warning: {w}"));
+            ctx.out.warn(&w);
         }
         for l in &lines {
             emit(ctx, l)?;

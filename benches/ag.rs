@@ -7,6 +7,7 @@
 //! fresh temporary `AG_HOME`. Every figure is the median of several runs. See
 //! benches/README.md.
 
+mod context;
 #[path = "../tests/e2e/fake_provider.rs"]
 mod fake_provider;
 mod fork;
@@ -43,7 +44,7 @@ struct Config {
 }
 
 /// The scenario names `--only` takes.
-const SCENARIOS: &[&str] = &["append", "cat", "rss", "fold", "prompt", "fork"];
+const SCENARIOS: &[&str] = &["append", "cat", "rss", "fold", "prompt", "fork", "context"];
 
 impl Config {
     fn from_args() -> Config {
@@ -810,7 +811,7 @@ fn main() {
         .any(|s| cfg.wants(s));
     // Fail early on a missing binary rather than after minutes of other figures.
     let bin = log_figures.then(ag_log_path);
-    let prompt_bin = cfg.wants("prompt").then(prompt::ag_prompt_path);
+    let prompt_bin = (cfg.wants("prompt") || cfg.wants("context")).then(prompt::ag_prompt_path);
     let fork_bin = cfg.wants("fork").then(fork::ag_fork_path);
     let total = Instant::now();
     println!(
@@ -843,7 +844,7 @@ fn main() {
     let fast_reps = cfg.reps * 2 + 1;
     let mut stage = Stages {
         // The big session is built once for cat and rss, as a stage of its own.
-        n: ["append", "rss", "fold", "prompt", "fork"]
+        n: ["append", "rss", "fold", "prompt", "fork", "context"]
             .iter()
             .filter(|s| cfg.wants(s))
             .count()
@@ -1171,6 +1172,12 @@ fn main() {
             prompt::STEPS
         ));
         prompt::run(&cfg, &mut rows, &mut notes);
+    }
+
+    // 7. The per-step cost after a compaction does not grow with the session. ---------------
+    if cfg.wants("context") {
+        stage.next("ag-prompt per step on a compacted 100k-chunk session vs. a 1k one");
+        context::run(&cfg, &mut rows, &mut notes);
     }
 
     println!();

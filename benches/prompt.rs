@@ -31,7 +31,7 @@ use super::{die, median_f, ms, progress, secs, spawn, verdict, Config, Out, Row}
 pub const STEPS: usize = 50;
 /// The per-step overhead target.
 const TARGET_S: f64 = 0.002;
-const A_TXT: &str = "alpha: the first line of a small file\n\
+pub const A_TXT: &str = "alpha: the first line of a small file\n\
 beta: a second line, a little longer than the first\n\
 gamma: the third\n\
 delta: fourth line of a.txt\n\
@@ -49,7 +49,7 @@ pub fn ag_prompt_path() -> PathBuf {
 }
 
 /// The 50 scripted replies: 49 × (text + `read a.txt`), then a final text.
-fn replies() -> Vec<String> {
+pub fn replies() -> Vec<String> {
     let mut v: Vec<String> = (1..STEPS)
         .map(|i| {
             sse::anthropic(
@@ -70,7 +70,7 @@ fn replies() -> Vec<String> {
     v
 }
 
-fn loaded_fake(replies: &[String]) -> FakeProvider {
+pub fn loaded_fake(replies: &[String]) -> FakeProvider {
     let fake = FakeProvider::start();
     for r in replies {
         fake.push(Reply::Sse(r.clone()));
@@ -79,10 +79,10 @@ fn loaded_fake(replies: &[String]) -> FakeProvider {
 }
 
 /// What one ag run sent: the bodies, and the headers of the first request.
-struct Sent {
-    bodies: Vec<Vec<u8>>,
-    path: String,
-    headers: Vec<(String, String)>,
+pub struct Sent {
+    pub bodies: Vec<Vec<u8>>,
+    pub path: String,
+    pub headers: Vec<(String, String)>,
 }
 
 /// One whole `ag-prompt` run against a fresh fake; returns its wall time and what it sent.
@@ -126,6 +126,11 @@ fn run_ag(bin: &Path, replies: &[String]) -> (Duration, Sent) {
     if let Err(e) = check_run(&reqs, replies.len()) {
         die(&format!("the ag-prompt run is not the scripted one: {e}"));
     }
+    (run.wall, sent_of(&reqs))
+}
+
+/// What a run sent: its bodies, and the headers of its first request.
+pub fn sent_of(reqs: &[super::fake_provider::Recorded]) -> Sent {
     let first = &reqs[0];
     // Hop-by-hop and length headers are the client's own business.
     let headers = first
@@ -139,15 +144,14 @@ fn run_ag(bin: &Path, replies: &[String]) -> (Duration, Sent) {
         })
         .map(|(k, v)| (k.clone(), v.clone()))
         .collect();
-    let sent = Sent {
+    Sent {
         bodies: reqs
             .iter()
             .map(|r| r.raw_body.clone().into_bytes())
             .collect(),
         path: first.path.clone(),
         headers,
-    };
-    (run.wall, sent)
+    }
 }
 
 /// The run made exactly the 50 scripted steps, each answering the previous tool call with
@@ -190,7 +194,7 @@ fn check_run(reqs: &[super::fake_provider::Recorded], steps: usize) -> Result<()
 
 /// The baseline: the same bodies POSTed in sequence by a minimal ureq client, each response
 /// read to the end.
-fn run_baseline(sent: &Sent, replies: &[String]) -> (Duration, usize) {
+pub fn run_baseline(sent: &Sent, replies: &[String]) -> (Duration, usize) {
     let fake = loaded_fake(replies);
     let url = format!("{}{}", fake.url(), sent.path);
     let mut got = 0usize;

@@ -191,26 +191,29 @@ impl Store {
     /// Take the queued compactions of a session, oldest first: `Some(summary)` for a given
     /// summary, `None` for one the model writes. Taken is removed.
     pub fn take_queued_compactions(&self, session_id: &str) -> Result<Vec<Option<String>>> {
-        let items: Vec<(String, String)> = self.write(|tx| {
-            let items: Vec<(String, String)> = tx
-                .prepare_cached(
-                    "SELECT kind, text FROM queued_input WHERE session_id = ?1 \
-                     AND kind IN ('compact', 'compact_summary') ORDER BY id",
-                )?
-                .query_map([session_id], |r| Ok((r.get(0)?, r.get(1)?)))?
-                .collect::<rusqlite::Result<_>>()?;
-            if !items.is_empty() {
-                tx.execute(
-                    "DELETE FROM queued_input WHERE session_id = ?1 \
-                     AND kind IN ('compact', 'compact_summary')",
-                    [session_id],
-                )?;
-            }
-            Ok(items)
+        // Asked at every step: a plain read first, the write lock only when there is any.
+        let items: Vec<(i64, String, String)> = self
+            .conn()
+            .prepare_cached(
+                "SELECT id, kind, text FROM queued_input WHERE session_id = ?1 \
+                 AND kind IN ('compact', 'compact_summary') ORDER BY id",
+            )?
+            .query_map([session_id], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?
+            .collect::<rusqlite::Result<_>>()?;
+        let Some(&(last, _, _)) = items.last() else {
+            return Ok(Vec::new());
+        };
+        self.write(|tx| {
+            tx.execute(
+                "DELETE FROM queued_input WHERE session_id = ?1 \
+                 AND kind IN ('compact', 'compact_summary') AND id <= ?2",
+                params![session_id, last],
+            )?;
+            Ok(())
         })?;
         Ok(items
             .into_iter()
-            .map(|(kind, text)| (kind == "compact_summary").then_some(text))
+            .map(|(_, kind, text)| (kind == "compact_summary").then_some(text))
             .collect())
     }
 }

@@ -3,6 +3,7 @@
 mod support;
 
 mod compaction;
+mod compaction_peers;
 mod export;
 mod fake_provider;
 mod fork;

@@ -104,6 +104,9 @@ struct Step {
     text: Option<String>,
     #[serde(default)]
     delay_ms: u64,
+    /// A gate: the step is not finished until this file exists (relative to the current
+    /// directory), so a test or a demo can hold an agent mid-turn without guessing a delay.
+    wait_for: Option<String>,
     #[serde(default)]
     tool_calls: Vec<ScriptCall>,
 }
@@ -226,6 +229,14 @@ impl Provider for ScriptProvider {
         if step.delay_ms > 0 {
             std::thread::sleep(Duration::from_millis(step.delay_ms));
         }
+        if let Some(gate) = &step.wait_for {
+            wait_for_gate(gate).map_err(|message| AttemptError {
+                message: format!("the script {}: {message}", self.path),
+                status: None,
+                retryable: false,
+                retry_after: None,
+            })?;
+        }
         let stop = if step.tool_calls.is_empty() {
             "end_turn"
         } else {
@@ -336,6 +347,24 @@ fn step_end(stop_reason: &str, body: &Value, output_chars: usize, model: &str) -
         },
         model: Some(model.to_owned()),
     }
+}
+
+/// How long a `wait_for` gate stays closed before the step fails.
+const GATE_LIMIT: Duration = Duration::from_secs(120);
+
+/// Wait until `path` exists, polling; an error after `GATE_LIMIT`.
+fn wait_for_gate(path: &str) -> Result<(), String> {
+    let until = std::time::Instant::now() + GATE_LIMIT;
+    while !std::path::Path::new(path).exists() {
+        if std::time::Instant::now() >= until {
+            return Err(format!(
+                "the gate {path} did not open within {} s",
+                GATE_LIMIT.as_secs()
+            ));
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    Ok(())
 }
 
 #[cfg(test)]

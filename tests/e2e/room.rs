@@ -90,13 +90,15 @@ fn msg_id_in(result: &Value) -> String {
 #[test]
 fn room_two_agents_talk_and_see_each_others_receipts() {
     let env = env();
+    // Gates: both speak once both are live; both go on to hear once both have spoken.
+    let (go, spoken) = (env.cwd.join("gate-go"), env.cwd.join("gate-spoken"));
     let talk = |name: &str, say: &str| {
         script(
             &env,
             name,
             &format!(
-                "[[step]]\ndelay_ms = 1500\ntool_calls = [{{ name = \"peer_message\", arguments = {{ text = \"{say}\" }} }}]\n\
-                 [[step]]\ntext = \"waiting\"\ndelay_ms = 1500\ntool_calls = [{{ name = \"glob\", arguments = {{ pattern = \"*.none\" }} }}]\n\
+                "[[step]]\nwait_for = {go:?}\ntool_calls = [{{ name = \"peer_message\", arguments = {{ text = \"{say}\" }} }}]\n\
+                 [[step]]\ntext = \"waiting\"\nwait_for = {spoken:?}\ntool_calls = [{{ name = \"glob\", arguments = {{ pattern = \"*.none\" }} }}]\n\
                  [[step]]\ntext = \"done\"\n"
             ),
         )
@@ -121,6 +123,14 @@ fn room_two_agents_talk_and_see_each_others_receipts() {
         .map(|w| w["id"].as_str().unwrap().to_string())
         .collect();
     assert!(ids.contains(&ida) && ids.contains(&idb), "{}", who.stdout);
+    std::fs::write(&go, "").unwrap();
+    wait_for_chunk(&env, &ida, |c| {
+        c["type"] == "tool_result" && c["data"]["name"] == "peer_message"
+    });
+    wait_for_chunk(&env, &idb, |c| {
+        c["type"] == "tool_result" && c["data"]["name"] == "peer_message"
+    });
+    std::fs::write(&spoken, "").unwrap();
     let ra = a.wait(Duration::from_secs(30));
     assert_eq!(ra.code, 0, "{}", ra.stderr);
     let rb = b.wait(Duration::from_secs(30));
@@ -160,11 +170,14 @@ fn room_two_agents_talk_and_see_each_others_receipts() {
 #[test]
 fn room_direct_message_is_heard_only_by_its_addressee() {
     let env = env();
+    let gate = env.cwd.join("gate-told");
     let slow = script(
         &env,
         "slow.toml",
-        "[[step]]\ntext = \"looking\"\ndelay_ms = 1500\ntool_calls = [{ name = \"glob\", arguments = { pattern = \"*.none\" } }]\n\
-         [[step]]\ntext = \"done\"\n",
+        &format!(
+            "[[step]]\ntext = \"looking\"\nwait_for = {gate:?}\ntool_calls = [{{ name = \"glob\", arguments = {{ pattern = \"*.none\" }} }}]\n\
+             [[step]]\ntext = \"done\"\n"
+        ),
     );
     let mut a = spawn(&env, &["-m", &slow, "alpha task"]);
     let ida = a.session();
@@ -190,6 +203,7 @@ fn room_direct_message_is_heard_only_by_its_addressee() {
         "{}",
         r.stderr
     );
+    std::fs::write(&gate, "").unwrap();
     assert_eq!(a.wait(Duration::from_secs(30)).code, 0);
     assert_eq!(b.wait(Duration::from_secs(30)).code, 0);
     let (pa, pb) = (peer_texts(&env, &ida), peer_texts(&env, &idb));
@@ -220,7 +234,7 @@ fn room_claim_blocks_the_other_sessions_write() {
         &env,
         "holder.toml",
         "[[step]]\ntool_calls = [{ name = \"peer_claim\", arguments = { paths = [\"shared.txt\"], intent = \"rewriting the shared notes\" } }]\n\
-         [[step]]\ntext = \"holding\"\ndelay_ms = 3000\ntool_calls = [{ name = \"glob\", arguments = { pattern = \"*.none\" } }]\n\
+         [[step]]\ntext = \"holding\"\nwait_for = \"gate-written\"\ntool_calls = [{ name = \"glob\", arguments = { pattern = \"*.none\" } }]\n\
          [[step]]\ntext = \"done\"\n",
     );
     let writer = script(
@@ -271,6 +285,7 @@ fn room_claim_blocks_the_other_sessions_write() {
     let claims = room(&env, &["claims", "--json"]).ok().json_lines();
     assert_eq!(claims.len(), 1);
     assert_eq!(claims[0]["holder"]["session"], ida.as_str());
+    env.write_file("gate-written", "");
     assert_eq!(a.wait(Duration::from_secs(30)).code, 0);
     // Its holder is gone: the claim ended with it.
     assert!(room(&env, &["claims", "--json"])
@@ -777,11 +792,14 @@ fn room_who_reaps_a_dead_session() {
 #[test]
 fn room_direct_message_from_another_folder_goes_through_the_device_room() {
     let env = env();
+    let gate = env.cwd.join("gate-told");
     let slow = script(
         &env,
         "slow.toml",
-        "[[step]]\ntext = \"looking\"\ndelay_ms = 1500\ntool_calls = [{ name = \"glob\", arguments = { pattern = \"*.none\" } }]\n\
-         [[step]]\ntext = \"done\"\n",
+        &format!(
+            "[[step]]\ntext = \"looking\"\nwait_for = {gate:?}\ntool_calls = [{{ name = \"glob\", arguments = {{ pattern = \"*.none\" }} }}]\n\
+             [[step]]\ntext = \"done\"\n"
+        ),
     );
     let mut a = spawn(&env, &["-m", &slow, "gamma work"]);
     let ida = a.session();
@@ -800,6 +818,7 @@ fn room_direct_message_from_another_folder_goes_through_the_device_room() {
         String::from_utf8_lossy(&out.stderr)
     );
     assert!(String::from_utf8_lossy(&out.stderr).contains("device"));
+    std::fs::write(&gate, "").unwrap();
     assert_eq!(a.wait(Duration::from_secs(30)).code, 0);
     assert!(peer_texts(&env, &ida).contains(&"from another folder".to_string()));
     let device = std::fs::read_to_string(env.home.join("rooms/device.jsonl")).unwrap();

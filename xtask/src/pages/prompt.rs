@@ -15,7 +15,7 @@ pub const PAGE: Page = Page {
                 Item("openai/NAME", "OpenAI Chat Completions: streaming, tool calls, usage; the key comes from `OPENAI_API_KEY`."),
                 Item("NAMED/NAME", "A `[providers.NAMED]` entry of the configuration (`kind`, `base_url`, `api_key_env`): Ollama, llama.cpp, vLLM, LM Studio, OpenRouter."),
                 Item("echo", "Offline: answers with the last user text."),
-                Item("script:FILE", "Offline: plays a TOML file of `[[step]]` tables, each with optional `thinking`, `text`, `delay_ms` and `[[step.tool_calls]]` (`name`, `arguments`, `id`); the Nth model request of a session gets the Nth step."),
+                Item("script:FILE", "Offline: plays a TOML file of `[[step]]` tables, each with optional `thinking`, `text`, `delay_ms`, `wait_for` (a file whose existence ends the step: a gate for demos and tests) and `[[step.tool_calls]]` (`name`, `arguments`, `id`); the Nth model request of a session gets the Nth step."),
             ],
         },
         Section {

@@ -4,11 +4,11 @@
 # the same script runs with `--sandbox off` (the baseline), `workspace-write`, `read-only`
 # and `workspace-write --net`. Per call = (median whole run - median floor run) / N, where the
 # floor run is the same script with one call, so process start-up and the store cancel out.
-# Usage: benches/sandbox.sh [N]   (N calls per run, default 50; REPS=5 runs per mode)
+# Usage: benches/sandbox.sh [N]   (N calls per run, default 50; REPS=7 runs per mode)
 # BIN=DIR picks the binaries (default: target/release, built when missing).
 set -euo pipefail
 N=${1:-${N:-50}}
-REPS=${REPS:-5}
+REPS=${REPS:-7}
 root=$(cd "$(dirname "$0")/.." && pwd)
 BIN=${BIN:-$root/target/release}
 if [ ! -x "$BIN/ag-prompt" ]; then
@@ -32,31 +32,37 @@ script "$tmp/one.toml" 1
 
 ns() { date +%s%N; }
 
-# median_ms SCRIPT ARGS...: the median whole-process time of REPS runs, in ms.
-median_ms() {
+# One whole-process run, in µs.
+run_us() {
   local s=$1
   shift
-  local times=()
-  for ((r = 0; r < REPS; r++)); do
-    local t0 t1
-    t0=$(ns)
-    "$BIN/ag-prompt" -q -m "script:$s" --tools bash "$@" go >/dev/null 2>&1
-    t1=$(ns)
-    times+=("$(((t1 - t0) / 1000))")
-  done
-  printf '%s\n' "${times[@]}" | sort -n | awk '{a[NR] = $1} END {printf "%.3f", a[int((NR + 1) / 2)] / 1000}'
+  local t0 t1
+  t0=$(ns)
+  "$BIN/ag-prompt" -q -m "script:$s" --tools bash "$@" go >/dev/null 2>&1
+  t1=$(ns)
+  echo $(((t1 - t0) / 1000))
 }
+
+median() { sort -n | awk '{a[NR] = $1} END {printf "%.3f", a[int((NR + 1) / 2)] / 1000}'; }
 
 # Warm the page cache and the store.
 "$BIN/ag-prompt" -q -m "script:$tmp/one.toml" --tools bash --sandbox off go >/dev/null 2>&1
 
-declare -A per_call
-for mode in off workspace-write read-only "workspace-write --net"; do
-  # shellcheck disable=SC2086
-  many=$(median_ms "$tmp/many.toml" --sandbox $mode)
-  # shellcheck disable=SC2086
-  one=$(median_ms "$tmp/one.toml" --sandbox $mode)
-  per_call[$mode]=$(awk -v m="$many" -v o="$one" -v n="$N" 'BEGIN {printf "%.3f", (m - o) / (n - 1)}')
+# The modes take turns within each repetition, so a busy moment of the machine hits them alike.
+modes=(off workspace-write read-only "workspace-write --net")
+declare -A many one per_call
+for ((r = 0; r < REPS; r++)); do
+  for mode in "${modes[@]}"; do
+    # shellcheck disable=SC2086
+    many[$mode]+="$(run_us "$tmp/many.toml" --sandbox $mode) "
+    # shellcheck disable=SC2086
+    one[$mode]+="$(run_us "$tmp/one.toml" --sandbox $mode) "
+  done
+done
+for mode in "${modes[@]}"; do
+  m=$(printf '%s\n' ${many[$mode]} | median)
+  o=$(printf '%s\n' ${one[$mode]} | median)
+  per_call[$mode]=$(awk -v m="$m" -v o="$o" -v n="$N" 'BEGIN {printf "%.3f", (m - o) / (n - 1)}')
 done
 
 base=${per_call[off]}

@@ -514,6 +514,35 @@ mod tests {
     }
 
     #[test]
+    fn a_definition_names_its_sandbox_and_a_bad_one_is_reported() {
+        let mut p = Vec::new();
+        let d = parse_toml(
+            Path::new("/x/tight.toml"),
+            "sandbox = \"read-only\"\n",
+            &mut p,
+        )
+        .unwrap();
+        assert_eq!(d.sandbox, Some(Mode::ReadOnly));
+        let e = parse_toml(
+            Path::new("/x/t.toml"),
+            "tools = []\nsandbox = \"none\"\n",
+            &mut p,
+        )
+        .unwrap_err();
+        assert_eq!(e.0, 2, "{e:?}");
+        let d = parse_claude(Path::new("/x/c.md"), "---\nsandbox: off\n---\nHi\n", &mut p).unwrap();
+        assert_eq!(d.sandbox, Some(Mode::Off));
+        let e = parse_claude(
+            Path::new("/x/c.md"),
+            "---\nname: c\nsandbox: open\n---\n",
+            &mut p,
+        )
+        .unwrap_err();
+        assert_eq!(e.0, 3, "{e:?}");
+        assert!(e.1.contains("unknown sandbox mode"), "{e:?}");
+    }
+
+    #[test]
     fn summon_claude_front_matter_is_validated() {
         let bad = |fm: &str| {
             let mut p = Vec::new();

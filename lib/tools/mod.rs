@@ -426,6 +426,25 @@ mod tests {
     }
 
     #[test]
+    fn bash_tells_the_model_what_its_sandbox_allows() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut ctx = ToolCtx::new(dir.path().to_path_buf());
+        let d = spec_in("bash", &ctx).unwrap().description;
+        assert!(
+            d.contains("sandbox (workspace-write)") && d.contains("no network"),
+            "{d}"
+        );
+        ctx.sandbox.mode = crate::sandbox::Mode::ReadOnly;
+        ctx.sandbox.network = true;
+        let d = spec_in("bash", &ctx).unwrap().description;
+        assert!(
+            d.contains("write only in $TMPDIR") && d.contains("Network access is allowed"),
+            "{d}"
+        );
+        assert_eq!(spec_in("read", &ctx), spec("read"));
+    }
+
+    #[test]
     fn bad_arguments_are_errors_not_panics() {
         let dir = tempfile::tempdir().unwrap();
         let ctx = ToolCtx::new(dir.path().canonicalize().unwrap());

@@ -597,3 +597,37 @@ fn sandbox_a_summoned_child_never_loosens_its_parents_mode() {
     modes.sort();
     assert_eq!(modes, ["loose:workspace-write", "tight:read-only"]);
 }
+
+#[test]
+fn sandbox_sigterm_sighup_and_ctrl_c_end_the_command_and_everything_it_started() {
+    let env = env_with(None, "");
+    let id = std::process::id() % 100_000;
+    for (sig, n) in [("TERM", 1), ("HUP", 2), ("INT", 3)] {
+        let marker = format!("33.{id}{n}");
+        let command = format!("sleep {marker} & setsid sleep {marker} & wait");
+        let model = bash_model(&env, "signal.toml", &[&command]);
+        let mut child = env
+            .command("ag-prompt")
+            .args(["-m", &model, "--tools", "bash", "go"])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while running_count(&marker) < 2 {
+            assert!(
+                Instant::now() < deadline,
+                "{sig}: the command never started"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let sent = Command::new("kill")
+            .args([format!("-{sig}"), child.id().to_string()])
+            .status()
+            .unwrap();
+        assert!(sent.success());
+        let status = child.wait().unwrap();
+        assert_eq!(status.code(), Some(130), "SIG{sig}");
+        assert_eq!(left_running(&marker), Vec::<String>::new(), "SIG{sig}");
+    }
+}

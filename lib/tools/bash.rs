@@ -98,19 +98,7 @@ fn run_with_base_env(
     if command.trim().is_empty() {
         return Err("argument `command` is empty".to_string());
     }
-    let timeout = match args.opt_f64("timeout_s")? {
-        None => ctx.bash_timeout,
-        Some(s) if s.is_finite() && s > 0.0 => {
-            let max = MAX_TIMEOUT.max(ctx.bash_timeout);
-            Duration::from_secs_f64(s.min(max.as_secs_f64()))
-        }
-        Some(s) => {
-            return Err(format!(
-                "argument `timeout_s` must be a positive number of seconds, got {s}"
-            ))
-        }
-    };
-
+    let timeout = timeout_of(args, ctx)?;
     let shell = shell();
     let mut env = base_env;
     env.extend(ctx.env.iter().cloned());
@@ -125,34 +113,9 @@ fn run_with_base_env(
         JailError::Unsupported { .. } => refusal(&e),
         JailError::Io(why) => format!("cannot start {shell} in {}: {why}", ctx.cwd.display()),
     })?;
-    let pgid = running.pgid();
-    ctx.set_running_group(Some((
-        pgid as i64,
-        crate::proc::start_time(pgid as i64).unwrap_or(0),
-    )));
-
-    let capture = Arc::new(Mutex::new(Capture::new(ctx.output_cap)));
-    let (done_tx, done_rx) = mpsc::channel::<()>();
-    let mut readers = 0;
-    for mut pipe in [running.stdout.take(), running.stderr.take()]
-        .into_iter()
-        .flatten()
-    {
-        let capture = Arc::clone(&capture);
-        let done = done_tx.clone();
-        readers += 1;
-        thread::spawn(move || {
-            let mut buf = [0u8; 8192];
-            loop {
-                match pipe.read(&mut buf) {
-                    Ok(0) | Err(_) => break,
-                    Ok(n) => lock(&capture).push(&buf[..n]),
-                }
-            }
-            let _ = done.send(());
-        });
-    }
-    drop(done_tx);
+    let pgid = running.pgid() as i64;
+    ctx.set_running_group(Some((pgid, crate::proc::start_time(pgid).unwrap_or(0))));
+    let output = Output::read(&mut running, ctx.output_cap);
 
     let deadline = Instant::now() + timeout;
     let status: Option<ExitStatus> = loop {
@@ -174,32 +137,7 @@ fn run_with_base_env(
     };
     let notes = running.finish();
     ctx.set_running_group(None);
-
-    // Collect the readers' ends. Every process of the command is gone by now, so the pipes
-    // close; the grace only guards against a process that escaped an unconfined command.
-    let drain_until = Instant::now() + DRAIN_GRACE;
-    let mut finished = 0;
-    while finished < readers {
-        let left = drain_until.saturating_duration_since(Instant::now());
-        match done_rx.recv_timeout(left) {
-            Ok(()) => finished += 1,
-            Err(_) => break,
-        }
-    }
-    let lingering = finished < readers;
-
-    let mut text = lock(&capture).render();
-    if text.is_empty() {
-        text.push_str("(no output)");
-    }
-    if !text.ends_with('\n') {
-        text.push('\n');
-    }
-    if lingering {
-        text.push_str(
-            "(a process that escaped the command still holds the output open; what it prints is not shown)\n",
-        );
-    }
+    let mut text = output.collect();
     for n in &notes {
         text.push_str(&format!("(sandbox: {n})\n"));
     }
@@ -219,6 +157,85 @@ fn run_with_base_env(
     };
     text.push_str(&status_line);
     Ok(ToolOutput { text, is_error })
+}
+
+/// The call's timeout: its `timeout_s`, capped, else the session's default.
+fn timeout_of(args: &Args<'_>, ctx: &ToolCtx) -> Result<Duration, String> {
+    match args.opt_f64("timeout_s")? {
+        None => Ok(ctx.bash_timeout),
+        Some(s) if s.is_finite() && s > 0.0 => {
+            let max = MAX_TIMEOUT.max(ctx.bash_timeout);
+            Ok(Duration::from_secs_f64(s.min(max.as_secs_f64())))
+        }
+        Some(s) => Err(format!(
+            "argument `timeout_s` must be a positive number of seconds, got {s}"
+        )),
+    }
+}
+
+/// stdout and stderr read on two threads into one bounded buffer, in arrival order.
+struct Output {
+    capture: Arc<Mutex<Capture>>,
+    done: mpsc::Receiver<()>,
+    readers: usize,
+}
+
+impl Output {
+    fn read(running: &mut jail::Running, cap: usize) -> Output {
+        let capture = Arc::new(Mutex::new(Capture::new(cap)));
+        let (done_tx, done) = mpsc::channel::<()>();
+        let mut readers = 0;
+        for mut pipe in [running.stdout.take(), running.stderr.take()]
+            .into_iter()
+            .flatten()
+        {
+            let capture = Arc::clone(&capture);
+            let done = done_tx.clone();
+            readers += 1;
+            thread::spawn(move || {
+                let mut buf = [0u8; 8192];
+                loop {
+                    match pipe.read(&mut buf) {
+                        Ok(0) | Err(_) => break,
+                        Ok(n) => lock(&capture).push(&buf[..n]),
+                    }
+                }
+                let _ = done.send(());
+            });
+        }
+        Output {
+            capture,
+            done,
+            readers,
+        }
+    }
+
+    /// The text, once the readers are done. Every process of the command is gone by now, so
+    /// the pipes close; the grace only guards against one that escaped an unconfined command.
+    fn collect(self) -> String {
+        let drain_until = Instant::now() + DRAIN_GRACE;
+        let mut finished = 0;
+        while finished < self.readers {
+            let left = drain_until.saturating_duration_since(Instant::now());
+            match self.done.recv_timeout(left) {
+                Ok(()) => finished += 1,
+                Err(_) => break,
+            }
+        }
+        let mut text = lock(&self.capture).render();
+        if text.is_empty() {
+            text.push_str("(no output)");
+        }
+        if !text.ends_with('\n') {
+            text.push('\n');
+        }
+        if finished < self.readers {
+            text.push_str(
+                "(a process that escaped the command still holds the output open; what it prints is not shown)\n",
+            );
+        }
+        text
+    }
 }
 
 /// The tool error when the sandbox cannot be enforced: what, and how the user (not the

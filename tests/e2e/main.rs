@@ -16,5 +16,6 @@ mod prompt_queue;
 mod provider;
 mod room;
 mod sandbox;
+mod sandbox_procs;
 mod summon;
 mod walkthrough;

@@ -34,8 +34,14 @@ use super::protect::Protected;
 use super::{Mode, Settings};
 use child::{ChildPlan, MountOp};
 
-/// Set (to anything) only by tests: behave as on a kernel without Landlock.
+/// Set only by tests: `mount` makes the init's setup fail (a mount that cannot be made),
+/// anything else behaves as on a kernel without Landlock.
 pub const SIMULATE_UNSUPPORTED_ENV: &str = "AG_TEST_SANDBOX_UNSUPPORTED";
+
+/// What a test asked [`SIMULATE_UNSUPPORTED_ENV`] to simulate.
+fn simulated() -> Option<String> {
+    std::env::var_os(SIMULATE_UNSUPPORTED_ENV).map(|v| v.to_string_lossy().into_owned())
+}
 
 /// How long a stopped init gets to end the command before its group is killed outright.
 const STOP_GRACE: Duration = Duration::from_secs(2);
@@ -113,7 +119,7 @@ fn ruleset(mode: Mode, writable: &[PathBuf]) -> Result<OwnedFd, JailError> {
         path_beneath_rules, Access, AccessFs, Ruleset, RulesetAttr, RulesetCreatedAttr, Scope, ABI,
     };
     let unsupported = |why: String| JailError::Unsupported { mode, why };
-    if std::env::var_os(SIMULATE_UNSUPPORTED_ENV).is_some() {
+    if simulated().is_some_and(|v| v != "mount") {
         return Err(unsupported(format!(
             "Landlock is not available in this kernel (simulated by {SIMULATE_UNSUPPORTED_ENV})"
         )));
@@ -186,92 +192,136 @@ pub fn spawn(job: &Job<'_>) -> Result<Running, JailError> {
     result
 }
 
-fn spawn_in(job: &Job<'_>, sandboxed: bool, tmp: &Path) -> Result<Running, JailError> {
-    let settings = job.settings;
-    let mode = settings.mode;
-    let mut mounts = Vec::new();
-    let mut protected = None;
-    let mut ruleset_fd = None;
-    if sandboxed {
-        let mut writable = vec![tmp.to_path_buf()];
-        if mode == Mode::WorkspaceWrite {
-            writable.push(job.cwd.to_path_buf());
-            writable.extend(settings.writable.iter().cloned());
-            let p = Protected::plan(job.cwd);
-            for d in &p.pinned {
-                mounts.push(MountOp::Pin(cstring(d)?));
-            }
-            for r in &p.readonly {
-                let c = cstring(r)?;
-                let locked = locked_flags(&c);
-                mounts.push(MountOp::ReadOnly(c, locked));
-            }
-            protected = Some(p);
-        }
-        // A private /dev/shm (POSIX semaphores, Python's multiprocessing) inside the temp dir.
-        let shm = tmp.join("shm");
-        if Path::new("/dev/shm").is_dir() && crate::paths::create_private_dir(&shm).is_ok() {
-            writable.push(shm.clone());
-            mounts.push(MountOp::Over(cstring(&shm)?, cstring("/dev/shm")?));
-        }
-        ruleset_fd = Some(ruleset(mode, &writable)?);
-    }
+/// What confines a sandboxed command, prepared before the clone.
+#[derive(Default)]
+struct Confinement {
+    mounts: Vec<MountOp>,
+    protected: Option<Protected>,
+    ruleset: Option<OwnedFd>,
+}
 
-    let shell = cstring(job.shell)?;
-    let args = [cstring(job.shell)?, cstring("-c")?, cstring(job.command)?];
-    let tmp_s = tmp.to_string_lossy().into_owned();
-    let mut env: Vec<CString> = Vec::new();
+fn confinement(job: &Job<'_>, tmp: &Path) -> Result<Confinement, JailError> {
+    let settings = job.settings;
+    let mut c = Confinement::default();
+    if simulated().as_deref() == Some("mount") {
+        c.mounts
+            .push(MountOp::Pin(cstring("/nonexistent/ag-simulated-mount")?));
+    }
+    let mut writable = vec![tmp.to_path_buf()];
+    if settings.mode == Mode::WorkspaceWrite {
+        writable.push(job.cwd.to_path_buf());
+        writable.extend(settings.writable.iter().cloned());
+        let p = Protected::plan(job.cwd);
+        for d in &p.pinned {
+            c.mounts.push(MountOp::Pin(cstring(d)?));
+        }
+        for r in &p.readonly {
+            let path = cstring(r)?;
+            let locked = locked_flags(&path);
+            c.mounts.push(MountOp::ReadOnly(path, locked));
+        }
+        c.protected = Some(p);
+    }
+    // A private /dev/shm (POSIX semaphores, Python's multiprocessing) inside the temp dir.
+    let shm = tmp.join("shm");
+    if Path::new("/dev/shm").is_dir() && crate::paths::create_private_dir(&shm).is_ok() {
+        writable.push(shm.clone());
+        c.mounts
+            .push(MountOp::Over(cstring(&shm)?, cstring("/dev/shm")?));
+    }
+    c.ruleset = Some(ruleset(settings.mode, &writable)?);
+    Ok(c)
+}
+
+/// `SHELL -c COMMAND` and its environment (with `TMPDIR`), as C strings.
+fn exec_strings(job: &Job<'_>, tmp: &Path) -> Result<(Vec<CString>, Vec<CString>), JailError> {
+    let args = vec![cstring(job.shell)?, cstring("-c")?, cstring(job.command)?];
+    let mut env = Vec::new();
     for (k, v) in job.env.iter().filter(|(k, _)| k != "TMPDIR") {
         env.push(cstring(format!("{k}={v}"))?);
     }
-    env.push(cstring(format!("TMPDIR={tmp_s}"))?);
-    let mut argv: Vec<_> = args.iter().map(|a| a.as_ptr()).collect();
-    argv.push(std::ptr::null());
-    let mut envp: Vec<_> = env.iter().map(|a| a.as_ptr()).collect();
-    envp.push(std::ptr::null());
+    env.push(cstring(format!("TMPDIR={}", tmp.to_string_lossy()))?);
+    Ok((args, env))
+}
 
-    let io_err = |what: &str, e: io::Error| JailError::Io(format!("{what}: {e}"));
-    let (out_r, out_w) = pipe().map_err(|e| io_err("pipe", e))?;
-    let (err_r, err_w) = pipe().map_err(|e| io_err("pipe", e))?;
-    let (sync_r, sync_w) = pipe().map_err(|e| io_err("pipe", e))?;
-    let (status_r, status_w) = pipe().map_err(|e| io_err("pipe", e))?;
-    let null: OwnedFd = File::options()
-        .read(true)
-        .write(true)
-        .open("/dev/null")
-        .map_err(|e| io_err("/dev/null", e))?
-        .into();
+/// A null-terminated array of pointers into `strings` (which must outlive it).
+fn pointers(strings: &[CString]) -> Vec<*const std::ffi::c_char> {
+    let mut v: Vec<_> = strings.iter().map(|a| a.as_ptr()).collect();
+    v.push(std::ptr::null());
+    v
+}
+
+/// The pipes between this process and the init, and /dev/null for the shell's stdin.
+struct Pipes {
+    out: (OwnedFd, OwnedFd),
+    err: (OwnedFd, OwnedFd),
+    sync: (OwnedFd, OwnedFd),
+    status: (OwnedFd, OwnedFd),
+    null: OwnedFd,
+}
+
+impl Pipes {
+    fn open() -> Result<Pipes, JailError> {
+        let io_err = |what: &str, e: io::Error| JailError::Io(format!("{what}: {e}"));
+        let p = || pipe().map_err(|e| io_err("pipe", e));
+        Ok(Pipes {
+            out: p()?,
+            err: p()?,
+            sync: p()?,
+            status: p()?,
+            null: File::options()
+                .read(true)
+                .write(true)
+                .open("/dev/null")
+                .map_err(|e| io_err("/dev/null", e))?
+                .into(),
+        })
+    }
+}
+
+fn spawn_in(job: &Job<'_>, sandboxed: bool, tmp: &Path) -> Result<Running, JailError> {
+    let settings = job.settings;
+    let conf = if sandboxed {
+        confinement(job, tmp)?
+    } else {
+        Confinement::default()
+    };
+    let (args, env) = exec_strings(job, tmp)?;
+    let pipes = Pipes::open()?;
     // SAFETY: geteuid cannot fail.
     let root = unsafe { libc::geteuid() } == 0;
     let plan = ChildPlan {
         sandboxed,
         dumpable_for_maps: sandboxed && !root,
         network: settings.network,
-        mounts,
-        ruleset: ruleset_fd.as_ref().map_or(-1, |f| f.as_raw_fd()),
-        shell,
-        argv,
-        envp,
+        mounts: conf.mounts,
+        ruleset: conf.ruleset.as_ref().map_or(-1, |f| f.as_raw_fd()),
+        shell: cstring(job.shell)?,
+        argv: pointers(&args),
+        envp: pointers(&env),
         cwd: cstring(job.cwd)?,
-        null: null.as_raw_fd(),
-        out_w: out_w.as_raw_fd(),
-        err_w: err_w.as_raw_fd(),
-        sync_r: sync_r.as_raw_fd(),
-        status_w: status_w.as_raw_fd(),
+        null: pipes.null.as_raw_fd(),
+        out_w: pipes.out.1.as_raw_fd(),
+        err_w: pipes.err.1.as_raw_fd(),
+        sync_r: pipes.sync.0.as_raw_fd(),
+        status_w: pipes.status.1.as_raw_fd(),
         parent_ends: [
-            out_r.as_raw_fd(),
-            err_r.as_raw_fd(),
-            sync_w.as_raw_fd(),
-            status_r.as_raw_fd(),
+            pipes.out.0.as_raw_fd(),
+            pipes.err.0.as_raw_fd(),
+            pipes.sync.1.as_raw_fd(),
+            pipes.status.0.as_raw_fd(),
         ],
     };
-    let mut flags = 0;
-    if sandboxed {
-        flags = libc::CLONE_NEWUSER | libc::CLONE_NEWNS | libc::CLONE_NEWPID | libc::CLONE_NEWIPC;
-        if !settings.network {
-            flags |= libc::CLONE_NEWNET;
+    let flags = match (sandboxed, settings.network) {
+        (false, _) => 0,
+        (true, net) => {
+            libc::CLONE_NEWUSER
+                | libc::CLONE_NEWNS
+                | libc::CLONE_NEWPID
+                | libc::CLONE_NEWIPC
+                | if net { 0 } else { libc::CLONE_NEWNET }
         }
-    }
+    };
     // SAFETY: the child runs only `init_main`, which makes system calls on `plan` and never
     // returns; the parent continues as usual.
     let pid = unsafe { child::clone_process(flags) };
@@ -282,17 +332,25 @@ fn spawn_in(job: &Job<'_>, sandboxed: bool, tmp: &Path) -> Result<Running, JailE
         let e = io::Error::last_os_error();
         return Err(if sandboxed {
             JailError::Unsupported {
-                mode,
+                mode: settings.mode,
                 why: format!("user namespaces are not available to this user ({e})"),
             }
         } else {
-            io_err("cannot start the shell", e)
+            JailError::Io(format!("cannot start the shell: {e}"))
         });
     }
-    // The child's ends are the child's now.
-    drop((out_w, err_w, sync_r, status_w, null, ruleset_fd));
     // SAFETY: setpgid on our own child; the init does the same, whoever runs first.
     unsafe { libc::setpgid(pid, pid) };
+    // The child's ends are the child's now (holding them would keep the pipes open); ours go
+    // to the handle. The ruleset is in the child too.
+    let Pipes {
+        out: (out_r, out_w),
+        err: (err_r, err_w),
+        sync: (sync_r, sync_w),
+        status: (status_r, status_w),
+        null,
+    } = pipes;
+    drop((out_w, err_w, sync_r, status_w, null, conf.ruleset));
     let mut running = Running {
         pid,
         stdout: Some(out_r.into()),
@@ -300,27 +358,11 @@ fn spawn_in(job: &Job<'_>, sandboxed: bool, tmp: &Path) -> Result<Running, JailE
         status: status_r.into(),
         sync: Some(sync_w.into()),
         tmp: tmp.to_path_buf(),
-        protected,
+        protected: conf.protected,
         exit: None,
         reaped: false,
     };
-    let mut tag = [0u8; 1];
-    if running.status.read_exact(&mut tag).is_err() || tag[0] != child::MAPS {
-        running.kill_now();
-        return Err(JailError::Io(
-            "the command's init ended before it started".into(),
-        ));
-    }
-    if sandboxed {
-        if let Err(e) = write_id_maps(pid) {
-            running.kill_now();
-            return Err(JailError::Unsupported {
-                mode,
-                why: format!("the user namespace's id maps cannot be written ({e})"),
-            });
-        }
-    }
-    running.start(mode)?;
+    running.start(settings.mode, sandboxed)?;
     Ok(running)
 }
 
@@ -330,8 +372,25 @@ impl Running {
         self.pid
     }
 
-    /// Let the init go on, and wait for it to report that the shell runs.
-    fn start(&mut self, mode: Mode) -> Result<(), JailError> {
+    /// The handshake with the init: write the id maps when it asks, let it go on, and wait
+    /// for it to report that the shell runs.
+    fn start(&mut self, mode: Mode, sandboxed: bool) -> Result<(), JailError> {
+        let mut tag = [0u8; 1];
+        if self.status.read_exact(&mut tag).is_err() || tag[0] != child::MAPS {
+            self.kill_now();
+            return Err(JailError::Io(
+                "the command's init ended before it started".into(),
+            ));
+        }
+        if sandboxed {
+            if let Err(e) = write_id_maps(self.pid) {
+                self.kill_now();
+                return Err(JailError::Unsupported {
+                    mode,
+                    why: format!("the user namespace's id maps cannot be written ({e})"),
+                });
+            }
+        }
         let go = self.sync.as_mut().map(|s| s.write_all(b"g"));
         let mut tag = [0u8; 1];
         let read = self.status.read_exact(&mut tag);

@@ -1,7 +1,7 @@
 //! Configuration: `.ag/config.toml` found upward from the cwd over
 //! `$XDG_CONFIG_HOME/ag/config.toml` (flags and environment variables sit above both, and
-//! are applied by the caller). Keys never live here: a provider names the environment
-//! variable that holds its key.
+//! are applied by the caller), and which project folders the user trusts. Keys never live
+//! here: a provider names the environment variable that holds its key.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -21,6 +21,12 @@ pub enum ConfigError {
     },
     #[error("{}: {message}", path.display())]
     Parse { path: PathBuf, message: String },
+    #[error("cannot write {}", path.display())]
+    Write {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -54,6 +60,9 @@ pub struct Config {
     /// Settings a project file may not make, which were dropped (for the CLI to report).
     #[serde(skip)]
     pub warnings: Vec<String>,
+    /// The file that set `model`, when one did.
+    #[serde(skip)]
+    pub model_from: Option<PathBuf>,
 }
 
 #[derive(Debug, Clone, Deserialize, PartialEq)]
@@ -176,10 +185,20 @@ impl Config {
             files.push(f.clone());
         }
         let mut project_sandbox = None;
+        let mut model_from = user
+            .as_ref()
+            .filter(|_| merged.contains_key("model"))
+            .cloned();
         if let Some(f) = &project {
             let mut table = read_table(f)?;
             warnings.extend(restrict_project(&mut table, &merged, f));
             project_sandbox = project_sandbox_of(&mut table, f, &mut warnings)?;
+            if !project_root(f).is_some_and(|root| is_trusted(&root)) {
+                warnings.extend(restrict_untrusted(&mut table, f));
+            }
+            if table.contains_key("model") {
+                model_from = Some(f.clone());
+            }
             merge(&mut merged, table);
             files.push(f.clone());
         }
@@ -193,6 +212,7 @@ impl Config {
         config.sources = files;
         config.warnings = warnings;
         config.project_sandbox = project_sandbox;
+        config.model_from = model_from;
         Ok(config)
     }
 
@@ -302,6 +322,114 @@ fn project_sandbox_of(
         s.network = None;
     }
     Ok(Some(s))
+}
+
+/// What chooses where conversations go: the model, the hosts, and (with MCP) the servers that
+/// run. A cloned repository's file may set them only once the user has trusted its folder.
+const TRUST_ONLY: [&str; 4] = ["model", "providers", "models", "mcp"];
+
+fn restrict_untrusted(table: &mut toml::Table, path: &Path) -> Vec<String> {
+    let at = path.display();
+    let root = project_root(path).unwrap_or_default();
+    TRUST_ONLY
+        .iter()
+        .filter(|key| table.remove(**key).is_some())
+        .map(|key| {
+            let what = if *key == "model" {
+                "model".to_string()
+            } else {
+                format!("[{key}.*]")
+            };
+            format!(
+                "{at}: {what} is ignored: the folder {} is not trusted \
+                 (`ag-prompt --trust` there trusts it)",
+                root.display()
+            )
+        })
+        .collect()
+}
+
+/// The folder a project file belongs to: the one holding its `.ag/` (or `.mcp.json`).
+pub fn project_root(file: &Path) -> Option<PathBuf> {
+    let dir = file.parent()?;
+    let root = if dir.file_name().is_some_and(|n| n == ".ag") {
+        dir.parent()?
+    } else {
+        dir
+    };
+    Some(std::fs::canonicalize(root).unwrap_or_else(|_| root.to_path_buf()))
+}
+
+/// The list of trusted folders: `trusted-folders` in the user config directory, one
+/// absolute path a line (`#` starts a comment). It sits outside every workspace, so an agent
+/// confined to its folder cannot trust that folder for itself.
+pub fn trusted_folders_file() -> Option<PathBuf> {
+    user_config_dir().map(|d| d.join("trusted-folders"))
+}
+
+/// Whether the user trusts `dir`: it, or a folder above it, is in the trusted-folders list.
+/// Project settings that choose where conversations go (model, providers, MCP servers,
+/// `.mcp.json`) apply only in a trusted folder.
+pub fn is_trusted(dir: &Path) -> bool {
+    let Some(list) = trusted_folders_file() else {
+        return false;
+    };
+    let Ok(text) = std::fs::read_to_string(list) else {
+        return false;
+    };
+    let dir = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
+    let trusted = trusted_lines(&text).any(|t| dir.starts_with(t));
+    trusted
+}
+
+fn trusted_lines(text: &str) -> impl Iterator<Item = &Path> {
+    text.lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with('#') && l.starts_with('/'))
+        .map(Path::new)
+}
+
+/// Add `dir` (made absolute) to the trusted-folders list; returns the folder recorded and the
+/// list's path. Trusting an already trusted folder changes nothing.
+pub fn trust(dir: &Path) -> Result<(PathBuf, PathBuf), ConfigError> {
+    use std::io::Write;
+    use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+    let dir = std::fs::canonicalize(dir).map_err(|source| ConfigError::Read {
+        path: dir.to_path_buf(),
+        source,
+    })?;
+    let list = trusted_folders_file().ok_or_else(|| ConfigError::Parse {
+        path: PathBuf::from("trusted-folders"),
+        message: "neither XDG_CONFIG_HOME nor HOME is set".into(),
+    })?;
+    let write_err = |source| ConfigError::Write {
+        path: list.clone(),
+        source,
+    };
+    if dir.to_str().is_none_or(|d| d.contains('\n')) {
+        return Err(ConfigError::Parse {
+            path: dir,
+            message: "a folder whose name is not one line of UTF-8 cannot be trusted".into(),
+        });
+    }
+    let existing = std::fs::read_to_string(&list).unwrap_or_default();
+    if !trusted_lines(&existing).any(|t| t == dir) {
+        if let Some(parent) = list.parent() {
+            std::fs::DirBuilder::new()
+                .recursive(true)
+                .mode(0o700)
+                .create(parent)
+                .map_err(write_err)?;
+        }
+        let mut f = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .mode(0o600)
+            .open(&list)
+            .map_err(write_err)?;
+        writeln!(f, "{}", dir.display()).map_err(write_err)?;
+    }
+    Ok((dir, list))
 }
 
 fn describe_toml_error(text: &str, e: &toml::de::Error) -> String {
@@ -439,6 +567,41 @@ mode = \"wide\"
         .unwrap();
         let e = project_sandbox_of(&mut bad, Path::new("p.toml"), &mut warnings).unwrap_err();
         assert!(e.to_string().contains("[sandbox]"), "{e}");
+    }
+
+    #[test]
+    fn an_untrusted_project_cannot_choose_the_model_or_hosts() {
+        let mut project: toml::Table = r#"
+            model = "evil/m"
+            [providers.evil]
+            kind = "openai"
+            base_url = "http://evil.example"
+            [models."evil/m"]
+            context_window = 1000
+            [agent]
+            max_steps = 3
+        "#
+        .parse()
+        .unwrap();
+        let warnings = restrict_untrusted(&mut project, Path::new("/p/.ag/config.toml"));
+        assert_eq!(warnings.len(), 3, "{warnings:?}");
+        assert!(warnings[0].contains("not trusted"), "{warnings:?}");
+        assert_eq!(project.keys().collect::<Vec<_>>(), ["agent"]);
+    }
+
+    #[test]
+    fn a_trusted_folder_covers_the_folders_inside_it() {
+        let list = "# mine\n/home/u/src\nrelative/ignored\n\n";
+        let trusted = |d: &str| trusted_lines(list).any(|t| Path::new(d).starts_with(t));
+        assert!(trusted("/home/u/src"));
+        assert!(trusted("/home/u/src/repo"));
+        assert!(!trusted("/home/u/srcx"));
+        assert!(!trusted("/home/u"));
+        assert!(!trusted("relative/ignored"));
+        assert_eq!(
+            project_root(Path::new("/nonexistent/p/.ag/config.toml")),
+            Some(PathBuf::from("/nonexistent/p"))
+        );
     }
 
     #[test]

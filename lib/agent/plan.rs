@@ -108,6 +108,8 @@ pub struct TurnPlan<'s> {
     pub session: Session,
     pub model: String,
     pub provider: Box<dyn Provider>,
+    /// What chose the model.
+    pub origin: provider::Origin,
     /// The guard's allow-list.
     pub tools: Policy,
     /// The session's stored settings: the system prompt and the offered tools come from them.
@@ -221,6 +223,7 @@ pub fn prepare<'s>(
         session,
         model: chosen.model,
         provider: chosen.provider,
+        origin: chosen.origin,
         tools,
         settings,
         max_steps: req.max_steps.or(def.and_then(|d| d.max_steps)),
@@ -320,6 +323,7 @@ impl<'s> TurnPlan<'s> {
             session,
             model: chosen.model,
             provider: chosen.provider,
+            origin: chosen.origin,
             tools,
             settings,
             max_steps: None,

@@ -79,6 +79,36 @@ pub fn load_config(out: &Out, cwd: &std::path::Path) -> CliResult<crate::config:
     Ok(config)
 }
 
+/// Say once, on stderr, which model a run uses, what chose it and which host it contacts:
+/// a cloned repository must not be able to send a conversation somewhere unnoticed.
+pub fn announce_model(
+    out: &Out,
+    model: &str,
+    origin: &crate::provider::Origin,
+    provider: &dyn crate::provider::Provider,
+) {
+    let to = match provider.host() {
+        Some(host) => format!("contacts {host}"),
+        None => "offline".to_string(),
+    };
+    out.note(&format!("model {model} (from {origin}), {to}"));
+}
+
+/// `--trust`: record the folder holding the nearest `.ag/` (else the current one) as trusted.
+pub fn trust_here(out: &Out) -> CliResult<()> {
+    let cwd = std::env::current_dir()?;
+    let folder = crate::config::find_upward(&cwd, ".ag")
+        .and_then(|ag| ag.parent().map(std::path::Path::to_path_buf))
+        .unwrap_or(cwd);
+    let (dir, list) = crate::config::trust(&folder).map_err(|e| CliError::msg(e.to_string()))?;
+    out.note(&format!(
+        "trusted {}: its project config may choose models, providers and MCP servers (list: {})",
+        dir.display(),
+        list.display()
+    ));
+    Ok(())
+}
+
 /// Run a command's body, render its error, and turn the outcome into an exit status.
 pub fn finish(program: &str, result: CliResult<()>) -> ExitCode {
     match result {

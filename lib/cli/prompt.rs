@@ -29,6 +29,7 @@ Examples:
   ag-prompt --json -m echo hi | jq -c 'select(.type==\"turn-done\")'
   ag-prompt -s last --compact                      # summarize the session now; it goes on from the summary
   ag-prompt -c --compact 'now write the tests'     # compact, then run the prompt
+  ag-prompt --trust                                # this project's config may choose its model
   ag-prompt models                                 # providers, and each model's context window";
 
 #[derive(Debug, Parser)]
@@ -109,6 +110,11 @@ pub struct RunArgs {
     /// Let sandboxed bash commands use the network [config: sandbox.network]
     #[arg(long)]
     net: bool,
+    /// Trust this folder (the one holding the nearest .ag/, else the current one), so its
+    /// project config may choose the model, providers and MCP servers. Recorded in
+    /// trusted-folders in the user config directory; without a prompt, only records
+    #[arg(long)]
+    trust: bool,
 }
 
 fn parse_sandbox_mode(s: &str) -> Result<crate::sandbox::Mode, String> {
@@ -258,6 +264,12 @@ fn read_prompt(arg: Option<String>) -> CliResult<String> {
 }
 
 fn prompt(ctx: &mut Ctx, args: RunArgs) -> CliResult<()> {
+    if args.trust {
+        super::trust_here(&ctx.out)?;
+        if args.prompt.is_none() && !args.compact {
+            return Ok(());
+        }
+    }
     let text = match (&args.prompt, args.compact) {
         (None, true) => None,
         _ => Some(read_prompt(args.prompt.clone())?),
@@ -385,6 +397,7 @@ pub(crate) fn run_turn_in(
     let session = plan.session.clone();
     let compact = plan.compact;
     ctx.out.note(&format!("session {}", session.id));
+    super::announce_model(&ctx.out, &plan.model, &plan.origin, plan.provider.as_ref());
     let interrupt = Arc::new(AtomicBool::new(false));
     // Ctrl-C, a kill and a closed terminal all end the turn and the tool's processes.
     for sig in [

@@ -31,10 +31,36 @@ impl<'a> ModelSources<'a> {
     }
 }
 
-/// The model chosen and its provider.
+/// The model chosen, its provider, and what chose it.
 pub struct Chosen {
     pub model: String,
     pub provider: Box<dyn Provider>,
+    pub origin: Origin,
+}
+
+/// What chose a model, for the person to read: a cloned repository must not be able to send
+/// a conversation somewhere unnoticed.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Origin {
+    Flag,
+    Definition(String),
+    Env,
+    Session,
+    /// The configuration file that set `model`.
+    Config(Option<std::path::PathBuf>),
+}
+
+impl std::fmt::Display for Origin {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Origin::Flag => f.write_str("-m"),
+            Origin::Definition(slug) => write!(f, "agent {slug}"),
+            Origin::Env => f.write_str("AG_MODEL"),
+            Origin::Session => f.write_str("the session"),
+            Origin::Config(Some(file)) => write!(f, "{}", file.display()),
+            Origin::Config(None) => f.write_str("the configuration"),
+        }
+    }
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -49,14 +75,15 @@ pub enum ChooseError {
 
 /// Choose the model (see the module comment) and resolve its provider.
 pub fn choose(src: &ModelSources<'_>, config: &Config) -> Result<Chosen, ChooseError> {
-    let pick = |model: &str| -> Result<Chosen, ChooseError> {
+    let pick = |model: &str, origin: Origin| -> Result<Chosen, ChooseError> {
         Ok(Chosen {
             model: model.to_string(),
             provider: resolve(model, config)?,
+            origin,
         })
     };
     if let Some(m) = src.flag {
-        return pick(m);
+        return pick(m, Origin::Flag);
     }
     if let Some((slug, models)) = src.definition.filter(|(_, ms)| !ms.is_empty()) {
         let mut tried = Vec::new();
@@ -66,6 +93,7 @@ pub fn choose(src: &ModelSources<'_>, config: &Config) -> Result<Chosen, ChooseE
                     return Ok(Chosen {
                         model: m.clone(),
                         provider,
+                        origin: Origin::Definition(slug.to_string()),
                     })
                 }
                 Err(e) => tried.push(format!("{m}: {e}")),
@@ -76,13 +104,14 @@ pub fn choose(src: &ModelSources<'_>, config: &Config) -> Result<Chosen, ChooseE
             tried,
         });
     }
-    match src
-        .env
-        .as_deref()
-        .or(src.session)
-        .or(config.model.as_deref())
-    {
-        Some(m) => pick(m),
+    if let Some(m) = src.env.as_deref() {
+        return pick(m, Origin::Env);
+    }
+    if let Some(m) = src.session {
+        return pick(m, Origin::Session);
+    }
+    match config.model.as_deref() {
+        Some(m) => pick(m, Origin::Config(config.model_from.clone())),
         None => Err(ChooseError::NoModel),
     }
 }
@@ -131,6 +160,25 @@ mod tests {
             chosen(&src, &config).contains("flag-model"),
             "-m beats everything"
         );
+    }
+
+    #[test]
+    fn the_origin_names_what_chose_the_model() {
+        let config = Config {
+            model: Some("echo".into()),
+            model_from: Some("/p/.ag/config.toml".into()),
+            ..Config::default()
+        };
+        let origin = |src: &ModelSources<'_>| choose(src, &config).unwrap().origin.to_string();
+        let mut src = ModelSources::default();
+        assert_eq!(origin(&src), "/p/.ag/config.toml");
+        src.env = Some("echo".into());
+        assert_eq!(origin(&src), "AG_MODEL");
+        let defs = vec!["echo".to_string()];
+        src.definition = Some(("finder", &defs));
+        assert_eq!(origin(&src), "agent finder");
+        src.flag = Some("echo");
+        assert_eq!(origin(&src), "-m");
     }
 
     #[test]

@@ -300,6 +300,10 @@ impl Provider for HttpProvider {
         &self.api_model
     }
 
+    fn host(&self) -> Option<&str> {
+        Some(&self.host)
+    }
+
     fn attempt(
         &self,
         body: &Value,

@@ -16,7 +16,7 @@ use crate::config::Config;
 use crate::fold::Dialect;
 use crate::reduce::{ChunkOp, StepEnd};
 
-pub use choose::{choose, ChooseError, Chosen, ModelSources};
+pub use choose::{choose, ChooseError, Chosen, ModelSources, Origin};
 pub use http::HttpProvider;
 pub use offline::{EchoProvider, ScriptProvider};
 
@@ -47,6 +47,10 @@ pub trait Provider: Send + Sync {
     fn dialect(&self) -> Dialect;
     /// The model name sent in the request body.
     fn api_model(&self) -> &str;
+    /// The host this provider sends conversations to; `None` for offline models.
+    fn host(&self) -> Option<&str> {
+        None
+    }
     /// Send `body` (a folded request with `"stream": true`) and feed each chunk op to `sink`
     /// as it arrives. Returns how the step ended, or why the attempt failed; a stream that
     /// breaks before its stop event is a failed attempt, never a finished step.

@@ -26,7 +26,7 @@ _ag__prompt() {
 
     case "${cmd}" in
         ag__prompt)
-            opts="-q -v -s -c -m -h -V --home --json --quiet --verbose --color --session --continue --new --model --system --tools --agent --max-steps --thinking --title --no-queue --compact --sandbox --net --trust --help --version models"
+            opts="-q -v -s -c -m -h -V --home --json --quiet --verbose --color --session --continue --new --model --system --tools --agent --max-steps --thinking --title --no-queue --compact --sandbox --net --trust --allow-protected --help --version models"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

@@ -1,6 +1,6 @@
 # Print an optspec for argparse to handle cmd's options that are independent of any subcommand.
 function __fish_ag_prompt_global_optspecs
-    string join \n home= json q/quiet v/verbose color= s/session= c/continue new m/model= system= tools= agent= max-steps= thinking= title= no-queue compact sandbox= net trust h/help V/version
+    string join \n home= json q/quiet v/verbose color= s/session= c/continue new m/model= system= tools= agent= max-steps= thinking= title= no-queue compact sandbox= net trust allow-protected h/help V/version
 end
 
 function __fish_ag_prompt_needs_command
@@ -46,6 +46,7 @@ complete -c ag-prompt -n "__fish_ag_prompt_needs_command" -l no-queue -d 'When t
 complete -c ag-prompt -n "__fish_ag_prompt_needs_command" -l compact -d 'Compact the session now: the model summarizes what came before the last few thousand tokens, and the session goes on from that summary (the log keeps everything). Then runs PROMPT, when one is given. Needs -s or -c'
 complete -c ag-prompt -n "__fish_ag_prompt_needs_command" -l net -d 'Let sandboxed bash commands use the network [config: sandbox.network]'
 complete -c ag-prompt -n "__fish_ag_prompt_needs_command" -l trust -d 'Trust this folder (the one holding the nearest .ag/, else the current one), so its project config may choose the model, providers and MCP servers. Recorded in trusted-folders in the user config directory; without a prompt, only records'
+complete -c ag-prompt -n "__fish_ag_prompt_needs_command" -l allow-protected -d 'Let this turn\'s write and edit tools change .git/, .ag/ and .claude/ (refused otherwise: files there run code or change what ag trusts) [config: permissions.protected_writes = "allow"]'
 complete -c ag-prompt -n "__fish_ag_prompt_needs_command" -s h -l help -d 'Print help'
 complete -c ag-prompt -n "__fish_ag_prompt_needs_command" -s V -l version -d 'Print version'
 complete -c ag-prompt -n "__fish_ag_prompt_needs_command" -a "models" -d 'List the models and providers this machine can use'

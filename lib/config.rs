@@ -111,6 +111,8 @@ impl Network {
 pub struct Permissions {
     /// `allow` lets agents start top-level user agents; anything else denies.
     pub user_agents: Option<String>,
+    /// `allow` lets `write` and `edit` change `.git/`, `.ag/` and `.claude/` in every session.
+    pub protected_writes: Option<String>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -224,6 +226,10 @@ impl Config {
             project: self.project_sandbox.as_ref(),
             ..Default::default()
         }
+    }
+
+    pub fn protected_writes_allowed(&self) -> bool {
+        self.permissions.protected_writes.as_deref() == Some("allow")
     }
 
     pub fn user_agents_allowed(&self) -> bool {

@@ -140,7 +140,8 @@ pub enum ChildTools {
     Inherit,
     /// The source's tools narrowed by this list (never widened).
     Narrow(Policy),
-    /// Exactly this list (`--read-only`, the side chat).
+    /// This list, within the source's (`--read-only`, the side chat): a child never gains a
+    /// tool, so a `--tools none` session forks into a child with none.
     Set(Policy),
 }
 
@@ -162,8 +163,7 @@ pub fn child_settings(source: &Settings, tools: &ChildTools, side: Side) -> Sett
     let src_tools = source.tools();
     let policy = match tools {
         ChildTools::Inherit => src_tools.clone(),
-        ChildTools::Narrow(p) => p.intersect(&src_tools),
-        ChildTools::Set(p) => p.clone(),
+        ChildTools::Narrow(p) | ChildTools::Set(p) => p.intersect(&src_tools),
     };
     let mut child = source.clone();
     child.set_tools(&policy);
@@ -273,7 +273,8 @@ mod tests {
             &ChildTools::Set(Policy::of(SIDE_CHAT_TOOLS.iter().copied())),
             Side::Section,
         );
-        assert_eq!(c.tools().names(), ["read", "glob", "grep"]);
+        // The look-only set, within the source's read and write.
+        assert_eq!(c.tools().names(), ["read"]);
         assert_eq!(c.sections.as_deref(), Some(SIDE_CHAT_SECTION));
         assert!(c.offered.is_none());
         let c = child_settings(
@@ -283,6 +284,14 @@ mod tests {
         );
         assert_eq!(c.offered, Some(vec!["read".into(), "write".into()]));
         assert!(c.sections.is_none());
+        // A source without tools forks into a child without tools.
+        let none = Settings::with_tools(&Policy::parse_list("none").unwrap());
+        let c = child_settings(
+            &none,
+            &ChildTools::Set(Policy::of(SIDE_CHAT_TOOLS.iter().copied())),
+            Side::Section,
+        );
+        assert!(c.tools().names().is_empty(), "{:?}", c.tools);
         // No stored list: the read-only default, stored explicitly.
         let c = child_settings(&Settings::default(), &ChildTools::Inherit, Side::No);
         assert_eq!(c.tools, Some(Policy::read_only().names()));

@@ -10,6 +10,7 @@ pub mod ids;
 pub mod paths;
 pub mod proc;
 pub mod sandbox;
+pub mod secrets;
 pub mod settings;
 
 pub mod fold;

@@ -404,7 +404,8 @@ impl Agent<'_> {
                 ChunkData::ToolResult {
                     call_id: call_id.clone(),
                     name: name.clone(),
-                    result: Value::String(output.text),
+                    // A key the tool came across (a `.env` file, a log) never reaches the store.
+                    result: Value::String(self.tool_ctx.secrets.scrub(output.text)),
                     is_error: output.is_error,
                     synthetic: false,
                 },

@@ -123,6 +123,8 @@ pub struct TurnPlan<'s> {
     pub notes: Vec<String>,
     /// What the sandbox's sources tightened or ignored.
     pub warnings: Vec<String>,
+    /// `--allow-protected`: this turn's `write` and `edit` may change `.git/`, `.ag/`, `.claude/`.
+    pub allow_protected: bool,
     claim: ClaimGuard<'s>,
 }
 
@@ -231,6 +233,7 @@ pub fn prepare<'s>(
         compact: req.compact,
         notes,
         warnings,
+        allow_protected: false,
         claim,
     })))
 }
@@ -331,6 +334,7 @@ impl<'s> TurnPlan<'s> {
             compact: false,
             notes: Vec::new(),
             warnings: Vec::new(),
+            allow_protected: false,
             claim,
         })
     }
@@ -362,6 +366,8 @@ impl<'s> TurnPlan<'s> {
         ];
         tool_ctx.cancel = interrupt.clone();
         tool_ctx.sandbox = self.settings.sandbox().unwrap_or_default();
+        tool_ctx.secrets = std::sync::Arc::new(crate::secrets::Secrets::from_config(config));
+        tool_ctx.allow_protected = self.allow_protected || config.protected_writes_allowed();
         Agent {
             store,
             home,

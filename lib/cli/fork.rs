@@ -216,7 +216,9 @@ fn btw(ctx: &mut Ctx, cli: &Cli, question: &str) -> CliResult<()> {
     } else {
         Side::Section
     };
-    let read_only = Policy::of(fork::SIDE_CHAT_TOOLS.iter().copied());
+    // The side chat looks only, and never with a tool its source lacks.
+    let read_only = Policy::of(fork::SIDE_CHAT_TOOLS.iter().copied())
+        .intersect(&source.settings().map_err(CliError::from)?.tools());
     let (child, _) = fork::fork(
         &store,
         ForkSpec {

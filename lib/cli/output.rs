@@ -140,19 +140,55 @@ impl Drop for Out {
     }
 }
 
-/// Escape control characters (ESC, CR, BEL, …) so untrusted text prints as text. Newlines and
-/// tabs stay when `keep_newlines`.
+/// Escape what could drive a terminal or disguise text, so untrusted text prints as text: C0
+/// and C1 controls (so every ESC, CSI and OSC sequence, OSC 52 and OSC 8 included) and the
+/// bidi controls that reorder what is shown (U+202A–U+202E, U+2066–U+2069, and the marks
+/// U+061C, U+200E, U+200F). Newlines and tabs stay when `keep_newlines`.
 pub fn escape_controls(s: &str, keep_newlines: bool) -> String {
-    if !s.chars().any(|c| c.is_control()) {
+    if !s.chars().any(needs_escape) {
         return s.to_string();
     }
     let mut out = String::with_capacity(s.len() + 8);
     for c in s.chars() {
         match c {
             '\n' | '\t' if keep_newlines => out.push(c),
-            c if c.is_control() => out.extend(c.escape_default()),
+            c if needs_escape(c) => out.extend(c.escape_default()),
             c => out.push(c),
         }
     }
     out
+}
+
+fn needs_escape(c: char) -> bool {
+    c.is_control()
+        || matches!(c, '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}' | '\u{061C}' | '\u{200E}' | '\u{200F}')
+}
+
+#[cfg(test)]
+mod tests {
+    use super::escape_controls;
+
+    #[test]
+    fn nothing_that_drives_or_reorders_a_terminal_survives() {
+        let attacks = [
+            "\x1b]52;c;cm0gLXJmIH4=\x07", // OSC 52: write the clipboard
+            "\x1b]8;;https://evil\x1b\\click\x1b]8;;\x1b\\", // OSC 8: a disguised link
+            "\u{9b}31m",                  // C1 CSI
+            "\u{9d}52;c;x\u{9c}",         // C1 OSC
+            "safe\u{202E}txt.exe",        // right-to-left override
+            "\u{2066}isolate\u{2069}",
+            "a\rb",
+        ];
+        for a in attacks {
+            let e = escape_controls(a, true);
+            assert!(
+                !e.chars().any(|c| c.is_control() && c != '\n' && c != '\t')
+                    && !e.contains(['\u{202E}', '\u{2066}', '\u{2069}']),
+                "{a:?} -> {e:?}"
+            );
+        }
+        assert_eq!(escape_controls("a\nb\tc", true), "a\nb\tc");
+        assert_eq!(escape_controls("a\nb", false), "a\\nb");
+        assert_eq!(escape_controls("héllo → ok", false), "héllo → ok");
+    }
 }

@@ -30,6 +30,7 @@ Examples:
   ag-prompt -s last --compact                      # summarize the session now; it goes on from the summary
   ag-prompt -c --compact 'now write the tests'     # compact, then run the prompt
   ag-prompt --trust                                # this project's config may choose its model
+  ag-prompt --tools edit --allow-protected 'fix the pre-commit hook'   # may edit .git/, .ag/, .claude/
   ag-prompt models                                 # providers, and each model's context window";
 
 #[derive(Debug, Parser)]
@@ -115,6 +116,11 @@ pub struct RunArgs {
     /// trusted-folders in the user config directory; without a prompt, only records
     #[arg(long)]
     trust: bool,
+    /// Let this turn's write and edit tools change .git/, .ag/ and .claude/ (refused
+    /// otherwise: files there run code or change what ag trusts) [config:
+    /// permissions.protected_writes = "allow"]
+    #[arg(long)]
+    allow_protected: bool,
 }
 
 fn parse_sandbox_mode(s: &str) -> Result<crate::sandbox::Mode, String> {
@@ -320,7 +326,10 @@ fn prompt(ctx: &mut Ctx, args: RunArgs) -> CliResult<()> {
         cwd: cwd_now.clone(),
     };
     let plan = match crate::agent::prepare(&store, &config, req).map_err(plan_error)? {
-        Prepared::Ready(plan) => plan,
+        Prepared::Ready(mut plan) => {
+            plan.allow_protected = args.allow_protected;
+            plan
+        }
         Prepared::CompactionQueued { session, owner } => {
             ctx.out.note(&format!(
                 "session {} is busy (pid {owner}); the compaction was queued for its next step",

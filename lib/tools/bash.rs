@@ -101,6 +101,7 @@ fn run_with_base_env(
     let timeout = timeout_of(args, ctx)?;
     let shell = shell();
     let mut env = base_env;
+    env.retain(|(k, _)| !ctx.secrets.names_key(k));
     env.extend(ctx.env.iter().cloned());
     let job = jail::Job {
         shell: Path::new(shell),

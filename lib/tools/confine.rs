@@ -38,6 +38,43 @@ pub(crate) fn canonical_root(cwd: &Path) -> Result<PathBuf, String> {
     })
 }
 
+/// The directories inside the session's directory where writing a file is really running
+/// code or changing what `ag` trusts, and why.
+const PROTECTED: [(&str, &str); 3] = [
+    (
+        ".git",
+        "git runs its hooks and the commands its config names (core.fsmonitor, core.hooksPath)",
+    ),
+    (
+        ".ag",
+        "ag reads its configuration and agent definitions from it",
+    ),
+    (
+        ".claude",
+        "Claude Code reads agents, settings and hooks from it",
+    ),
+];
+
+/// Refuse a resolved path (from [`confine_in`]) inside `.git/`, `.ag/` or `.claude/`, at any
+/// depth, unless `allowed`; the refusal says why and how to allow it.
+pub(crate) fn check_protected(root: &Path, resolved: &Path, allowed: bool) -> Result<(), String> {
+    if allowed {
+        return Ok(());
+    }
+    let rel = resolved.strip_prefix(root).unwrap_or(resolved);
+    for c in rel.components() {
+        if let Some((dir, why)) = PROTECTED.iter().find(|(d, _)| c.as_os_str() == *d) {
+            return Err(format!(
+                "{} is inside {dir}/, which the write and edit tools do not change: {why}. \
+                 The user can make this change, or allow it with `ag-prompt --allow-protected` \
+                 (or `protected_writes = \"allow\"` under [permissions] in the user config)",
+                rel.display()
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// [`confine`] with an already canonical `root`.
 pub(crate) fn confine_in(root: &Path, requested: &str) -> Result<PathBuf, String> {
     if requested.contains('\0') {

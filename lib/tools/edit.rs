@@ -7,7 +7,7 @@
 use std::fs;
 use std::io::ErrorKind;
 
-use super::confine::{canonical_root, confine_in};
+use super::confine::{canonical_root, check_protected, confine_in};
 use super::{shown, Args, ToolCtx, ToolOutput};
 
 pub(super) fn run(args: &Args<'_>, ctx: &ToolCtx) -> Result<ToolOutput, String> {
@@ -17,6 +17,7 @@ pub(super) fn run(args: &Args<'_>, ctx: &ToolCtx) -> Result<ToolOutput, String> 
     let replace_all = args.opt_bool("replace_all")?.unwrap_or(false);
     let root = canonical_root(&ctx.cwd)?;
     let p = confine_in(&root, path)?;
+    check_protected(&root, &p, ctx.allow_protected)?;
     let name = shown(&root, &p);
 
     if old.is_empty() {

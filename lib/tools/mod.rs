@@ -68,6 +68,10 @@ pub struct ToolCtx {
     pub cancel: std::sync::Arc<std::sync::atomic::AtomicBool>,
     /// The sandbox `bash` runs in.
     pub sandbox: crate::sandbox::Settings,
+    /// The key variables bash never sees, beyond the secret-looking names it never sees.
+    pub secrets: std::sync::Arc<crate::secrets::Secrets>,
+    /// Whether `write` and `edit` may change `.git/`, `.ag/` and `.claude/`.
+    pub allow_protected: bool,
     /// The process group of the running `bash` command and its leader's start time, while
     /// one runs: the caller records it, so a later run can kill what a killed one left.
     pub running_group: std::sync::Arc<std::sync::Mutex<Option<(i64, i64)>>>,
@@ -82,6 +86,8 @@ impl ToolCtx {
             output_cap: DEFAULT_OUTPUT_CAP,
             cancel: Default::default(),
             sandbox: crate::sandbox::Settings::default(),
+            secrets: Default::default(),
+            allow_protected: false,
             running_group: Default::default(),
         }
     }

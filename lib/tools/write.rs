@@ -5,7 +5,7 @@
 
 use std::fs;
 
-use super::confine::{canonical_root, confine_in};
+use super::confine::{canonical_root, check_protected, confine_in};
 use super::{shown, Args, ToolCtx, ToolOutput};
 
 pub(super) fn run(args: &Args<'_>, ctx: &ToolCtx) -> Result<ToolOutput, String> {
@@ -13,6 +13,7 @@ pub(super) fn run(args: &Args<'_>, ctx: &ToolCtx) -> Result<ToolOutput, String> 
     let content = args.req_str("content")?;
     let root = canonical_root(&ctx.cwd)?;
     let p = confine_in(&root, path)?;
+    check_protected(&root, &p, ctx.allow_protected)?;
     let name = shown(&root, &p);
     if p.is_dir() {
         return Err(format!("{name} is a directory; give a file path to write"));

@@ -18,4 +18,5 @@ mod room;
 mod sandbox;
 mod sandbox_procs;
 mod summon;
+mod trust;
 mod walkthrough;

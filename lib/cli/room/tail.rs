@@ -55,7 +55,12 @@ fn render(l: &Line) -> String {
             l.in_reply_to.as_deref().unwrap_or("")
         ),
     };
-    format!("{t} {}", escape_controls(&body, true))
+    // A newline inside a message cannot start what looks like a line of its own: the rest
+    // of the message is indented under it.
+    format!(
+        "{t} {}",
+        escape_controls(&body, true).replace('\n', "\n         ")
+    )
 }
 
 /// Whether `tail` shows a line without --all: speech to the room or involving me, and claims.

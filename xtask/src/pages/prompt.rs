@@ -78,7 +78,7 @@ pub const PAGE: Page = Page {
             blocks: &[
                 Item(".ag/config.toml", "Project configuration, found upward from the current directory; it wins key by key over the user file, but cannot set `[permissions]`, `agent.max_summon_depth` or a provider's `api_key_env`, nor redefine a provider of the user file (ignored with a warning). Its `[sandbox]` can only tighten: a stricter `mode`, or `network = false`. Its `model`, `[providers.*]` and `[models.*]` apply only once the folder is trusted (`--trust`); otherwise they are ignored with a warning."),
                 Item("$XDG_CONFIG_HOME/ag/trusted-folders", "The folders the user trusts, one absolute path a line; a folder trusts the folders inside it. `ag-prompt --trust` adds the current project."),
-                Item("$XDG_CONFIG_HOME/ag/config.toml", "User configuration: `model`, `[providers.NAME]`, `[network]` (timeouts, `max_attempts`, backoff), `[agent]` (`max_steps`, `bash_timeout_s`, `output_cap`, `max_tokens`, `thinking_budget`, `max_summon_depth`), `[permissions]` (`user_agents`), `[sandbox]` (`mode`, `network`, `writable`, a list of directories where `~` is your home)."),
+                Item("$XDG_CONFIG_HOME/ag/config.toml", "User configuration: `model`, `[providers.NAME]`, `[network]` (timeouts, `max_attempts`, backoff), `[agent]` (`max_steps`, `bash_timeout_s`, `output_cap`, `max_tokens`, `thinking_budget`, `max_summon_depth`), `[permissions]` (`user_agents`, `protected_writes`), `[sandbox]` (`mode`, `network`, `writable`, a list of directories where `~` is your home)."),
                 Item("$AG_HOME/ag.db", "The store."),
             ],
         },

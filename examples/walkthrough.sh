@@ -30,7 +30,7 @@ ag-log cat last
 
 echo
 echo "== ag-prompt: a multi-step agent turn with tools, on the offline script: model"
-ag-prompt -m "script:$root/examples/scripts/walkthrough.toml" --tools read,glob,write \
+ag-prompt -m "script:$root/examples/scripts/walkthrough.toml" --tools read,glob,grep,write \
   --title walkthrough "Summarize the notes in this folder into SUMMARY.md"
 
 walk=$(ag-log ls --json | grep '"title":"walkthrough"' | sed -n 's/.*"id":"\([^"]*\)".*/\1/p')

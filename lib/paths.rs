@@ -76,19 +76,25 @@ pub fn create_private_dir(path: &Path) -> io::Result<()> {
     fs::set_permissions(path, fs::Permissions::from_mode(0o700))
 }
 
-/// Open (creating with 0600 when missing) a file for appending.
+/// Open (creating with 0600 when missing) a file for appending. The mode is set exactly,
+/// since a tight umask (0277) would otherwise leave a file its owner cannot write again.
 pub fn open_private_append(path: &Path) -> io::Result<File> {
-    OpenOptions::new()
+    let f = OpenOptions::new()
         .create(true)
         .append(true)
         .mode(0o600)
-        .open(path)
+        .open(path)?;
+    if f.metadata()?.permissions().mode() & 0o777 != 0o600 {
+        f.set_permissions(fs::Permissions::from_mode(0o600))?;
+    }
+    Ok(f)
 }
 
 /// Make an existing file private (used for SQLite's own files, which it creates itself).
 pub fn make_private(path: &Path) -> io::Result<()> {
     match fs::metadata(path) {
-        Ok(m) if m.permissions().mode() & 0o077 != 0 => {
+        // Exactly 0600: looser leaks, and a tight umask's 0400 would lock the owner out.
+        Ok(m) if m.permissions().mode() & 0o777 != 0o600 => {
             fs::set_permissions(path, fs::Permissions::from_mode(0o600))
         }
         Ok(_) => Ok(()),

@@ -184,3 +184,30 @@ fn a_fork_of_a_session_without_tools_gains_none() {
     let tools = show.lines().find(|l| l.starts_with("tools")).unwrap_or("");
     assert!(!tools.contains("read"), "{show}");
 }
+
+#[test]
+fn a_tight_umask_still_gets_a_working_private_store() {
+    use std::os::unix::fs::PermissionsExt;
+    let env = env_with(None, "");
+    let ag = |args: &str| {
+        let mut cmd = std::process::Command::new("sh");
+        cmd.env_clear().envs(env.env.iter().map(|(k, v)| (k, v)));
+        cmd.current_dir(&env.cwd);
+        cmd.args(["-c", &format!("umask 0277; {args}")]);
+        let out = cmd.output().unwrap();
+        assert!(out.status.success(), "{args}: {out:?}");
+    };
+    ag("ag-log append --new --title t hello");
+    ag("ag-room tell --from me hi");
+    ag("ag-room tell --from me again");
+    ag("ag-prompt -m echo 'a turn'");
+    let mode = |p: &std::path::Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode(&env.home), 0o700);
+    assert_eq!(mode(&env.db()), 0o600);
+    let rooms = env.home.join("rooms");
+    assert_eq!(mode(&rooms), 0o700);
+    for e in std::fs::read_dir(&rooms).unwrap() {
+        let p = e.unwrap().path();
+        assert_eq!(mode(&p), 0o600, "{}", p.display());
+    }
+}

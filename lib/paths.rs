@@ -90,11 +90,26 @@ pub fn open_private_append(path: &Path) -> io::Result<File> {
     Ok(f)
 }
 
+/// Create `path` empty with mode 0600 exactly if it does not exist, so that a file another
+/// library fills (SQLite's database, whose `-wal` and `-shm` take its mode) is born private
+/// and writable by its owner whatever the umask.
+pub fn precreate_private(path: &Path) -> io::Result<()> {
+    match OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(path)
+    {
+        Ok(f) => f.set_permissions(fs::Permissions::from_mode(0o600)),
+        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => Ok(()),
+        Err(e) => Err(e),
+    }
+}
+
 /// Make an existing file private (used for SQLite's own files, which it creates itself).
 pub fn make_private(path: &Path) -> io::Result<()> {
     match fs::metadata(path) {
-        // Exactly 0600: looser leaks, and a tight umask's 0400 would lock the owner out.
-        Ok(m) if m.permissions().mode() & 0o777 != 0o600 => {
+        Ok(m) if m.permissions().mode() & 0o077 != 0 => {
             fs::set_permissions(path, fs::Permissions::from_mode(0o600))
         }
         Ok(_) => Ok(()),

@@ -121,6 +121,8 @@ impl Store {
         let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
             | OpenFlags::SQLITE_OPEN_CREATE
             | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        // Best effort: when it fails, SQLite's own open reports why.
+        let _ = paths::precreate_private(path);
         let conn = Connection::open_with_flags(path, flags).map_err(|e| classify_open(path, e))?;
         let store = Store {
             conn,

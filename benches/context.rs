@@ -7,7 +7,7 @@
 //! with `ag-log compact ID --summary …` (the default ~8k-token kept suffix), in its own store.
 //! A run is `ag-prompt -s ID -m anthropic/bench --tools read --max-steps 60 -q go` against the
 //! fake provider's 50 scripted replies (49 × `read a.txt`, then a final text), whole process;
-//! its baseline replays the exact 50 bodies it sent with a minimal `ureq` client. Overhead per
+//! its baseline replays the exact 50 bodies it sent with a minimal `reqwest` client. Overhead per
 //! step = (ag − baseline − floor) / 50, floor = `ag-prompt --version`. The runs alternate
 //! between the sessions, so each grows by the same 100 chunks per run.
 

@@ -7,7 +7,7 @@
 //!   whole process, in a fresh `AG_HOME`, an empty `XDG_CONFIG_HOME` and a cwd holding a small
 //!   `a.txt`, against a fresh fake provider loaded with 49 replies that each call
 //!   `read {"path":"a.txt"}` (after a short text block) and a 50th that ends the turn.
-//! - **baseline**: a `ureq` client in the bench process POSTing, one after the other, exactly
+//! - **baseline**: a `reqwest` client in the bench process POSTing, one after the other, exactly
 //!   the 50 bodies ag sent in that repetition (with ag's headers) to another fresh fake loaded
 //!   with the same 50 replies, reading each response body to the end.
 //!
@@ -16,7 +16,6 @@
 //! Each repetition also runs the turn cut to its last reply (1 step) and its 1-round-trip
 //! baseline, which separates the per-process setup from the per-step cost (info rows).
 
-use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
@@ -192,30 +191,39 @@ fn check_run(reqs: &[super::fake_provider::Recorded], steps: usize) -> Result<()
     Ok(())
 }
 
-/// The baseline: the same bodies POSTed in sequence by a minimal ureq client, each response
-/// read to the end.
+/// The baseline: the same bodies POSTed in sequence by a minimal reqwest client on a
+/// current-thread tokio runtime, each response read to the end.
 pub fn run_baseline(sent: &Sent, replies: &[String]) -> (Duration, usize) {
     let fake = loaded_fake(replies);
     let url = format!("{}{}", fake.url(), sent.path);
-    let mut got = 0usize;
-    let mut buf = Vec::with_capacity(16 * 1024);
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap_or_else(|e| die(&format!("baseline runtime: {e}")));
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let client = reqwest::Client::builder()
+        .build()
+        .unwrap_or_else(|e| die(&format!("baseline client: {e}")));
     let start = Instant::now();
-    // One connection per request, as ag makes (and as the fake's `connection: close` asks).
-    let agent = ureq::AgentBuilder::new().max_idle_connections(0).build();
-    for body in &sent.bodies {
-        let mut req = agent.post(&url);
-        for (k, v) in &sent.headers {
-            req = req.set(k, v);
+    let got = rt.block_on(async {
+        let mut got = 0usize;
+        for body in &sent.bodies {
+            let mut req = client.post(&url).body(body.clone());
+            for (k, v) in &sent.headers {
+                req = req.header(k.as_str(), v.as_str());
+            }
+            let resp = req
+                .send()
+                .await
+                .unwrap_or_else(|e| die(&format!("baseline POST failed: {e}")));
+            let bytes = resp
+                .bytes()
+                .await
+                .unwrap_or_else(|e| die(&format!("baseline read failed: {e}")));
+            got += bytes.len();
         }
-        let resp = req
-            .send_bytes(body)
-            .unwrap_or_else(|e| die(&format!("baseline POST failed: {e}")));
-        buf.clear();
-        resp.into_reader()
-            .read_to_end(&mut buf)
-            .unwrap_or_else(|e| die(&format!("baseline read failed: {e}")));
-        got += buf.len();
-    }
+        got
+    });
     let wall = start.elapsed();
     if fake.requests().len() != sent.bodies.len() {
         die("the baseline fake did not see every request");
@@ -297,7 +305,7 @@ pub fn run(cfg: &Config, rows: &mut Vec<Row>, notes: &mut Vec<String>) {
     let setup = a1 - b1 - floor;
     rows.push(Row {
         figure: format!(
-            "ag-prompt {STEPS}-step read run, whole process (baseline: {STEPS} raw round trips, ureq)"
+            "ag-prompt {STEPS}-step read run, whole process (baseline: {STEPS} raw round trips, reqwest)"
         ),
         measured: ms(a),
         baseline: ms(b),

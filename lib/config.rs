@@ -86,6 +86,10 @@ pub struct Network {
     pub max_attempts: u32,
     pub retry_base_ms: u64,
     pub retry_max_ms: u64,
+    /// The most one attempt may take, headers to stop event, however steadily it streams.
+    pub attempt_timeout_s: f64,
+    /// A PEM file of certificates to trust besides the platform's (a corporate CA).
+    pub ca_file: Option<PathBuf>,
 }
 
 impl Default for Network {
@@ -96,6 +100,8 @@ impl Default for Network {
             max_attempts: 4,
             retry_base_ms: 500,
             retry_max_ms: 30_000,
+            attempt_timeout_s: 600.0,
+            ca_file: None,
         }
     }
 }
@@ -106,6 +112,9 @@ impl Network {
     }
     pub fn idle_timeout(&self) -> Duration {
         Duration::from_secs_f64(self.idle_timeout_s.max(0.001))
+    }
+    pub fn attempt_timeout(&self) -> Duration {
+        Duration::from_secs_f64(self.attempt_timeout_s.clamp(0.001, 1e9))
     }
 }
 
@@ -263,6 +272,13 @@ fn restrict_project(table: &mut toml::Table, user: &toml::Table, path: &Path) ->
         warnings.push(format!(
             "{at}: [permissions] is ignored in a project file; set it in the user config"
         ));
+    }
+    if let Some(toml::Value::Table(network)) = table.get_mut("network") {
+        if network.remove("ca_file").is_some() {
+            warnings.push(format!(
+                "{at}: network.ca_file is ignored in a project file; set it in the user config"
+            ));
+        }
     }
     if let Some(toml::Value::Table(agent)) = table.get_mut("agent") {
         if agent.remove("max_summon_depth").is_some() {
@@ -443,6 +459,9 @@ mod tests {
             kind = "openai"
             base_url = "http://127.0.0.1:11434/v1"
             api_key_env = "ANTHROPIC_API_KEY"
+            [network]
+            ca_file = "evil-ca.pem"
+            idle_timeout_s = 9
         "#
         .parse()
         .unwrap();
@@ -458,6 +477,8 @@ mod tests {
         assert_eq!(c.context.compact_at, 0.5);
         assert_eq!(c.providers["router"].base_url, "https://good");
         assert_eq!(c.providers["local"].api_key_env, None);
+        assert_eq!(c.network.ca_file, None);
+        assert_eq!(c.network.idle_timeout_s, 9.0);
     }
 
     #[test]

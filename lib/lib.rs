@@ -1,8 +1,8 @@
 //! `ag`: the library behind the `ag-*` commands.
 //!
 //! Lower modules never import higher ones: `ids clock paths proc sandbox config` → `log fold
-//! reduce policy settings` (pure) → `store` → `provider tools room` → `context` → `fork agent
-//! summon` → `cli`.
+//! reduce policy settings` (pure) → `store` → `net` → `provider tools room` → `context` →
+//! `fork agent summon` → `cli`.
 
 pub mod clock;
 pub mod config;
@@ -19,6 +19,7 @@ pub mod log;
 pub mod policy;
 pub mod reduce;
 
+pub mod net;
 pub mod provider;
 pub mod room;
 pub mod store;

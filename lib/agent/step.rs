@@ -91,6 +91,13 @@ impl Agent<'_> {
                         self.append(vec![abandoned], on)?;
                     }
                     failures += 1;
+                    if let Some(message) = too_long_to_wait(&err, net) {
+                        return Ok(StepOutcome::Failed {
+                            message,
+                            status: err.status,
+                            retryable: true,
+                        });
+                    }
                     if !err.retryable || failures >= attempts {
                         let message = if err.retryable {
                             format!(
@@ -228,6 +235,25 @@ impl Agent<'_> {
             }
         }
     }
+}
+
+/// A `Retry-After` beyond `retry_max_ms`: waiting that long would look like a hang, so the
+/// turn ends at once saying when the provider will take requests again.
+fn too_long_to_wait(err: &AttemptError, net: &crate::config::Network) -> Option<String> {
+    let wait = err.retry_after.filter(|_| err.retryable)?;
+    if wait <= Duration::from_millis(net.retry_max_ms) {
+        return None;
+    }
+    let at = crate::clock::now_ms().saturating_add(wait.as_millis() as i64);
+    let when = jiff::Timestamp::from_millisecond(at)
+        .map(|t| t.strftime("%H:%M:%S UTC").to_string())
+        .unwrap_or_else(|_| "later".into());
+    Some(format!(
+        "the provider accepts requests again in {} s (at {when}), longer than \
+         network.retry_max_ms ({} ms) allows waiting: {err}",
+        wait.as_secs(),
+        net.retry_max_ms
+    ))
 }
 
 enum AttemptResult {

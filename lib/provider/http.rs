@@ -4,24 +4,24 @@
 //! Keys come from the environment and live only in the request header; every message this
 //! module produces is scrubbed of the key anyway, because a proxy may echo headers back.
 
-use std::io::Read;
 use std::time::Duration;
 
 use serde_json::Value;
+use tokio::time::{timeout_at, Instant};
 
 use super::{retryable_status, AttemptError, ModelError, Provider};
 use crate::config::Config;
 use crate::fold::Dialect;
-use crate::reduce::{self, ChunkOp, StepEnd, StreamError};
+use crate::net::chain;
+use crate::reduce::{ChunkOp, StepEnd, StreamError, StreamReader};
 
 const ANTHROPIC_DEFAULT_URL: &str = "https://api.anthropic.com";
 const OPENAI_DEFAULT_URL: &str = "https://api.openai.com/v1";
 const ANTHROPIC_VERSION: &str = "2023-06-01";
 /// How much of an error body is read: enough for any JSON error, bounded against a proxy
 /// that answers with a page of HTML.
-const ERROR_BODY_CAP: u64 = 64 * 1024;
+const ERROR_BODY_CAP: usize = 64 * 1024;
 const MESSAGE_CAP: usize = 300;
-const READ_PIECE: usize = 8 * 1024;
 
 /// A provider reached over HTTP.
 pub struct HttpProvider {
@@ -34,8 +34,11 @@ pub struct HttpProvider {
     host: String,
     /// The key, sent as `x-api-key` (Anthropic) or `Authorization: Bearer` (OpenAI).
     key: Option<String>,
+    /// No progress (content, a tool-call fragment, usage) for this long fails the attempt.
     idle: Duration,
-    agent: ureq::Agent,
+    /// The most one attempt may take, however steadily it streams.
+    deadline: Duration,
+    client: reqwest::Client,
 }
 
 impl std::fmt::Debug for HttpProvider {
@@ -103,18 +106,10 @@ impl HttpProvider {
             Dialect::Anthropic => format!("{base}/v1/messages"),
             Dialect::OpenAi => format!("{base}/chat/completions"),
         };
-        let idle = config.network.idle_timeout();
-        let agent = ureq::AgentBuilder::new()
-            .timeout_connect(config.network.connect_timeout())
-            .timeout_read(idle)
-            .timeout_write(idle)
-            // A redirect would resend the key to wherever it points.
-            .redirects(0)
-            // A fresh connection per attempt: ureq never retries a POST on a pooled
-            // connection the server has quietly closed, which would fail steps for nothing.
-            .max_idle_connections(0)
-            .user_agent(concat!("agkit/", env!("CARGO_PKG_VERSION")))
-            .build();
+        let client = crate::net::client(&config.network).map_err(|e| ModelError::Network {
+            model: model.into(),
+            message: e.to_string(),
+        })?;
         Ok(HttpProvider {
             model: model.into(),
             api_model: name.into(),
@@ -122,8 +117,9 @@ impl HttpProvider {
             host: host_of(&url),
             url,
             key,
-            idle,
-            agent,
+            idle: config.network.idle_timeout(),
+            deadline: config.network.attempt_timeout(),
+            client,
         })
     }
 
@@ -151,15 +147,15 @@ impl HttpProvider {
         }
     }
 
-    fn http_error(&self, code: u16, resp: ureq::Response) -> AttemptError {
-        let retry_after = retry_after(&resp);
-        let status_text = resp.status_text().to_owned();
-        let mut raw = Vec::new();
+    async fn http_error(&self, code: u16, resp: reqwest::Response, until: Instant) -> AttemptError {
+        let retry_after = retry_after(resp.headers());
+        let status_text = resp
+            .status()
+            .canonical_reason()
+            .unwrap_or_default()
+            .to_owned();
         // An unreadable error body still leaves the status to report.
-        let _ = resp
-            .into_reader()
-            .take(ERROR_BODY_CAP)
-            .read_to_end(&mut raw);
+        let raw = read_capped(resp, until).await;
         let message = error_message(&String::from_utf8_lossy(&raw)).unwrap_or_else(|| {
             if status_text.is_empty() {
                 "no message".into()
@@ -175,52 +171,48 @@ impl HttpProvider {
         }
     }
 
-    fn transport_error(&self, t: &ureq::Transport) -> AttemptError {
-        use ureq::ErrorKind as K;
+    fn transport_error(&self, e: &reqwest::Error) -> AttemptError {
         let host = &self.host;
-        let io = std::error::Error::source(t).and_then(|s| s.downcast_ref::<std::io::Error>());
-        let timed_out = io.is_some_and(is_timeout);
-        let detail = match (t.message(), io) {
-            (Some(m), Some(e)) => format!("{m}: {e}"),
-            (Some(m), None) => m.to_owned(),
-            (None, Some(e)) => e.to_string(),
-            (None, None) => t.kind().to_string(),
-        };
-        let (message, retryable) = match t.kind() {
-            K::ConnectionFailed if timed_out => {
-                (format!("cannot connect to {host}: timed out"), true)
-            }
-            K::ConnectionFailed => (format!("cannot connect to {host}: {detail}"), true),
-            K::Dns => (format!("cannot resolve {host}: {detail}"), true),
-            K::Io if timed_out => (
-                format!("no answer from {host} for {} s", secs(self.idle)),
-                true,
-            ),
-            K::Io => (format!("the connection to {host} broke: {detail}"), true),
-            K::BadStatus | K::BadHeader => {
-                (format!("{host} sent a malformed response: {detail}"), true)
-            }
-            K::InvalidUrl | K::UnknownScheme => (
+        let detail = chain(e);
+        let lower = detail.to_ascii_lowercase();
+        let (message, retryable) = if e.is_builder() {
+            (
                 format!("the provider URL {:?} is not usable: {detail}", self.url),
                 false,
-            ),
-            kind => (
-                format!("the request to {host} failed: {kind}: {detail}"),
-                true,
-            ),
+            )
+        } else if e.is_connect() && e.is_timeout() {
+            (format!("cannot connect to {host}: timed out"), true)
+        } else if e.is_connect() && lower.contains("dns error") {
+            (format!("cannot resolve {host}: {detail}"), true)
+        } else if e.is_connect() && lower.contains("certificate") {
+            // Trying again will meet the same certificate.
+            let hint = "trust its CA with network.ca_file or SSL_CERT_FILE";
+            (
+                format!("cannot connect to {host}: {detail} ({hint})"),
+                false,
+            )
+        } else if e.is_connect() {
+            (format!("cannot connect to {host}: {detail}"), true)
+        } else if e.is_body() || e.is_decode() {
+            (format!("the stream broke: {detail}"), true)
+        } else {
+            (format!("the request to {host} failed: {detail}"), true)
         };
         self.fail(message, None, retryable)
     }
 
-    fn stream(
+    async fn stream(
         &self,
-        resp: ureq::Response,
+        resp: reqwest::Response,
         sink: &mut dyn FnMut(ChunkOp),
+        until: Instant,
     ) -> Result<StepEnd, AttemptError> {
-        let status = resp.status();
+        let status = resp.status().as_u16();
         if !(200..300).contains(&status) {
             let to = resp
-                .header("location")
+                .headers()
+                .get("location")
+                .and_then(|l| l.to_str().ok())
                 .map(|l| format!(" to {l}"))
                 .unwrap_or_default();
             let msg = format!(
@@ -229,15 +221,16 @@ impl HttpProvider {
             );
             return Err(self.fail(msg, Some(status), false));
         }
-        let content_type = resp.content_type().to_ascii_lowercase();
+        let content_type = resp
+            .headers()
+            .get("content-type")
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or_default()
+            .to_ascii_lowercase();
         if content_type.contains("json") {
             // The server ignored `"stream": true` or put an error in a 200: retrying the same
             // request would get the same answer.
-            let mut raw = Vec::new();
-            let _ = resp
-                .into_reader()
-                .take(ERROR_BODY_CAP)
-                .read_to_end(&mut raw);
+            let raw = read_capped(resp, until).await;
             let said = error_message(&String::from_utf8_lossy(&raw))
                 .map(|m| format!(": {m}"))
                 .unwrap_or_default();
@@ -248,42 +241,84 @@ impl HttpProvider {
             return Err(self.fail(msg, Some(status), false));
         }
         let stream_err = |e: StreamError| self.fail(e.to_string(), None, e.retryable());
-        let mut reader = resp.into_reader();
-        let mut parser = reduce::SseParser::new();
-        let mut reducer = reduce::reducer(self.dialect);
-        let mut buf = vec![0u8; READ_PIECE];
-        loop {
-            let n = match reader.read(&mut buf) {
-                Ok(0) => break,
-                Ok(n) => n,
-                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-                Err(e) if is_timeout(&e) => {
+        let mut reader = StreamReader::new(self.dialect);
+        let mut resp = resp;
+        let mut idle_until = Instant::now() + self.idle;
+        while !reader.is_done() {
+            let piece = match timeout_at(idle_until.min(until), resp.chunk()).await {
+                Ok(Ok(Some(piece))) => piece,
+                Ok(Ok(None)) => break,
+                Ok(Err(e)) => {
+                    let msg = format!("the stream broke: {}", chain(&e));
+                    return Err(self.fail(msg, None, true));
+                }
+                Err(_) if idle_until <= until => {
                     let msg = format!(
-                        "the stream broke: no data for {} s from {}",
+                        "the stream broke: no progress for {} s from {}",
                         secs(self.idle),
                         self.host
                     );
                     return Err(self.fail(msg, None, true));
                 }
-                Err(e) => return Err(self.fail(format!("the stream broke: {e}"), None, true)),
+                Err(_) => return Err(self.over_deadline()),
             };
-            for ev in parser.push(&buf[..n]) {
-                for op in reducer.event(&ev).map_err(stream_err)? {
-                    sink(op);
+            if reader.push(&piece, sink).map_err(stream_err)? {
+                idle_until = Instant::now() + self.idle;
+            }
+        }
+        reader.finish(sink).map_err(stream_err)
+    }
+
+    fn over_deadline(&self) -> AttemptError {
+        let msg = format!(
+            "the attempt took longer than {} s (network.attempt_timeout_s) at {}",
+            secs(self.deadline),
+            self.host
+        );
+        self.fail(msg, None, true)
+    }
+
+    async fn post(
+        &self,
+        bytes: Vec<u8>,
+        sink: &mut dyn FnMut(ChunkOp),
+    ) -> Result<StepEnd, AttemptError> {
+        let until = Instant::now() + self.deadline;
+        let mut req = self
+            .client
+            .post(&self.url)
+            .header("content-type", "application/json")
+            .header("accept", "text/event-stream")
+            .body(bytes);
+        match self.dialect {
+            Dialect::Anthropic => {
+                req = req.header("anthropic-version", ANTHROPIC_VERSION);
+                if let Some(k) = &self.key {
+                    req = req.header("x-api-key", k);
                 }
-                // The stop event ends the step; a server that keeps the connection open
-                // afterwards must not hold it up.
-                if reducer.is_done() {
-                    return reducer.finish().map_err(stream_err);
+            }
+            Dialect::OpenAi => {
+                if let Some(k) = &self.key {
+                    req = req.header("authorization", format!("Bearer {k}"));
                 }
             }
         }
-        if let Some(ev) = parser.flush() {
-            for op in reducer.event(&ev).map_err(stream_err)? {
-                sink(op);
+        // The answer's headers must come within the idle timeout too.
+        let headers_until = (Instant::now() + self.idle).min(until);
+        let resp = match timeout_at(headers_until, req.send()).await {
+            Ok(Ok(resp)) => resp,
+            Ok(Err(e)) => return Err(self.transport_error(&e)),
+            Err(_) if headers_until < until => {
+                let msg = format!("no answer from {} for {} s", self.host, secs(self.idle));
+                return Err(self.fail(msg, None, true));
             }
+            Err(_) => return Err(self.over_deadline()),
+        };
+        let status = resp.status().as_u16();
+        if status >= 400 {
+            return Err(self.http_error(status, resp, until).await);
         }
-        reducer.finish().map_err(stream_err)
+        self.stream(resp, sink, until).await
     }
 }
 
@@ -311,30 +346,21 @@ impl Provider for HttpProvider {
     ) -> Result<StepEnd, AttemptError> {
         let bytes = serde_json::to_vec(body)
             .map_err(|e| self.fail(format!("cannot encode the request: {e}"), None, false))?;
-        let mut req = self
-            .agent
-            .post(&self.url)
-            .set("content-type", "application/json")
-            .set("accept", "text/event-stream");
-        match self.dialect {
-            Dialect::Anthropic => {
-                req = req.set("anthropic-version", ANTHROPIC_VERSION);
-                if let Some(k) = &self.key {
-                    req = req.set("x-api-key", k);
-                }
-            }
-            Dialect::OpenAi => {
-                if let Some(k) = &self.key {
-                    req = req.set("authorization", &format!("Bearer {k}"));
-                }
-            }
-        }
-        match req.send_bytes(&bytes) {
-            Ok(resp) => self.stream(resp, sink),
-            Err(ureq::Error::Status(code, resp)) => Err(self.http_error(code, resp)),
-            Err(ureq::Error::Transport(t)) => Err(self.transport_error(&t)),
+        crate::net::block_on(self.post(bytes, sink))
+    }
+}
+
+/// Up to [`ERROR_BODY_CAP`] bytes of a body, whatever arrives before `until`.
+async fn read_capped(mut resp: reqwest::Response, until: Instant) -> Vec<u8> {
+    let mut raw = Vec::new();
+    while raw.len() < ERROR_BODY_CAP {
+        match timeout_at(until, resp.chunk()).await {
+            Ok(Ok(Some(piece))) => raw.extend_from_slice(&piece),
+            _ => break,
         }
     }
+    raw.truncate(ERROR_BODY_CAP);
+    raw
 }
 
 /// A non-empty environment variable.
@@ -363,14 +389,6 @@ fn host_of(url: &str) -> String {
     }
 }
 
-fn is_timeout(e: &std::io::Error) -> bool {
-    // A socket read timeout shows as WouldBlock on Unix and TimedOut elsewhere.
-    matches!(
-        e.kind(),
-        std::io::ErrorKind::TimedOut | std::io::ErrorKind::WouldBlock
-    )
-}
-
 /// Seconds as people write them: `1`, `0.5`, `120`.
 fn secs(d: Duration) -> String {
     let s = format!("{:.3}", d.as_secs_f64());
@@ -379,7 +397,8 @@ fn secs(d: Duration) -> String {
 
 /// `Retry-After` in seconds (an HTTP date is ignored: clocks disagree and backoff covers it),
 /// or the `retry-after-ms` some OpenAI-compatible servers send.
-fn retry_after(resp: &ureq::Response) -> Option<Duration> {
+fn retry_after(headers: &reqwest::header::HeaderMap) -> Option<Duration> {
+    let header = |name: &str| headers.get(name).and_then(|v| v.to_str().ok());
     let parse = |v: &str, scale: f64| {
         v.trim()
             .parse::<f64>()
@@ -387,9 +406,9 @@ fn retry_after(resp: &ureq::Response) -> Option<Duration> {
             .filter(|n| n.is_finite() && *n >= 0.0)
             .map(|n| Duration::from_secs_f64(n / scale))
     };
-    resp.header("retry-after")
+    header("retry-after")
         .and_then(|v| parse(v, 1.0))
-        .or_else(|| resp.header("retry-after-ms").and_then(|v| parse(v, 1000.0)))
+        .or_else(|| header("retry-after-ms").and_then(|v| parse(v, 1000.0)))
 }
 
 /// The provider's own words from an error body: `error.message` (both dialects), a bare

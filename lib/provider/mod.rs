@@ -76,6 +76,8 @@ pub enum ModelError {
     },
     #[error("the script {path} is malformed: {message}")]
     BadScript { path: String, message: String },
+    #[error("cannot set up the network for {model}: {message}")]
+    Network { model: String, message: String },
     #[error("[providers.{provider}] has kind {kind:?}; use \"openai\" or \"anthropic\"")]
     BadKind { provider: String, kind: String },
 }

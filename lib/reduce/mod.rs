@@ -11,6 +11,7 @@
 mod anthropic;
 mod openai;
 mod sse;
+mod stream;
 
 use serde_json::Value;
 
@@ -19,6 +20,7 @@ use crate::log::{ChunkData, ChunkType, Role};
 pub use anthropic::AnthropicReducer;
 pub use openai::OpenAiReducer;
 pub use sse::{SseEvent, SseParser};
+pub use stream::StreamReader;
 
 /// One step in the life of a chunk, in stream order.
 #[derive(Debug, Clone, PartialEq)]

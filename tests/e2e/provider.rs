@@ -440,7 +440,7 @@ fn a_stalled_stream_fails_after_the_idle_timeout() {
     let (ops, e) = failure(p.as_ref());
     let took = start.elapsed();
     assert!(e.retryable, "{e}");
-    assert!(e.message.contains("no data for 1 s"), "{e}");
+    assert!(e.message.contains("no progress for 1 s"), "{e}");
     assert!(
         took >= Duration::from_millis(900) && took < Duration::from_millis(2500),
         "{took:?}"

@@ -7,7 +7,7 @@ use serde_json::json;
 use super::fold::DialectArg;
 use crate::cli::{CliError, CliResult, Ctx};
 use crate::log::{ChunkData, NewChunk, Role};
-use crate::reduce::{reducer, ChunkOp, SseParser};
+use crate::reduce::{ChunkOp, StreamReader};
 use crate::store::Page;
 
 #[derive(Debug, clap::Args)]
@@ -52,13 +52,17 @@ pub fn run(ctx: &mut Ctx, args: Args) -> CliResult<()> {
         (None, None) => (crate::ids::new_id(), 1),
     };
 
-    let mut parser = SseParser::new();
-    let mut red = reducer(args.dialect.into());
+    let mut reader = StreamReader::new(args.dialect.into());
     let mut sealed: Vec<NewChunk> = Vec::new();
+    let mut keep = |op: ChunkOp| {
+        if let ChunkOp::Seal { data, .. } = op {
+            sealed.push(NewChunk::new(Role::Assistant, data).in_turn(&turn, step));
+        }
+    };
     let mut failure: Option<String> = None;
     let mut stdin = std::io::stdin().lock();
     let mut buf = vec![0u8; 64 * 1024];
-    'read: loop {
+    while !reader.is_done() {
         let n = match stdin.read(&mut buf) {
             Ok(0) => break,
             Ok(n) => n,
@@ -68,25 +72,14 @@ pub fn run(ctx: &mut Ctx, args: Args) -> CliResult<()> {
                 break;
             }
         };
-        for ev in parser.push(&buf[..n]) {
-            match red.event(&ev) {
-                Ok(ops) => {
-                    for op in ops {
-                        if let ChunkOp::Seal { data, .. } = op {
-                            sealed.push(NewChunk::new(Role::Assistant, data).in_turn(&turn, step));
-                        }
-                    }
-                }
-                Err(e) => {
-                    failure = Some(e.to_string());
-                    break 'read;
-                }
-            }
+        if let Err(e) = reader.push(&buf[..n], &mut keep) {
+            failure = Some(e.to_string());
+            break;
         }
     }
     let end = match failure {
         Some(f) => Err(f),
-        None => red.finish().map_err(|e| e.to_string()),
+        None => reader.finish(&mut keep).map_err(|e| e.to_string()),
     };
     let mut batch = sealed;
     match &end {

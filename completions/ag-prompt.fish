@@ -31,7 +31,7 @@ never\t''"
 complete -c ag-prompt -n "__fish_ag_prompt_needs_command" -s s -l session -d 'Continue this session (full id, unique prefix, or `last`)' -r
 complete -c ag-prompt -n "__fish_ag_prompt_needs_command" -s m -l model -d 'PROVIDER/MODEL, `echo` or `script:FILE` [env: AG_MODEL]' -r
 complete -c ag-prompt -n "__fish_ag_prompt_needs_command" -l system -d 'System prompt: the text, or @FILE' -r
-complete -c ag-prompt -n "__fish_ag_prompt_needs_command" -l tools -d 'Tools the session may use: names and sets (read-only, all, none), comma-separated. A new session defaults to read-only; an existing session\'s tools can only narrow' -r
+complete -c ag-prompt -n "__fish_ag_prompt_needs_command" -l tools -d 'Tools the session may use: names and sets (read-only, all, none), comma-separated; MCP tools as mcp__SERVER__TOOL or mcp__SERVER__*. A new session defaults to read-only; an existing session\'s tools can only narrow' -r
 complete -c ag-prompt -n "__fish_ag_prompt_needs_command" -l agent -d 'Start the new session from an agent definition (`ag-summon agents` lists them): its system prompt, tools (narrowed by --tools), models and step limit' -r
 complete -c ag-prompt -n "__fish_ag_prompt_needs_command" -l max-steps -d 'Stop after N model round trips in this turn' -r
 complete -c ag-prompt -n "__fish_ag_prompt_needs_command" -l thinking -d 'Ask for extended thinking with this many budget tokens (Anthropic models; signed thinking is kept and replayed) [config: agent.thinking_budget]' -r
@@ -50,6 +50,7 @@ complete -c ag-prompt -n "__fish_ag_prompt_needs_command" -l allow-protected -d 
 complete -c ag-prompt -n "__fish_ag_prompt_needs_command" -s h -l help -d 'Print help'
 complete -c ag-prompt -n "__fish_ag_prompt_needs_command" -s V -l version -d 'Print version'
 complete -c ag-prompt -n "__fish_ag_prompt_needs_command" -a "models" -d 'List the models and providers this machine can use'
+complete -c ag-prompt -n "__fish_ag_prompt_needs_command" -a "mcp" -d 'MCP servers from the user config ([mcp.NAME])'
 complete -c ag-prompt -n "__fish_ag_prompt_using_subcommand models" -l home -d 'The store directory [default: $AG_HOME, else $XDG_DATA_HOME/ag, else ~/.local/share/ag]' -r -F
 complete -c ag-prompt -n "__fish_ag_prompt_using_subcommand models" -l color -d 'When to colour output (NO_COLOR is honoured by `auto`)' -r -f -a "auto\t''
 always\t''
@@ -58,3 +59,20 @@ complete -c ag-prompt -n "__fish_ag_prompt_using_subcommand models" -l json -d '
 complete -c ag-prompt -n "__fish_ag_prompt_using_subcommand models" -s q -l quiet -d 'Print nothing on stdout but data that was asked for; no notices on stderr'
 complete -c ag-prompt -n "__fish_ag_prompt_using_subcommand models" -s v -l verbose -d 'Say more on stderr'
 complete -c ag-prompt -n "__fish_ag_prompt_using_subcommand models" -s h -l help -d 'Print help'
+complete -c ag-prompt -n "__fish_ag_prompt_using_subcommand mcp; and not __fish_seen_subcommand_from list" -l home -d 'The store directory [default: $AG_HOME, else $XDG_DATA_HOME/ag, else ~/.local/share/ag]' -r -F
+complete -c ag-prompt -n "__fish_ag_prompt_using_subcommand mcp; and not __fish_seen_subcommand_from list" -l color -d 'When to colour output (NO_COLOR is honoured by `auto`)' -r -f -a "auto\t''
+always\t''
+never\t''"
+complete -c ag-prompt -n "__fish_ag_prompt_using_subcommand mcp; and not __fish_seen_subcommand_from list" -l json -d 'Print machine-readable JSON (NDJSON for streams)'
+complete -c ag-prompt -n "__fish_ag_prompt_using_subcommand mcp; and not __fish_seen_subcommand_from list" -s q -l quiet -d 'Print nothing on stdout but data that was asked for; no notices on stderr'
+complete -c ag-prompt -n "__fish_ag_prompt_using_subcommand mcp; and not __fish_seen_subcommand_from list" -s v -l verbose -d 'Say more on stderr'
+complete -c ag-prompt -n "__fish_ag_prompt_using_subcommand mcp; and not __fish_seen_subcommand_from list" -s h -l help -d 'Print help'
+complete -c ag-prompt -n "__fish_ag_prompt_using_subcommand mcp; and not __fish_seen_subcommand_from list" -f -a "list" -d 'Each configured server, whether it starts, and its tools (as mcp__SERVER__TOOL)'
+complete -c ag-prompt -n "__fish_ag_prompt_using_subcommand mcp; and __fish_seen_subcommand_from list" -l home -d 'The store directory [default: $AG_HOME, else $XDG_DATA_HOME/ag, else ~/.local/share/ag]' -r -F
+complete -c ag-prompt -n "__fish_ag_prompt_using_subcommand mcp; and __fish_seen_subcommand_from list" -l color -d 'When to colour output (NO_COLOR is honoured by `auto`)' -r -f -a "auto\t''
+always\t''
+never\t''"
+complete -c ag-prompt -n "__fish_ag_prompt_using_subcommand mcp; and __fish_seen_subcommand_from list" -l json -d 'Print machine-readable JSON (NDJSON for streams)'
+complete -c ag-prompt -n "__fish_ag_prompt_using_subcommand mcp; and __fish_seen_subcommand_from list" -s q -l quiet -d 'Print nothing on stdout but data that was asked for; no notices on stderr'
+complete -c ag-prompt -n "__fish_ag_prompt_using_subcommand mcp; and __fish_seen_subcommand_from list" -s v -l verbose -d 'Say more on stderr'
+complete -c ag-prompt -n "__fish_ag_prompt_using_subcommand mcp; and __fish_seen_subcommand_from list" -s h -l help -d 'Print help'

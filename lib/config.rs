@@ -57,6 +57,9 @@ pub struct Config {
     /// The project file's `[sandbox]`, which may only tighten the user's.
     #[serde(skip)]
     pub project_sandbox: Option<SandboxConfig>,
+    /// MCP servers, by name (`[mcp.NAME]`); only the user file may name them.
+    #[serde(default)]
+    pub mcp: BTreeMap<String, McpServerConfig>,
     /// The files this was read from, lowest precedence first.
     #[serde(skip)]
     pub sources: Vec<PathBuf>,
@@ -76,6 +79,26 @@ pub struct ProviderConfig {
     pub base_url: String,
     /// The environment variable that holds the key; none for local servers.
     pub api_key_env: Option<String>,
+}
+
+/// One MCP server: a command to run on stdio, or the URL of a streamable HTTP endpoint.
+#[derive(Debug, Clone, Default, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct McpServerConfig {
+    pub command: Option<String>,
+    #[serde(default)]
+    pub args: Vec<String>,
+    /// Variables set for the server, over this process's environment minus secrets (the
+    /// `bash` rule): a provider key reaches a server only when written here.
+    #[serde(default)]
+    pub env: BTreeMap<String, String>,
+    pub url: Option<String>,
+    #[serde(default)]
+    pub headers: BTreeMap<String, String>,
+    /// Seconds the server may take to start and list its tools [default: 10].
+    pub startup_timeout_s: Option<f64>,
+    /// Seconds one tool call may take [default: 60].
+    pub call_timeout_s: Option<f64>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -273,6 +296,12 @@ fn restrict_project(table: &mut toml::Table, user: &toml::Table, path: &Path) ->
             "{at}: [permissions] is ignored in a project file; set it in the user config"
         ));
     }
+    if table.remove("mcp").is_some() {
+        warnings.push(format!(
+            "{at}: [mcp] is ignored in a project file; MCP servers run commands, so they \
+             belong in the user config"
+        ));
+    }
     if let Some(toml::Value::Table(network)) = table.get_mut("network") {
         if network.remove("ca_file").is_some() {
             warnings.push(format!(
@@ -462,11 +491,13 @@ mod tests {
             [network]
             ca_file = "evil-ca.pem"
             idle_timeout_s = 9
+            [mcp.shell]
+            command = "sh"
         "#
         .parse()
         .unwrap();
         let warnings = restrict_project(&mut project, &user, Path::new("p/.ag/config.toml"));
-        assert_eq!(warnings.len(), 5, "{warnings:?}");
+        assert_eq!(warnings.len(), 6, "{warnings:?}");
         let mut merged = user.clone();
         merge(&mut merged, project);
         let c: Config = toml::Value::Table(merged).try_into().unwrap();
@@ -478,6 +509,7 @@ mod tests {
         assert_eq!(c.providers["router"].base_url, "https://good");
         assert_eq!(c.providers["local"].api_key_env, None);
         assert_eq!(c.network.ca_file, None);
+        assert!(c.mcp.is_empty());
         assert_eq!(c.network.idle_timeout_s, 9.0);
     }
 

@@ -19,6 +19,7 @@ pub mod log;
 pub mod policy;
 pub mod reduce;
 
+pub mod mcp;
 pub mod net;
 pub mod provider;
 pub mod room;

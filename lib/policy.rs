@@ -24,6 +24,31 @@ pub const KNOWN: &[&str] = &[
     "peer_release",
 ];
 
+/// Tools of MCP servers are named `mcp__SERVER__TOOL`. An allow-list entry ending in `*`
+/// takes every tool whose name starts with the rest: `mcp__git__*` (one server's tools),
+/// `mcp__*` (every server's). `all` does not include them: a server's tools are named.
+pub const MCP_PREFIX: &str = "mcp__";
+
+/// Whether `word` can stand in an allow-list as an MCP tool name or pattern.
+fn is_mcp_entry(word: &str) -> bool {
+    let Some(rest) = word.strip_prefix(MCP_PREFIX) else {
+        return false;
+    };
+    let body = rest.strip_suffix('*').unwrap_or(rest);
+    (rest.ends_with('*') || !body.is_empty())
+        && body
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-' || c == '.')
+}
+
+/// Whether allow-list `entry` covers `name` (a tool name or another entry).
+fn covers(entry: &str, name: &str) -> bool {
+    match entry.strip_suffix('*') {
+        Some(prefix) if prefix.starts_with(MCP_PREFIX) => name.starts_with(prefix),
+        _ => entry == name,
+    }
+}
+
 /// What a session gets when nothing wider was asked for: look, never touch.
 /// Talking to peers and claiming files changes no file, so the `peer_*` tools are in it.
 pub const READ_ONLY: &[&str] = &[
@@ -84,12 +109,13 @@ impl Policy {
                 "none" => {}
                 "read-only" | "readonly" => tools.extend(READ_ONLY.iter().map(|s| s.to_string())),
                 "all" => tools.extend(KNOWN.iter().map(|s| s.to_string())),
-                name if KNOWN.contains(&name) => {
+                name if KNOWN.contains(&name) || is_mcp_entry(name) => {
                     tools.insert(name.to_string());
                 }
                 other => {
                     return Err(format!(
-                        "unknown tool {other:?} (known: {}; sets: read-only, all, none)",
+                        "unknown tool {other:?} (known: {}; sets: read-only, all, none; \
+                         MCP tools: mcp__SERVER__TOOL or mcp__SERVER__*)",
                         KNOWN.join(", ")
                     ))
                 }
@@ -115,30 +141,56 @@ impl Policy {
     }
 
     pub fn allows(&self, name: &str) -> bool {
-        self.tools.contains(name)
+        self.tools.iter().any(|e| covers(e, name))
     }
 
-    /// What both allow: a child never gains a tool.
+    /// What both allow: a child never gains a tool. With patterns, each side keeps the
+    /// entries the other side covers (`mcp__git__*` ∩ `mcp__git__log` = `mcp__git__log`).
     pub fn intersect(&self, other: &Policy) -> Policy {
-        Policy {
-            tools: self.tools.intersection(&other.tools).cloned().collect(),
-        }
+        let kept = |a: &Policy, b: &Policy| {
+            a.tools
+                .iter()
+                .filter(|e| b.allows(e))
+                .cloned()
+                .collect::<Vec<_>>()
+        };
+        let mut tools: BTreeSet<String> = kept(self, other).into_iter().collect();
+        tools.extend(kept(other, self));
+        Policy { tools }
     }
 
     /// The tools of `self` that `limit` takes away.
     pub fn dropped_by(&self, limit: &Policy) -> Vec<String> {
-        self.tools.difference(&limit.tools).cloned().collect()
+        self.tools
+            .iter()
+            .filter(|e| !limit.allows(e))
+            .cloned()
+            .collect()
     }
 
+    /// Whether some entry may allow a tool of MCP server `server`: only those servers are
+    /// started for a turn.
+    pub fn may_use_server(&self, server: &str) -> bool {
+        let prefix = format!("{MCP_PREFIX}{server}__");
+        self.tools.iter().any(|e| match e.strip_suffix('*') {
+            Some(p) if p.starts_with(MCP_PREFIX) => prefix.starts_with(p) || p.starts_with(&prefix),
+            _ => e.starts_with(&prefix),
+        })
+    }
+
+    /// No tool that can change files or the world: MCP tools count as able to.
     pub fn is_read_only(&self) -> bool {
-        self.tools.iter().all(|t| !MUTATING.contains(&t.as_str()))
+        self.tools
+            .iter()
+            .all(|t| !MUTATING.contains(&t.as_str()) && !t.starts_with(MCP_PREFIX))
     }
 }
 
 /// Decide one tool call. Fail-closed: only a tool that is both implemented and on the list
 /// runs; everything else is denied with a reason the model can read.
 pub fn guard(policy: &Policy, name: &str) -> Verdict {
-    if !KNOWN.contains(&name) {
+    let mcp = name.starts_with(MCP_PREFIX) && !name.contains('*');
+    if !KNOWN.contains(&name) && !mcp {
         return Verdict::Deny(format!("unknown tool {name:?}: nothing was run"));
     }
     if !policy.allows(name) {
@@ -203,5 +255,35 @@ mod tests {
         let child = asked.intersect(&parent);
         assert_eq!(child.names(), ["read"]);
         assert_eq!(asked.dropped_by(&parent), ["bash"]);
+    }
+
+    #[test]
+    fn mcp_tools_are_allowed_by_name_or_pattern_and_never_by_all() {
+        let p = Policy::parse_list("read,mcp__git__*,mcp__db__query").unwrap();
+        assert_eq!(guard(&p, "mcp__git__log"), Verdict::Allow);
+        assert_eq!(guard(&p, "mcp__db__query"), Verdict::Allow);
+        assert!(matches!(guard(&p, "mcp__db__drop"), Verdict::Deny(_)));
+        assert!(matches!(guard(&p, "mcp__gitx__log"), Verdict::Deny(_)));
+        assert!(matches!(guard(&p, "mcp__git__*"), Verdict::Deny(_)));
+        let all = Policy::parse_list("all").unwrap();
+        assert!(matches!(guard(&all, "mcp__git__log"), Verdict::Deny(_)));
+        assert!(p.may_use_server("git") && p.may_use_server("db"));
+        assert!(!p.may_use_server("gi") && !p.may_use_server("web"));
+        assert!(Policy::parse_list("mcp__*").unwrap().may_use_server("web"));
+        assert!(!p.is_read_only());
+        for bad in ["mcp__", "mcp__a b", "mcp__x*y", "mcp_x"] {
+            assert!(Policy::parse_list(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn mcp_patterns_intersect_without_gaining() {
+        let parent = Policy::parse_list("mcp__git__*,mcp__db__query").unwrap();
+        let asked = Policy::parse_list("mcp__git__log,mcp__db__*,mcp__web__*").unwrap();
+        let child = asked.intersect(&parent);
+        assert_eq!(child.names(), ["mcp__db__query", "mcp__git__log"]);
+        assert_eq!(asked.dropped_by(&parent), ["mcp__db__*", "mcp__web__*"]);
+        let wide = Policy::parse_list("mcp__*").unwrap();
+        assert_eq!(parent.intersect(&wide), parent);
     }
 }

@@ -424,14 +424,19 @@ impl Agent<'_> {
             Some(names) => names.clone(),
             None => self.policy.names(),
         };
-        names
+        let mut specs: Vec<_> = names
             .iter()
             .filter_map(|n| {
                 self.peer_tool_spec(n)
                     .or_else(|| self.summon_tool_spec(n))
                     .or_else(|| tools::spec_in(n, &self.tool_ctx))
             })
-            .collect()
+            .collect();
+        // MCP servers start here, at the first step that may offer their tools.
+        if let (None, Some(mcp)) = (&self.opts.offered, &self.tool_ctx.mcp) {
+            specs.extend(mcp.specs(&self.policy));
+        }
+        specs
     }
 
     /// Run one allowed tool on a worker thread so an interrupt is noticed while it runs.

@@ -5,6 +5,7 @@
 mod error;
 pub mod fork;
 pub mod log;
+mod mcp_client;
 mod output;
 pub mod prompt;
 pub mod room;

@@ -31,7 +31,9 @@ Examples:
   ag-prompt -c --compact 'now write the tests'     # compact, then run the prompt
   ag-prompt --trust                                # this project's config may choose its model
   ag-prompt --tools edit --allow-protected 'fix the pre-commit hook'   # may edit .git/, .ag/, .claude/
-  ag-prompt models                                 # providers, and each model's context window";
+  ag-prompt models                                 # providers, and each model's context window
+  ag-prompt --tools 'read,mcp__git__*' 'What changed since v1?'   # with an MCP server's tools
+  ag-prompt mcp list                               # MCP servers: do they start, which tools";
 
 #[derive(Debug, Parser)]
 #[command(
@@ -55,6 +57,15 @@ pub struct Cli {
 pub enum Sub {
     /// List the models and providers this machine can use
     Models,
+    /// MCP servers from the user config ([mcp.NAME])
+    #[command(subcommand)]
+    Mcp(McpSub),
+}
+
+#[derive(Debug, Subcommand)]
+pub enum McpSub {
+    /// Each configured server, whether it starts, and its tools (as mcp__SERVER__TOOL)
+    List,
 }
 
 #[derive(Debug, clap::Args)]
@@ -77,8 +88,9 @@ pub struct RunArgs {
     /// System prompt: the text, or @FILE
     #[arg(long, value_name = "TEXT|@FILE")]
     system: Option<String>,
-    /// Tools the session may use: names and sets (read-only, all, none), comma-separated.
-    /// A new session defaults to read-only; an existing session's tools can only narrow.
+    /// Tools the session may use: names and sets (read-only, all, none), comma-separated;
+    /// MCP tools as mcp__SERVER__TOOL or mcp__SERVER__*. A new session defaults to
+    /// read-only; an existing session's tools can only narrow.
     #[arg(long, value_name = "LIST")]
     tools: Option<String>,
     /// Start the new session from an agent definition (`ag-summon agents` lists them): its
@@ -140,6 +152,7 @@ fn run(cli: Cli) -> CliResult<()> {
     let mut ctx = Ctx::new(cli.global)?;
     let result = match cli.sub {
         Some(Sub::Models) => models(&mut ctx),
+        Some(Sub::Mcp(McpSub::List)) => super::mcp_client::list(&mut ctx),
         None => prompt(&mut ctx, cli.run),
     };
     ctx.out.flush()?;
@@ -417,7 +430,9 @@ pub(crate) fn run_turn_in(
         let _ = signal_hook::flag::register(sig, interrupt.clone());
     }
     let home = ctx.home.clone();
-    let agent = plan.into_agent(store, &home, config, cwd_now, interrupt);
+    let mut agent = plan.into_agent(store, &home, config, cwd_now, interrupt);
+    let tool_cwd = agent.tool_ctx.cwd.clone();
+    agent.tool_ctx.mcp = super::mcp_client::servers(ctx, config, &tool_cwd, &agent.policy);
     if agent.policy.allows("bash") && agent.tool_ctx.sandbox.mode == crate::sandbox::Mode::Off {
         ctx.out.note(
             "sandbox: off — bash commands run unconfined, with all your rights and the network",

@@ -75,6 +75,8 @@ pub struct ToolCtx {
     /// The process group of the running `bash` command and its leader's start time, while
     /// one runs: the caller records it, so a later run can kill what a killed one left.
     pub running_group: std::sync::Arc<std::sync::Mutex<Option<(i64, i64)>>>,
+    /// The MCP servers `mcp__SERVER__TOOL` calls go to, when any are configured.
+    pub mcp: Option<std::sync::Arc<crate::mcp::McpServers>>,
 }
 
 impl ToolCtx {
@@ -89,6 +91,7 @@ impl ToolCtx {
             secrets: Default::default(),
             allow_protected: false,
             running_group: Default::default(),
+            mcp: None,
         }
     }
 
@@ -265,6 +268,18 @@ fn dispatch(name: &str, args: &Value, ctx: &ToolCtx) -> ToolOutput {
         "write" => write::run(&args, ctx),
         "edit" => edit::run(&args, ctx),
         "bash" => bash::run(&args, ctx),
+        mcp if mcp.starts_with(crate::policy::MCP_PREFIX) => match &ctx.mcp {
+            Some(servers) => {
+                let out = servers.call(mcp, &Value::Object(map.clone()));
+                Ok(ToolOutput {
+                    text: cap_text(out.text, ctx.output_cap),
+                    is_error: out.is_error,
+                })
+            }
+            None => Err(format!(
+                "unknown tool {mcp:?}: no MCP server is configured; nothing was run"
+            )),
+        },
         other => Err(format!("unknown tool {other:?}: nothing was run")),
     };
     result.unwrap_or_else(ToolOutput::error)
@@ -341,7 +356,7 @@ impl Args<'_> {
     }
 }
 
-fn type_name(v: &Value) -> &'static str {
+pub(crate) fn type_name(v: &Value) -> &'static str {
     match v {
         Value::Null => "null",
         Value::Bool(_) => "a boolean",

@@ -11,6 +11,7 @@ mod generated;
 mod import;
 mod log_append;
 mod log_read;
+mod mcp;
 mod network;
 mod prompt;
 mod prompt_queue;

@@ -1,0 +1,210 @@
+//! One connection to one MCP server over rmcp: start it (a child process on stdio, or a
+//! streamable HTTP session), list its tools, call one, and turn a result into tool text.
+
+use std::path::Path;
+use std::process::Stdio;
+use std::time::Duration;
+
+use rmcp::model::{
+    CallToolRequestParams, CallToolResult, ClientCapabilities, ClientConfig, Implementation,
+};
+use rmcp::service::{RoleClient, RunningService};
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
+use rmcp::ServiceExt;
+use serde_json::{Map, Value};
+
+use crate::config::{McpServerConfig, Network};
+
+pub(super) type Session = RunningService<RoleClient, ClientConfig>;
+
+/// A tool as the server describes it.
+#[derive(Debug, Clone)]
+pub struct ServerTool {
+    pub name: String,
+    pub description: String,
+    pub input_schema: Value,
+}
+
+fn client_info() -> ClientConfig {
+    ClientConfig::new(
+        ClientCapabilities::default(),
+        Implementation::new("ag-prompt", env!("CARGO_PKG_VERSION")),
+    )
+}
+
+/// Start the server and list its tools. `log` receives a stdio server's stderr.
+pub(super) async fn connect(
+    name: &str,
+    cfg: &McpServerConfig,
+    net: &Network,
+    log: &Path,
+) -> Result<(Session, Vec<ServerTool>), String> {
+    let session = match (&cfg.command, &cfg.url) {
+        (Some(command), None) => {
+            let stderr = crate::paths::open_private_append(log)
+                .map_err(|e| format!("cannot open its log {}: {e}", log.display()))?;
+            let mut cmd = tokio::process::Command::new(command);
+            cmd.args(&cfg.args)
+                .env_clear()
+                .envs(crate::tools::scrubbed_env())
+                .envs(&cfg.env)
+                .kill_on_drop(true);
+            let (transport, _) = TokioChildProcess::builder(cmd)
+                .stderr(Stdio::from(stderr))
+                .spawn()
+                .map_err(|e| format!("cannot run {command:?}: {e}"))?;
+            client_info()
+                .serve(transport)
+                .await
+                .map_err(|e| format!("it did not complete the MCP handshake: {e}"))?
+        }
+        (None, Some(url)) => {
+            let mut config = StreamableHttpClientTransportConfig::with_uri(url.as_str());
+            for (k, v) in &cfg.headers {
+                let k = reqwest::header::HeaderName::from_bytes(k.as_bytes())
+                    .map_err(|_| format!("header name {k:?} is not valid"))?;
+                let v = reqwest::header::HeaderValue::from_str(v)
+                    .map_err(|_| format!("the value of header {k} is not valid"))?;
+                config.custom_headers.insert(k, v);
+            }
+            let http = crate::net::client(net).map_err(|e| e.to_string())?;
+            let transport = StreamableHttpClientTransport::with_client(http, config);
+            client_info()
+                .serve(transport)
+                .await
+                .map_err(|e| format!("{url} did not complete the MCP handshake: {e}"))?
+        }
+        _ => {
+            return Err(format!(
+                "[mcp.{name}] needs either `command` (stdio) or `url` (streamable HTTP)"
+            ))
+        }
+    };
+    let tools = session
+        .list_all_tools()
+        .await
+        .map_err(|e| format!("cannot list its tools: {e}"))?;
+    let tools = tools
+        .into_iter()
+        .map(|t| ServerTool {
+            name: t.name.to_string(),
+            description: t.description.map(|d| d.to_string()).unwrap_or_default(),
+            input_schema: Value::Object((*t.input_schema).clone()),
+        })
+        .collect();
+    Ok((session, tools))
+}
+
+/// Call `tool` with `args`; `Ok((text, is_error))`, or why the call failed.
+pub(super) async fn call(
+    session: &rmcp::service::Peer<RoleClient>,
+    tool: &str,
+    args: &Value,
+    timeout: Duration,
+) -> Result<Result<(String, bool), String>, CallFailure> {
+    let arguments: Map<String, Value> = match args {
+        Value::Object(m) => m.clone(),
+        Value::Null => Map::new(),
+        other => {
+            return Ok(Err(format!(
+                "arguments must be a JSON object, got {}",
+                crate::tools::type_name(other)
+            )))
+        }
+    };
+    let params = CallToolRequestParams::new(tool.to_owned()).with_arguments(arguments);
+    match tokio::time::timeout(timeout, session.call_tool(params)).await {
+        Err(_) => Err(CallFailure::Timeout),
+        Ok(Err(rmcp::ServiceError::McpError(e))) => Ok(Err(e.message.to_string())),
+        Ok(Err(e)) => Err(CallFailure::Broken(e.to_string())),
+        Ok(Ok(result)) => Ok(Ok(result_text(&result))),
+    }
+}
+
+/// How a call failed when the server did not answer it.
+#[derive(Debug)]
+pub(super) enum CallFailure {
+    Timeout,
+    Broken(String),
+}
+
+/// A result as tool text: text content as it is, anything else described in a line.
+fn result_text(result: &CallToolResult) -> (String, bool) {
+    let v = serde_json::to_value(result).unwrap_or(Value::Null);
+    let is_error = v["isError"].as_bool().unwrap_or(false);
+    let mut parts = Vec::new();
+    for item in v["content"].as_array().into_iter().flatten() {
+        parts.push(describe(item));
+    }
+    if parts.is_empty() {
+        if let Some(s) = v.get("structuredContent").filter(|s| !s.is_null()) {
+            parts.push(s.to_string());
+        }
+    }
+    (parts.join("\n"), is_error)
+}
+
+fn describe(item: &Value) -> String {
+    let mime = item["mimeType"].as_str().unwrap_or("unknown type");
+    // base64: three bytes per four characters, less the padding.
+    let size = |field: &str| {
+        item[field].as_str().map_or(0, |d| {
+            let d = d.trim();
+            (d.len() / 4 * 3).saturating_sub(d.bytes().rev().take_while(|&b| b == b'=').count())
+        })
+    };
+    match item["type"].as_str() {
+        Some("text") => item["text"].as_str().unwrap_or_default().to_owned(),
+        Some("image") => format!("[image: {mime}, about {} bytes]", size("data")),
+        Some("audio") => format!("[audio: {mime}, about {} bytes]", size("data")),
+        Some("resource") => {
+            let r = &item["resource"];
+            match r["text"].as_str() {
+                Some(text) => format!("[resource {}]\n{text}", r["uri"].as_str().unwrap_or("")),
+                None => format!(
+                    "[resource {}: {}, binary]",
+                    r["uri"].as_str().unwrap_or(""),
+                    r["mimeType"].as_str().unwrap_or("unknown type")
+                ),
+            }
+        }
+        Some("resource_link") => format!(
+            "[resource link {}{}]",
+            item["uri"].as_str().unwrap_or(""),
+            item["name"]
+                .as_str()
+                .map(|n| format!(" ({n})"))
+                .unwrap_or_default()
+        ),
+        Some(other) => format!("[{other} content]"),
+        None => "[content of no type]".to_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn content_is_text_or_a_description() {
+        assert_eq!(describe(&json!({"type": "text", "text": "hi"})), "hi");
+        assert_eq!(
+            describe(&json!({"type": "image", "data": "AAAA", "mimeType": "image/png"})),
+            "[image: image/png, about 3 bytes]"
+        );
+        assert_eq!(
+            describe(&json!({"type": "audio", "data": "AAA=", "mimeType": "audio/wav"})),
+            "[audio: audio/wav, about 2 bytes]"
+        );
+        assert_eq!(
+            describe(&json!({"type": "resource", "resource": {"uri": "file:///a", "text": "x"}})),
+            "[resource file:///a]\nx"
+        );
+        assert_eq!(
+            describe(&json!({"type": "resource_link", "uri": "file:///b", "name": "b"})),
+            "[resource link file:///b (b)]"
+        );
+    }
+}

@@ -276,11 +276,13 @@ fn prompt_busy_owner_is_identified_by_pid_and_start_time() {
 fn prompt_queued_input_survives_a_failed_turn() {
     let fake = FakeProvider::start();
     let env = crate::prompt::env_for(&fake);
-    // A text block, a pause, then an error the loop must not retry.
+    // A text block, a pause (a second block trickling in, which is progress, where pings
+    // would not be), then an error the loop must not retry.
     let mut body = sse::anthropic_text("about to fail");
     body.truncate(body.find("event: message_delta").unwrap());
+    body.push_str("event: content_block_start\ndata: {\"type\": \"content_block_start\", \"index\": 1, \"content_block\": {\"type\": \"text\", \"text\": \"\"}}\n\n");
     for _ in 0..6 {
-        body.push_str("event: ping\ndata: {\"type\": \"ping\"}\n\n");
+        body.push_str("event: content_block_delta\ndata: {\"type\": \"content_block_delta\", \"index\": 1, \"delta\": {\"type\": \"text_delta\", \"text\": \".\"}}\n\n");
     }
     body.push_str(
         "event: error\ndata: {\"type\": \"error\", \"error\": {\"type\": \"invalid_request_error\", \"message\": \"refused mid-stream\"}}\n\n",

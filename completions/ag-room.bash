@@ -34,6 +34,9 @@ _ag__room() {
             ag__room,inbox)
                 cmd="ag__room__subcmd__inbox"
                 ;;
+            ag__room,mcp)
+                cmd="ag__room__subcmd__mcp"
+                ;;
             ag__room,peek)
                 cmd="ag__room__subcmd__peek"
                 ;;
@@ -70,6 +73,9 @@ _ag__room() {
             ag__room__subcmd__help,inbox)
                 cmd="ag__room__subcmd__help__subcmd__inbox"
                 ;;
+            ag__room__subcmd__help,mcp)
+                cmd="ag__room__subcmd__help__subcmd__mcp"
+                ;;
             ag__room__subcmd__help,peek)
                 cmd="ag__room__subcmd__help__subcmd__peek"
                 ;;
@@ -95,7 +101,7 @@ _ag__room() {
 
     case "${cmd}" in
         ag__room)
-            opts="-q -v -h -V --home --json --quiet --verbose --color --from --help --version tell who peek tail inbox status ack claim release claims guard help"
+            opts="-q -v -h -V --home --json --quiet --verbose --color --from --help --version tell who peek tail inbox status ack claim release claims guard mcp help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -237,7 +243,7 @@ _ag__room() {
             return 0
             ;;
         ag__subcmd__room__subcmd__help)
-            opts="tell who peek tail inbox status ack claim release claims guard help"
+            opts="tell who peek tail inbox status ack claim release claims guard mcp help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -321,6 +327,20 @@ _ag__room() {
             return 0
             ;;
         ag__subcmd__room__subcmd__help__subcmd__inbox)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        ag__subcmd__room__subcmd__help__subcmd__mcp)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -426,6 +446,36 @@ _ag__room() {
             fi
             case "${prev}" in
                 --as)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --home)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                --from)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        ag__subcmd__room__subcmd__mcp)
+            opts="-q -v -h --name --home --json --quiet --verbose --color --from --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --name)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

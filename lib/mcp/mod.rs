@@ -1,4 +1,5 @@
-//! MCP: the servers `ag-prompt` uses as tool sources, on the official SDK (`rmcp`).
+//! MCP, on the official SDK (`rmcp`): the servers `ag-prompt` uses as tool sources (this
+//! file and `client`), and the room as a server for other agents ([`RoomServer`]).
 //!
 //! A server's tools appear as `mcp__SERVER__TOOL` with the server's own descriptions and
 //! schemas. Servers start when a turn first needs them — when the session's policy may allow
@@ -8,6 +9,8 @@
 //! is decided before it, by `policy::guard`.
 
 mod client;
+mod room_server;
+mod room_tools;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -17,6 +20,7 @@ use std::time::Duration;
 use serde_json::Value;
 
 pub use client::ServerTool;
+pub use room_server::RoomServer;
 
 use crate::config::{McpServerConfig, Network};
 use crate::fold::ToolSpec;

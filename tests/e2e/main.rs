@@ -17,6 +17,7 @@ mod prompt;
 mod prompt_queue;
 mod provider;
 mod room;
+mod room_mcp;
 mod sandbox;
 mod sandbox_procs;
 mod summon;

@@ -2,12 +2,14 @@
 //!
 //! One file per verb group, each with its flags and its `run`: `tell` (post, wait for delivery),
 //! `who` (presence and peek), `tail` (print and follow a room), `inbox` (inbox, status, ack),
-//! `claim` (claim, release, claims), `guard` (the pre-commit check). This file holds the
+//! `claim` (claim, release, claims), `guard` (the pre-commit check), `mcp` (the room as an MCP
+//! server). This file holds the
 //! command, the dispatch and the helpers they share.
 
 mod claim;
 mod guard;
 mod inbox;
+mod mcp;
 mod tail;
 mod tell;
 mod who;
@@ -27,6 +29,7 @@ use crate::store::{Session, Store};
 pub use claim::{ClaimArgs, ReleaseArgs};
 pub use guard::{GuardArgs, GuardMode};
 pub use inbox::InboxArgs;
+pub use mcp::McpArgs;
 pub use tail::TailArgs;
 pub use tell::TellArgs;
 pub use who::PeekArgs;
@@ -39,7 +42,8 @@ Examples:
   ag-room tail -f                                               # follow the room
   ag-room claim 'lib/store/**' --intent 'schema migration' --ttl 45m
   ag-room guard --staged --mode block                           # in .git/hooks/pre-commit
-  git log -1 --format=%s | ag-room tell --from post-commit -    # from a git hook";
+  git log -1 --format=%s | ag-room tell --from post-commit -    # from a git hook
+  claude mcp add ag-room -- ag-room mcp                         # Claude Code joins the room";
 
 #[derive(Debug, Parser)]
 #[command(
@@ -90,6 +94,9 @@ pub enum Verb {
     Claims,
     /// For a git pre-commit hook: files under someone else's claim
     Guard(GuardArgs),
+    /// Serve this worktree's room over MCP on stdio, for Claude Code, Codex, Cursor…:
+    /// peer_message, peer_inbox, peer_peek, peer_who, peer_claim, peer_release
+    Mcp(McpArgs),
 }
 
 pub fn command() -> clap::Command {
@@ -116,6 +123,7 @@ fn run(cli: Cli) -> CliResult<()> {
         Verb::Release(a) => claim::release(&mut ctx, from.as_deref(), a),
         Verb::Claims => claim::list_claims(&mut ctx),
         Verb::Guard(a) => guard::guard(&mut ctx, from.as_deref(), a),
+        Verb::Mcp(a) => mcp::mcp(&mut ctx, from.as_deref(), a),
     };
     ctx.out.flush()?;
     result

@@ -1,0 +1,314 @@
+//! `ag-room mcp`: the room tools as an MCP server, so a session of another tool (Claude Code,
+//! Codex, Cursor) talks to the `ag` agents and people working in the same worktree, with the
+//! same caps, receipts and claims as the `ag-room` command.
+//!
+//! The speaker is a named participant (`--name`, else the client's name from the MCP
+//! `initialize` request). Each call opens the store, does one room operation, and answers
+//! with text; a failure is an error result, never a dropped connection.
+
+use std::path::PathBuf;
+
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
+    ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
+};
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
+use serde_json::{json, Map, Value};
+
+use crate::paths::Home;
+use crate::room::claims::{self, Outcome};
+use crate::room::inbox::{self, Heard};
+use crate::room::presence::{self, Me};
+use crate::room::target::{self, Resolved};
+use crate::room::{clip, file, Line, Room};
+use crate::store::{Session, Store};
+
+/// The room server of one worktree.
+#[derive(Clone)]
+pub struct RoomServer {
+    home: Home,
+    /// Where it was started: its worktree room is this directory's.
+    cwd: PathBuf,
+    /// `--name`; without it, the client's name.
+    name: Option<String>,
+}
+
+impl RoomServer {
+    pub fn new(home: Home, cwd: PathBuf, name: Option<String>) -> RoomServer {
+        RoomServer { home, cwd, name }
+    }
+
+    /// Serve on stdin/stdout until the client goes away.
+    pub fn serve_stdio(self) -> Result<(), String> {
+        crate::net::block_on(async move {
+            let service = self
+                .serve(rmcp::transport::stdio())
+                .await
+                .map_err(|e| format!("the MCP handshake failed: {e}"))?;
+            service
+                .waiting()
+                .await
+                .map(|_| ())
+                .map_err(|e| format!("the MCP session ended badly: {e}"))
+        })
+    }
+
+    fn me(&self, ctx: &RequestContext<RoleServer>) -> Me {
+        let client = ctx.peer.peer_info().map(|i| i.client_info.name.clone());
+        let name = self
+            .name
+            .clone()
+            .or(client)
+            .filter(|n| !n.trim().is_empty())
+            .unwrap_or_else(|| "mcp".into());
+        Me::named(&name, "agent")
+    }
+
+    fn run(&self, tool: &str, args: &Value, me: &Me) -> Result<String, String> {
+        let store = Store::open(&self.home).map_err(|e| e.to_string())?;
+        match tool {
+            "peer_message" => self.message(&store, args, me),
+            "peer_inbox" => self.inbox(&store, me),
+            "peer_peek" => {
+                let s = resolve(&store, str_arg(args, "session")?)?;
+                presence::peek_text(&store, &s, 3).map_err(|e| e.to_string())
+            }
+            "peer_who" => self.who(&store),
+            "peer_claim" => self.claim(&store, args, me),
+            "peer_release" => self.release(&store, args, me),
+            other => Err(format!("no tool {other:?} here")),
+        }
+    }
+
+    fn message(&self, store: &Store, args: &Value, me: &Me) -> Result<String, String> {
+        let mut line = Line::new("say", me.from.clone());
+        line.text = Some(str_arg(args, "text")?.to_owned());
+        line.in_reply_to = args["in_reply_to"].as_str().map(str::to_owned);
+        let here = Room::worktree(&self.home, &self.cwd);
+        let (room, to) = match args["session"].as_str().filter(|s| !s.trim().is_empty()) {
+            None => (here, None),
+            Some(t) => {
+                let s = resolve(store, t)?;
+                let room = if presence::in_worktree(&s, here.key.as_ref().expect("a worktree")) {
+                    here
+                } else {
+                    Room::device(&self.home)
+                };
+                (room, Some(s))
+            }
+        };
+        line.to = to.as_ref().map(|s| s.id.clone());
+        file::append(&room.path, &line).map_err(|e| e.to_string())?;
+        Ok(match to {
+            None => format!("posted {} to the room {}", line.id, room.label()),
+            Some(s) => format!(
+                "posted {} as a direct message to {} ({}); its receipt follows when their next \
+                 step takes it in",
+                line.id,
+                presence::display_name(&s),
+                s.id
+            ),
+        })
+    }
+
+    /// Unread lines since this participant's cursor: consumed, with receipts written.
+    fn inbox(&self, store: &Store, me: &Me) -> Result<String, String> {
+        let rooms = inbox::rooms_for(&self.home, &self.cwd);
+        let mut heard: Vec<Heard> = Vec::new();
+        let cursors = inbox::read_new(store, me, &rooms, false, &mut |_| {}, &mut |h| {
+            heard.push(h)
+        })
+        .map_err(|e| e.to_string())?;
+        store
+            .room_advance(&me.reader, &cursors, &[])
+            .map_err(|e| e.to_string())?;
+        let refs: Vec<&Heard> = heard.iter().collect();
+        inbox::deliver(me, &refs).map_err(|e| e.to_string())?;
+        if heard.is_empty() {
+            return Ok("no new messages".into());
+        }
+        Ok(heard
+            .iter()
+            .map(|h| {
+                format!(
+                    "<peer from=\"{}\" msg=\"{}\"{}>{}</peer>",
+                    h.line.from.display(),
+                    h.line.id,
+                    if h.line.to.is_some() {
+                        " direct=\"yes\""
+                    } else {
+                        ""
+                    },
+                    clip(h.line.text.as_deref().unwrap_or(""), 4000).replace("</peer", "<\\/peer")
+                )
+            })
+            .collect::<Vec<_>>()
+            .join("\n"))
+    }
+
+    /// The live sessions of this worktree: name, short id, goal, last tool, age.
+    fn who(&self, store: &Store) -> Result<String, String> {
+        let key = crate::room::worktree_key(&self.cwd);
+        let live = presence::live_in(store, &key).map_err(|e| e.to_string())?;
+        if live.is_empty() {
+            return Ok("no live session in this worktree".into());
+        }
+        let now = crate::clock::now_ms();
+        let mut out = Vec::new();
+        for s in &live {
+            let a = store.activity(&s.id, 1).map_err(|e| e.to_string())?;
+            let row = json!({
+                "name": presence::display_name(s),
+                "id": store.short_id(&s.id).map_err(|e| e.to_string())?,
+                "goal": a.goal.unwrap_or_default(),
+                "last_tool": a.tools.first().map(|t| t.0.clone()).unwrap_or_default(),
+                "age": crate::clock::age(a.last_at.unwrap_or(s.updated_at), now),
+            });
+            out.push(row.to_string());
+        }
+        Ok(out.join("\n"))
+    }
+
+    fn claim(&self, store: &Store, args: &Value, me: &Me) -> Result<String, String> {
+        let room = Room::worktree(&self.home, &self.cwd);
+        let key = room.key.clone().expect("a worktree room has a key");
+        let paths = paths_arg(&args["paths"])
+            .iter()
+            .map(|p| claims::normalize(p, &self.cwd, &key))
+            .collect::<Result<Vec<_>, _>>()?;
+        let ttl = args["ttl_s"]
+            .as_u64()
+            .unwrap_or(claims::DEFAULT_TTL_S)
+            .max(1);
+        let shared = args["shared"].as_bool().unwrap_or(false);
+        let intent = args["intent"].as_str().unwrap_or("");
+        let outcome = claims::claim(store, &room, me, paths, intent, shared, ttl, &mut |_| {})
+            .map_err(|e| e.to_string())?;
+        match outcome {
+            Outcome::Claimed(c) => Ok(format!(
+                "claimed {} ({}, {} s): {}",
+                c.id,
+                c.mode,
+                c.ttl_s,
+                c.paths.join(", ")
+            )),
+            Outcome::Refused(cs) => Err(format!(
+                "not claimed: {}. Talk to them first: {}",
+                cs.iter()
+                    .map(|c| c.describe())
+                    .collect::<Vec<_>>()
+                    .join("; "),
+                cs[0].claim.how_to_reach()
+            )),
+        }
+    }
+
+    fn release(&self, store: &Store, args: &Value, me: &Me) -> Result<String, String> {
+        let room = Room::worktree(&self.home, &self.cwd);
+        let key = room.key.clone().expect("a worktree room has a key");
+        let paths = paths_arg(&args["paths"])
+            .iter()
+            .map(|p| claims::normalize(p, &self.cwd, &key))
+            .collect::<Result<Vec<_>, _>>()?;
+        let only = (!paths.is_empty()).then_some(paths.as_slice());
+        let ended =
+            claims::release(store, &room, me, only, &mut |_| {}).map_err(|e| e.to_string())?;
+        Ok(if ended.is_empty() {
+            "you hold no matching claim".into()
+        } else {
+            format!(
+                "released {}",
+                ended
+                    .iter()
+                    .map(|c| c.id.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )
+        })
+    }
+}
+
+fn str_arg<'a>(args: &'a Value, key: &str) -> Result<&'a str, String> {
+    args[key]
+        .as_str()
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .ok_or_else(|| format!("`{key}` is required"))
+}
+
+fn paths_arg(v: &Value) -> Vec<String> {
+    match v {
+        Value::String(s) => vec![s.clone()],
+        Value::Array(a) => a
+            .iter()
+            .filter_map(|x| x.as_str().map(str::to_owned))
+            .collect(),
+        _ => Vec::new(),
+    }
+}
+
+fn resolve(store: &Store, t: &str) -> Result<Session, String> {
+    match target::resolve(store, t).map_err(|e| e.to_string())? {
+        Resolved::One(s) => Ok(*s),
+        Resolved::None => Err(format!(
+            "no session matches {t:?}; peer_who lists who is here"
+        )),
+        Resolved::Ambiguous(c) => Err(format!(
+            "{t:?} matches {} sessions; use an id: {}",
+            c.len(),
+            c.iter()
+                .map(|(id, _)| id.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        )),
+    }
+}
+
+impl ServerHandler for RoomServer {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info(Implementation::new("ag-room", env!("CARGO_PKG_VERSION")))
+            .with_instructions(
+                "The ag room of this worktree: message the agents and people working here, read \
+                 what they said, see who is here, and claim files before changing them.",
+            )
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        Ok(ListToolsResult::with_all_items(super::room_tools::tools()))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let args = Value::Object(request.arguments.unwrap_or_default());
+        let me = self.me(&context);
+        let result = match self.run(&request.name, &args, &me) {
+            Ok(text) => CallToolResult::success(vec![ContentBlock::text(text)]),
+            Err(e) => {
+                CallToolResult::error(vec![ContentBlock::text(format!("{}: {e}", request.name))])
+            }
+        };
+        Ok(result.into())
+    }
+}
+
+/// A JSON schema object for [`Tool::new`].
+pub(super) fn schema(v: Value) -> std::sync::Arc<Map<String, Value>> {
+    match v {
+        Value::Object(m) => std::sync::Arc::new(m),
+        _ => std::sync::Arc::new(Map::new()),
+    }
+}
+
+/// A tool of this server.
+pub(super) fn tool(name: &'static str, description: &'static str, input: Value) -> Tool {
+    Tool::new(name, description, schema(input))
+}

@@ -16,8 +16,14 @@ _ag__prompt() {
             ",$1")
                 cmd="ag__prompt"
                 ;;
+            ag__prompt,mcp)
+                cmd="ag__prompt__subcmd__mcp"
+                ;;
             ag__prompt,models)
                 cmd="ag__prompt__subcmd__models"
+                ;;
+            ag__prompt__subcmd__mcp,list)
+                cmd="ag__prompt__subcmd__mcp__subcmd__list"
                 ;;
             *)
                 ;;
@@ -26,7 +32,7 @@ _ag__prompt() {
 
     case "${cmd}" in
         ag__prompt)
-            opts="-q -v -s -c -m -h -V --home --json --quiet --verbose --color --session --continue --new --model --system --tools --agent --max-steps --thinking --title --no-queue --compact --sandbox --net --trust --allow-protected --help --version models"
+            opts="-q -v -s -c -m -h -V --home --json --quiet --verbose --color --session --continue --new --model --system --tools --agent --max-steps --thinking --title --no-queue --compact --sandbox --net --trust --allow-protected --help --version models mcp"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -82,6 +88,50 @@ _ag__prompt() {
                     ;;
                 --sandbox)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        ag__subcmd__prompt__subcmd__mcp)
+            opts="-q -v -h --home --json --quiet --verbose --color --help list"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --home)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        ag__subcmd__prompt__subcmd__mcp__subcmd__list)
+            opts="-q -v -h --home --json --quiet --verbose --color --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --home)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
                 *)

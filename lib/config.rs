@@ -497,7 +497,7 @@ mod tests {
         .parse()
         .unwrap();
         let warnings = restrict_project(&mut project, &user, Path::new("p/.ag/config.toml"));
-        assert_eq!(warnings.len(), 6, "{warnings:?}");
+        assert_eq!(warnings.len(), 7, "{warnings:?}");
         let mut merged = user.clone();
         merge(&mut merged, project);
         let c: Config = toml::Value::Table(merged).try_into().unwrap();

@@ -32,7 +32,8 @@ fn all(ctx: &Ctx, config: &Config, notices: bool) -> McpServers {
     let quiet = ctx.global.quiet || !notices;
     let notify: Notify = Arc::new(move |line: &str| {
         if !quiet {
-            eprintln!("ag-prompt: {}", escape_controls(line, true));
+            let line = escape_controls(line, true);
+            super::output::eprint_quiet(&format!("{}: {line}\n", super::output::program()));
         }
     });
     McpServers::new(

@@ -188,7 +188,7 @@ impl Builder {
     }
 
     /// `system/compaction` (DESIGN §3). Nothing of the source's context survives a compaction
-    /// but the summary, so the kept part starts right after the record.
+    /// but the summary, so nothing is kept verbatim: `kept_from_seq` is the record's own seq.
     pub fn compaction(
         &mut self,
         key: &str,
@@ -208,7 +208,7 @@ impl Builder {
             json!({
                 "summary": summary,
                 "through_seq": seq - 1,
-                "kept_from_seq": seq + 1,
+                "kept_from_seq": seq,
                 "trigger": trigger,
                 "tokens_before": tokens_before,
                 "tokens_after": Value::Null,

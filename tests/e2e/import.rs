@@ -182,11 +182,26 @@ fn claude_rewinds_compactions_and_sources_are_kept_as_they_happened() {
     assert_eq!(d["trigger"], "auto");
     assert_eq!(d["tokens_before"], 150000);
     assert_eq!(d["through_seq"], compaction["seq"].as_i64().unwrap() - 1);
-    assert_eq!(d["kept_from_seq"], compaction["seq"].as_i64().unwrap() + 1);
+    assert_eq!(d["kept_from_seq"], compaction["seq"].as_i64().unwrap());
     assert!(d["summary"]
         .as_str()
         .unwrap()
         .contains("the user asked for a plan"));
+    // The fold starts from the imported compaction: the summary, then what came after.
+    let body = env.log(&["fold", &id, "--dialect", "openai"]).ok().json();
+    let first = body["messages"][0]["content"].as_str().unwrap();
+    assert!(first.contains("the user asked for a plan"), "{first}");
+    assert!(first.contains("After compaction"), "{first}");
+    assert!(!body.to_string().contains("Second attempt"), "{body}");
+    let full = env
+        .log(&["fold", &id, "--dialect", "openai", "--full"])
+        .ok()
+        .json();
+    assert!(full.to_string().contains("Second attempt"));
+    assert!(
+        !full.to_string().contains("First attempt"),
+        "the rewound branch is not there"
+    );
     let show = env.log(&["show", &id, "--json"]).ok().json();
     let source = &show["source"];
     assert_eq!(source["source"], "claude-code");

@@ -80,7 +80,7 @@ pub fn run(ctx: &mut Ctx, args: Args) -> CliResult<()> {
         }
     }
     if sessions.is_empty() {
-        ctx.out.note("ag-log: no sessions to export");
+        ctx.out.warn("no sessions to export");
     }
     Ok(())
 }

@@ -69,7 +69,7 @@ pub fn run(ctx: &mut Ctx, args: Args) -> CliResult<()> {
         1 if files.len() == 1 => Err(failed.pop().expect("one").1),
         n => {
             for (_, e) in &failed {
-                e.render("ag-log");
+                e.render(crate::cli::program());
             }
             Err(CliError::msg(format!(
                 "{n} of {} files could not be imported",
@@ -172,10 +172,8 @@ impl Importer {
         })?;
         for p in &parsed.problems {
             if self.warned.insert((path.to_path_buf(), p.line)) {
-                ctx.out.note(&format!(
-                    "ag-log: warning: {shown}:{}: skipped: {}",
-                    p.line, p.message
-                ));
+                ctx.out
+                    .warn(&format!("{shown}:{}: skipped: {}", p.line, p.message));
             }
         }
         let record = if stdin {
@@ -215,7 +213,7 @@ impl Importer {
                     if first_err.is_none() {
                         first_err = Some(e);
                     } else {
-                        e.render("ag-log");
+                        e.render(crate::cli::program());
                     }
                 }
             }
@@ -246,7 +244,7 @@ impl Importer {
                     continue;
                 }
                 if let Err(e) = self.file(ctx, store, &f) {
-                    e.render("ag-log");
+                    e.render(crate::cli::program());
                 }
             }
         }

@@ -38,7 +38,7 @@ const IMPORT_EXAMPLES: &str = "\
 Examples:
   ag-log import ~/.claude/projects             # every Claude Code session, subagents as children
   ag-log import --from codex ~/.codex/sessions # every Codex rollout
-  ag-log import -q session.jsonl && ag-fork last --btw 'what did it change?'
+  id=$(ag-log import session.jsonl | jq -r .session | head -1) && ag-fork \"$id\" --btw 'what changed?'
   ag-log import --follow ~/.claude/projects/-home-me-repo   # keep importing as it runs
   ag-log export SESSION --format ndjson | ssh host ag-log import -
 

@@ -3,6 +3,7 @@
 //! every `ag-*` command sets before it starts a tool or a child.
 
 /// The start time of a process (clock ticks since boot, from /proc), or None when it is gone.
+#[cfg(target_os = "linux")]
 pub fn start_time(pid: i64) -> Option<i64> {
     if pid <= 0 {
         return None;
@@ -16,6 +17,19 @@ pub fn start_time(pid: i64) -> Option<i64> {
     }
     // Fields after the name start at field 3 (state); starttime is field 22.
     rest.split_whitespace().nth(19)?.parse().ok()
+}
+
+/// Without /proc there is no start time to read: a process that exists answers 0, the same
+/// value this process records for itself, so `alive` says whether the pid exists. A recycled
+/// pid then reads as the old owner: a session may stay busy too long, but a second `ag-prompt`
+/// never takes over one that is running.
+#[cfg(not(target_os = "linux"))]
+pub fn start_time(pid: i64) -> Option<i64> {
+    let pid = i32::try_from(pid).ok().filter(|p| *p > 0)?;
+    // SAFETY: kill(2) with signal 0 only checks that the process exists.
+    let exists = unsafe { libc::kill(pid, 0) } == 0
+        || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM);
+    exists.then_some(0)
 }
 
 /// Whether `pid` is still the process that started at `start`.
@@ -46,6 +60,7 @@ pub fn kill_group(pgid: impl TryInto<i32>, sig: i32) -> bool {
 /// Make this process non-dumpable: no core file, and another process of the same user (a
 /// tool's command) cannot read its memory or `/proc/PID/environ`, where the provider keys
 /// it started with still are.
+#[cfg(target_os = "linux")]
 pub fn make_undumpable() {
     // SAFETY: prctl(PR_SET_DUMPABLE) takes integers only.
     unsafe {
@@ -53,7 +68,12 @@ pub fn make_undumpable() {
     }
 }
 
+/// Elsewhere there is no `PR_SET_DUMPABLE`; the keys' protection is Linux's.
+#[cfg(not(target_os = "linux"))]
+pub fn make_undumpable() {}
+
 /// Whether this process is dumpable (`PR_GET_DUMPABLE`).
+#[cfg(target_os = "linux")]
 pub fn is_dumpable() -> bool {
     // SAFETY: as above.
     unsafe { libc::prctl(libc::PR_GET_DUMPABLE, 0, 0, 0, 0) == 1 }

@@ -144,8 +144,16 @@ pub struct Room {
     /// keyed by it.
     pub name: String,
     pub path: PathBuf,
-    /// The worktree it belongs to; `None` for the device room.
-    pub key: Option<PathBuf>,
+    pub kind: RoomKind,
+}
+
+/// Which room: a worktree's (heard by every session in it) or the device's (direct messages
+/// between folders only).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RoomKind {
+    /// The worktree room of this key: the canonical git top level, or a directory outside git.
+    Worktree(PathBuf),
+    Device,
 }
 
 impl Room {
@@ -153,23 +161,35 @@ impl Room {
         Room {
             name: DEVICE.to_string(),
             path: home.rooms_dir().join(DEVICE),
-            key: None,
+            kind: RoomKind::Device,
         }
     }
 
     /// The worktree room of a directory.
     pub fn worktree(home: &Home, dir: &Path) -> Room {
-        let key = worktree_key(dir);
+        Room::of_key(home, worktree_key(dir))
+    }
+
+    /// The worktree room of a key ([`worktree_key`]).
+    pub fn of_key(home: &Home, key: PathBuf) -> Room {
         let name = room_name(&key);
         Room {
             path: home.rooms_dir().join(&name),
             name,
-            key: Some(key),
+            kind: RoomKind::Worktree(key),
         }
     }
 
     pub fn is_device(&self) -> bool {
-        self.key.is_none()
+        self.kind == RoomKind::Device
+    }
+
+    /// The worktree's key; `None` for the device room.
+    pub fn key(&self) -> Option<&Path> {
+        match &self.kind {
+            RoomKind::Worktree(k) => Some(k),
+            RoomKind::Device => None,
+        }
     }
 
     /// The name without `.jsonl`, for people.

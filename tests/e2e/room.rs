@@ -773,9 +773,12 @@ fn room_who_reaps_a_dead_session() {
     );
     let mut a = spawn(&env, &["-m", &slow, "sleeper"]);
     let id = a.session();
-    wait_until(Duration::from_secs(5), || {
-        room(&env, &["who", "--json"]).stdout.contains(&id)
-    });
+    assert!(
+        wait_until(Duration::from_secs(10), || {
+            room(&env, &["who", "--json"]).stdout.contains(&id)
+        }),
+        "the running session {id} was never listed by `ag-room who`"
+    );
     let peek = room(&env, &["peek", "sleeper"]).ok();
     assert!(
         peek.stdout.contains(&id) && peek.stdout.contains("goal: sleeper"),

@@ -57,7 +57,8 @@ impl Agent<'_> {
             .as_str()
             .filter(|s| !s.is_empty())
             .map(str::to_string);
-        let here = Room::worktree(self.home, &self.cwd());
+        let key = crate::room::worktree_key(&self.cwd());
+        let here = Room::of_key(self.home, key.clone());
         let (room, to) = match args["session"].as_str().filter(|s| !s.trim().is_empty()) {
             None => (here, None),
             Some(t) => {
@@ -65,9 +66,10 @@ impl Agent<'_> {
                 if s.id == self.session.id {
                     return Err("that is this session; message another one".into());
                 }
-                let same = s.cwd.as_deref().is_some_and(|c| {
-                    crate::room::worktree_key(Path::new(c)) == *here.key.as_ref().unwrap()
-                });
+                let same = s
+                    .cwd
+                    .as_deref()
+                    .is_some_and(|c| crate::room::worktree_key(Path::new(c)) == key);
                 let room = if same { here } else { Room::device(self.home) };
                 (room, Some(s))
             }
@@ -162,8 +164,8 @@ impl Agent<'_> {
     }
 
     fn peer_claim(&self, args: &Value) -> Result<ToolOutput, String> {
-        let room = Room::worktree(self.home, &self.cwd());
-        let key = room.key.clone().unwrap();
+        let key = crate::room::worktree_key(&self.cwd());
+        let room = Room::of_key(self.home, key.clone());
         let paths = self.claim_paths(&args["paths"], &key)?;
         let intent = args["intent"].as_str().unwrap_or("");
         let shared = args["shared"].as_bool().unwrap_or(false);
@@ -202,8 +204,8 @@ impl Agent<'_> {
     }
 
     fn peer_release(&self, args: &Value) -> Result<ToolOutput, String> {
-        let room = Room::worktree(self.home, &self.cwd());
-        let key = room.key.clone().unwrap();
+        let key = crate::room::worktree_key(&self.cwd());
+        let room = Room::of_key(self.home, key.clone());
         let paths = match &args["paths"] {
             Value::Null => None,
             v => Some(self.claim_paths(v, &key)?),
@@ -233,8 +235,8 @@ impl Agent<'_> {
             return None;
         }
         let path = args["path"].as_str()?;
-        let room = Room::worktree(self.home, &self.cwd());
-        let key = room.key.clone()?;
+        let key = crate::room::worktree_key(&self.cwd());
+        let room = Room::of_key(self.home, key.clone());
         // A path outside this worktree is in no claim of its room.
         let rel = claims::normalize(path, &self.cwd(), &key).ok()?;
         // Fail closed: a claim that cannot be read may be one that covers this path.

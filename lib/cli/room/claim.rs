@@ -49,10 +49,12 @@ pub fn parse_duration(s: &str) -> Result<u64, String> {
 
 pub(super) fn norm_all(paths: &[String], room: &Room) -> CliResult<Vec<String>> {
     let cwd = cwd()?;
-    let key = room.key.clone().unwrap();
+    let key = room.key().ok_or_else(|| {
+        CliError::usage("claims belong to a worktree's room, not the device room")
+    })?;
     paths
         .iter()
-        .map(|p| claims::normalize(p, &cwd, &key).map_err(CliError::usage))
+        .map(|p| claims::normalize(p, &cwd, key).map_err(CliError::usage))
         .collect()
 }
 

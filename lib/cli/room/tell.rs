@@ -42,7 +42,8 @@ pub(super) fn tell(ctx: &mut Ctx, from: Option<&str>, a: TellArgs) -> CliResult<
     }
     let store = ctx.store()?;
     let me = me(&store, from)?;
-    let here = Room::worktree(&ctx.home, &cwd()?);
+    let key = crate::room::worktree_key(&cwd()?);
+    let here = Room::of_key(&ctx.home, key.clone());
     let mut line = Line::new("say", me.from.clone());
     line.text = Some(text);
     line.in_reply_to = a.reply_to.clone();
@@ -50,9 +51,10 @@ pub(super) fn tell(ctx: &mut Ctx, from: Option<&str>, a: TellArgs) -> CliResult<
         None => (here, None),
         Some(t) => {
             let s = resolve(&store, t)?;
-            let same = s.cwd.as_deref().is_some_and(|c| {
-                crate::room::worktree_key(Path::new(c)) == *here.key.as_ref().unwrap()
-            });
+            let same = s
+                .cwd
+                .as_deref()
+                .is_some_and(|c| crate::room::worktree_key(Path::new(c)) == key);
             let room = if a.device || !same {
                 Room::device(&ctx.home)
             } else {

@@ -1,18 +1,21 @@
-//! `ag-prompt`: run a turn of an agent against a model, streaming, with tools.
+//! `ag-prompt`: run a turn of an agent against a model, streaming, with tools. The flags and
+//! the call into the library are here; `live` prints the turn as it happens.
+
+mod live;
 
 use std::io::Read;
 use std::process::ExitCode;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
-use std::time::Duration;
 
 use clap::{CommandFactory, Parser, Subcommand};
-use serde_json::{json, Value};
+use serde_json::json;
+
+use live::LiveView;
 
 use super::{escape_controls, finish, CliError, CliResult, Ctx, Exit, GlobalArgs};
-use crate::agent::{Event, Outcome, PlanError, Prepared, SessionChoice, TurnPlan, TurnRequest};
+use crate::agent::{Outcome, PlanError, Prepared, SessionChoice, TurnPlan, TurnRequest};
 use crate::config::Config;
-use crate::log::{ChunkData, ChunkType};
 use crate::policy::Policy;
 use crate::provider::ChooseError;
 use crate::summon::AgentDef;
@@ -493,209 +496,5 @@ pub(crate) fn run_turn_in(
                 session.id
             )))
         }
-    }
-}
-
-/// Prints the live turn: text to stdout as it streams, the rest to stderr; or JSON events.
-struct LiveView<'a> {
-    ctx: &'a mut Ctx,
-    session: String,
-    json: bool,
-    spinner: Option<indicatif::ProgressBar>,
-    text_open: bool,
-    wrote_text: bool,
-}
-
-impl<'a> LiveView<'a> {
-    fn new(ctx: &'a mut Ctx, session: &str, sandbox: &crate::sandbox::Settings) -> LiveView<'a> {
-        let json = ctx.global.json;
-        if json {
-            let _ = ctx.out.line(
-                &json!({"type": "session", "session": session, "sandbox": sandbox.to_json()})
-                    .to_string(),
-            );
-        }
-        LiveView {
-            ctx,
-            session: session.to_string(),
-            json,
-            spinner: None,
-            text_open: false,
-            wrote_text: false,
-        }
-    }
-
-    fn stop_spinner(&mut self) {
-        if let Some(s) = self.spinner.take() {
-            s.finish_and_clear();
-        }
-    }
-
-    fn emit(&mut self, v: Value) {
-        let _ = self.ctx.out.line(&v.to_string());
-        let _ = self.ctx.out.flush();
-    }
-
-    fn event(&mut self, ev: Event) {
-        if self.json {
-            let v = match ev {
-                Event::Open {
-                    id,
-                    turn,
-                    step,
-                    role,
-                    ty,
-                } => json!({
-                    "type": "chunk-open", "session": self.session, "id": id, "turn": turn,
-                    "step": step, "role": role.as_str(), "chunk_type": ty.as_str(),
-                }),
-                Event::Delta { id, text, .. } => {
-                    json!({"type": "chunk-delta", "session": self.session, "id": id, "text": text})
-                }
-                Event::Seal(c) => {
-                    json!({"type": "chunk-seal", "session": self.session, "chunk": c.to_value()})
-                }
-                Event::Retry {
-                    attempt,
-                    wait,
-                    reason,
-                } => json!({
-                    "type": "retry", "session": self.session, "attempt": attempt,
-                    "wait_ms": wait.as_millis() as u64, "reason": reason,
-                }),
-                Event::Waiting => return,
-                Event::Warning(message) => json!({
-                    "type": "warning", "session": self.session, "message": message,
-                }),
-                Event::Compacted {
-                    trigger,
-                    tokens_before,
-                    tokens_after,
-                    model,
-                } => json!({
-                    "type": "compacted", "session": self.session, "trigger": trigger.as_str(),
-                    "tokens_before": tokens_before, "tokens_after": tokens_after, "model": model,
-                }),
-                Event::CompactFailed { trigger, reason } => json!({
-                    "type": "compact-failed", "session": self.session,
-                    "trigger": trigger.as_str(), "reason": reason,
-                }),
-                Event::TurnDone {
-                    turn,
-                    stop_reason,
-                    usage,
-                } => json!({
-                    "type": "turn-done", "session": self.session, "turn": turn, "stop_reason": stop_reason,
-                    "usage": {"input": usage.input, "output": usage.output, "cache_read": usage.cache_read, "cache_write": usage.cache_write},
-                }),
-            };
-            self.emit(v);
-            return;
-        }
-        match ev {
-            Event::Waiting => {
-                if self.spinner.is_none() {
-                    self.spinner = self.ctx.out.spinner();
-                    if let Some(s) = &self.spinner {
-                        s.set_message("waiting for the model…");
-                        s.enable_steady_tick(Duration::from_millis(100));
-                    }
-                }
-            }
-            Event::Warning(w) => {
-                self.stop_spinner();
-                self.ctx.out.warn(&w);
-            }
-            Event::Open { .. } => self.stop_spinner(),
-            Event::Delta { ty, text, .. } => {
-                self.stop_spinner();
-                match ty {
-                    ChunkType::Text => {
-                        self.text_open = true;
-                        self.wrote_text = true;
-                        let _ = self.ctx.out.raw(&escape_controls(&text, true));
-                        let _ = self.ctx.out.flush();
-                    }
-                    ChunkType::Thinking => self.ctx.out.stream_err(&text),
-                    _ => {}
-                }
-            }
-            Event::Seal(c) => match &c.data {
-                ChunkData::Text { .. }
-                    if c.role == crate::log::Role::Assistant && self.text_open =>
-                {
-                    let _ = self.ctx.out.raw("\n");
-                    let _ = self.ctx.out.flush();
-                    self.text_open = false;
-                }
-                ChunkData::Thinking { .. } => self.ctx.out.stream_err("\n"),
-                ChunkData::ToolCall {
-                    name, arguments, ..
-                } => {
-                    self.stop_spinner();
-                    self.ctx.out.note(&format!(
-                        "→ {name} {}",
-                        super::log::clip(&arguments.to_string(), 160)
-                    ));
-                }
-                ChunkData::ToolResult {
-                    name,
-                    is_error: true,
-                    result,
-                    ..
-                } => {
-                    let r = result
-                        .as_str()
-                        .map(str::to_string)
-                        .unwrap_or_else(|| result.to_string());
-                    self.ctx
-                        .out
-                        .note(&format!("  {name} failed: {}", super::log::clip(&r, 160)));
-                }
-                ChunkData::Error { message, .. } => self.ctx.out.note(&format!("error: {message}")),
-                _ => {}
-            },
-            Event::Retry {
-                attempt,
-                wait,
-                reason,
-            } => {
-                self.stop_spinner();
-                self.ctx.out.note(&format!(
-                    "{reason}; attempt {attempt} in {:.1}s",
-                    wait.as_secs_f64()
-                ));
-            }
-            Event::TurnDone { .. } => self.stop_spinner(),
-            Event::Compacted {
-                tokens_before,
-                tokens_after,
-                ..
-            } => {
-                self.stop_spinner();
-                self.ctx.out.note(&format!(
-                    "compacted {} → {} tokens",
-                    crate::context::window::short_tokens(tokens_before),
-                    crate::context::window::short_tokens(tokens_after)
-                ));
-            }
-            Event::CompactFailed { trigger, reason } => {
-                self.stop_spinner();
-                self.ctx.out.note(&format!(
-                    "could not compact ({}): {}",
-                    trigger.as_str(),
-                    escape_controls(&reason, false)
-                ));
-            }
-        }
-    }
-
-    fn close(&mut self) {
-        self.stop_spinner();
-        if self.text_open && !self.json {
-            let _ = self.ctx.out.raw("\n");
-        }
-        let _ = self.ctx.out.flush();
-        let _ = self.wrote_text;
     }
 }

@@ -150,32 +150,10 @@ pub fn prepare<'s>(
     };
     // A running session takes the prompt as queued input.
     let claim = match &existing {
-        Some(s) => {
-            let text = req.text.as_deref().filter(|_| req.queue);
-            match store.claim_or_queue(&s.id, text)? {
-                Claim::Claimed => Some(ClaimGuard::new(store, &s.id)),
-                Claim::Queued { owner, .. } => {
-                    return Ok(Prepared::Queued {
-                        session: Box::new(s.clone()),
-                        owner,
-                    })
-                }
-                // The running loop takes the compaction at its next step boundary.
-                Claim::Busy { owner } if req.compact && req.queue => {
-                    store.enqueue_compaction(&s.id, None)?;
-                    return Ok(Prepared::CompactionQueued {
-                        session: Box::new(s.clone()),
-                        owner,
-                    });
-                }
-                Claim::Busy { owner } => {
-                    return Err(PlanError::Busy {
-                        session: s.id.clone(),
-                        owner,
-                    })
-                }
-            }
-        }
+        Some(s) => match claim_existing(store, s, &req)? {
+            Ok(claim) => Some(claim),
+            Err(queued) => return Ok(queued),
+        },
         None => None,
     };
     let def = req.agent.as_ref();
@@ -236,6 +214,36 @@ pub fn prepare<'s>(
         allow_protected: false,
         claim,
     })))
+}
+
+/// Claim an existing session; when another live process runs it, queue the prompt (or the
+/// compaction) for that process instead (`Err` carries what was queued), or refuse.
+#[allow(clippy::type_complexity)]
+fn claim_existing<'s>(
+    store: &'s Store,
+    s: &Session,
+    req: &TurnRequest,
+) -> Result<Result<ClaimGuard<'s>, Prepared<'s>>, PlanError> {
+    let text = req.text.as_deref().filter(|_| req.queue);
+    match store.claim_or_queue(&s.id, text)? {
+        Claim::Claimed => Ok(Ok(ClaimGuard::new(store, &s.id))),
+        Claim::Queued { owner, .. } => Ok(Err(Prepared::Queued {
+            session: Box::new(s.clone()),
+            owner,
+        })),
+        // The running loop takes the compaction at its next step boundary.
+        Claim::Busy { owner } if req.compact && req.queue => {
+            store.enqueue_compaction(&s.id, None)?;
+            Ok(Err(Prepared::CompactionQueued {
+                session: Box::new(s.clone()),
+                owner,
+            }))
+        }
+        Claim::Busy { owner } => Err(PlanError::Busy {
+            session: s.id.clone(),
+            owner,
+        }),
+    }
 }
 
 /// The guard's list: an existing session keeps its stored tools and `--tools` only narrows

@@ -85,12 +85,13 @@ impl RoomServer {
         let mut line = Line::new("say", me.from.clone());
         line.text = Some(str_arg(args, "text")?.to_owned());
         line.in_reply_to = args["in_reply_to"].as_str().map(str::to_owned);
-        let here = Room::worktree(&self.home, &self.cwd);
+        let key = crate::room::worktree_key(&self.cwd);
+        let here = Room::of_key(&self.home, key.clone());
         let (room, to) = match args["session"].as_str().filter(|s| !s.trim().is_empty()) {
             None => (here, None),
             Some(t) => {
                 let s = resolve(store, t)?;
-                let room = if presence::in_worktree(&s, here.key.as_ref().expect("a worktree")) {
+                let room = if presence::in_worktree(&s, &key) {
                     here
                 } else {
                     Room::device(&self.home)
@@ -171,8 +172,8 @@ impl RoomServer {
     }
 
     fn claim(&self, store: &Store, args: &Value, me: &Me) -> Result<String, String> {
-        let room = Room::worktree(&self.home, &self.cwd);
-        let key = room.key.clone().expect("a worktree room has a key");
+        let key = crate::room::worktree_key(&self.cwd);
+        let room = Room::of_key(&self.home, key.clone());
         let paths = paths_arg(&args["paths"])
             .iter()
             .map(|p| claims::normalize(p, &self.cwd, &key))
@@ -205,8 +206,8 @@ impl RoomServer {
     }
 
     fn release(&self, store: &Store, args: &Value, me: &Me) -> Result<String, String> {
-        let room = Room::worktree(&self.home, &self.cwd);
-        let key = room.key.clone().expect("a worktree room has a key");
+        let key = crate::room::worktree_key(&self.cwd);
+        let room = Room::of_key(&self.home, key.clone());
         let paths = paths_arg(&args["paths"])
             .iter()
             .map(|p| claims::normalize(p, &self.cwd, &key))

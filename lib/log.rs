@@ -4,6 +4,10 @@
 //! one tool call, one tool result, a peer message batch, or a system record. Chunks are
 //! immutable once written; the log of a session is its chunks in `seq` order.
 
+mod stop;
+
+pub use stop::StopReason;
+
 use std::fmt;
 
 use serde::{Deserialize, Serialize};
@@ -286,6 +290,17 @@ impl ChunkData {
         }
     }
 
+    /// Why the turn ended, for a `turn_end` record (checked when the record was decoded).
+    pub fn stop_reason(&self) -> Option<StopReason> {
+        match self {
+            ChunkData::System(m) if self.system_kind() == Some("turn_end") => m
+                .get("stop_reason")
+                .and_then(Value::as_str)
+                .and_then(StopReason::parse),
+            _ => None,
+        }
+    }
+
     /// The JSON object stored in `data_json` and printed as `data`.
     pub fn to_value(&self) -> Value {
         let v = match self {
@@ -438,6 +453,7 @@ impl ChunkData {
             ChunkType::System => serde_json::from_str::<Map<String, Value>>(text)
                 .ok()
                 .filter(|m| matches!(m.get("kind"), Some(Value::String(_))))
+                .filter(|m| check_system(m).is_ok())
                 .map(ChunkData::System),
             ChunkType::Peer => serde_json::from_str::<PeerD>(text)
                 .ok()
@@ -515,7 +531,10 @@ impl ChunkData {
                     unreachable!()
                 };
                 match m.get("kind") {
-                    Some(Value::String(_)) => ChunkData::System(m),
+                    Some(Value::String(_)) => {
+                        check_system(&m)?;
+                        ChunkData::System(m)
+                    }
                     Some(other) => {
                         return Err(format!(
                             "`kind` must be a string, found {}",
@@ -534,6 +553,24 @@ impl ChunkData {
                 }
             }
         })
+    }
+}
+
+/// The typed fields of the system records that have them: a `turn_end` names a known
+/// [`StopReason`], so a typo or a damaged row is an error where it is read, never a turn
+/// that ended in some unheard-of way.
+fn check_system(m: &Map<String, Value>) -> Result<(), String> {
+    if m.get("kind").and_then(Value::as_str) != Some("turn_end") {
+        return Ok(());
+    }
+    match m.get("stop_reason") {
+        Some(Value::String(s)) if StopReason::parse(s).is_some() => Ok(()),
+        Some(Value::String(s)) => Err(format!("turn_end: {}", StopReason::unknown_message(s))),
+        Some(other) => Err(format!(
+            "turn_end: `stop_reason` must be a string, found {}",
+            json_kind(other)
+        )),
+        None => Err("turn_end: missing field `stop_reason`".into()),
     }
 }
 
@@ -887,6 +924,24 @@ mod tests {
         assert_eq!(e.field.as_deref(), Some("seq"));
         let e = decode_line(5, "{nope").unwrap_err();
         assert!(e.to_string().starts_with("line 5: malformed JSON"), "{e}");
+    }
+
+    #[test]
+    fn a_turn_end_names_a_known_stop_reason() {
+        let good = r#"{"kind":"turn_end","stop_reason":"max_steps"}"#;
+        let d = ChunkData::from_json(ChunkType::System, good).unwrap();
+        assert_eq!(d.stop_reason(), Some(StopReason::MaxSteps));
+        for bad in [
+            r#"{"kind":"turn_end","stop_reason":"done"}"#,
+            r#"{"kind":"turn_end","stop_reason":3}"#,
+            r#"{"kind":"turn_end"}"#,
+        ] {
+            let e = ChunkData::from_json(ChunkType::System, bad).unwrap_err();
+            assert!(e.starts_with("turn_end: "), "{e}");
+        }
+        // Other records keep their free form.
+        let note = ChunkData::from_json(ChunkType::System, r#"{"kind":"note","stop_reason":1}"#);
+        assert_eq!(note.unwrap().stop_reason(), None);
     }
 
     #[test]

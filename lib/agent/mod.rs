@@ -18,7 +18,7 @@ use serde_json::{json, Value};
 
 use crate::config::Network;
 use crate::fold::{fold, FoldOptions};
-use crate::log::{Chunk, ChunkData, NewChunk, Role};
+use crate::log::{Chunk, ChunkData, NewChunk, Role, StopReason};
 use crate::policy::{self, Policy, Verdict};
 use crate::provider::Provider;
 use crate::reduce::Usage;
@@ -60,7 +60,7 @@ pub enum Event {
     Warning(String),
     TurnDone {
         turn: String,
-        stop_reason: String,
+        stop_reason: StopReason,
         usage: Usage,
     },
     /// The session was compacted (its record came as a `Seal` just before).
@@ -95,7 +95,7 @@ pub struct TurnOptions {
 #[derive(Debug, Clone, PartialEq)]
 pub enum Outcome {
     Done {
-        stop_reason: String,
+        stop_reason: StopReason,
     },
     /// The provider stayed unavailable, or refused the request.
     Failed {
@@ -131,14 +131,14 @@ pub struct Agent<'a> {
 impl Agent<'_> {
     /// The status a turn leaves behind: `idle` for a chat; a spawned agent (subagent, user
     /// agent) is `done` once its turn ends, so `ag-summon retrieve` knows it finished.
-    fn end_status(&self, stop_reason: &str) -> &'static str {
+    fn end_status(&self, stop_reason: StopReason) -> &'static str {
         let spawned = matches!(
             self.session.kind,
             crate::store::SessionKind::Subagent | crate::store::SessionKind::UserAgent
         );
         match stop_reason {
-            "error" => "failed",
-            "interrupted" if spawned => "cancelled",
+            StopReason::Error => "failed",
+            StopReason::Interrupted if spawned => "cancelled",
             _ if spawned => "done",
             _ => "idle",
         }
@@ -187,7 +187,7 @@ impl Agent<'_> {
                 return self.finish(
                     &turn,
                     step,
-                    "interrupted",
+                    StopReason::Interrupted,
                     &usage,
                     model,
                     started,
@@ -196,7 +196,16 @@ impl Agent<'_> {
                 );
             }
             if step >= self.opts.max_steps as i64 {
-                return self.finish(&turn, step, "max_steps", &usage, model, started, &view, on);
+                return self.finish(
+                    &turn,
+                    step,
+                    StopReason::MaxSteps,
+                    &usage,
+                    model,
+                    started,
+                    &view,
+                    on,
+                );
             }
             step += 1;
             self.before_step(&mut view, &turn, step, on)?;
@@ -204,12 +213,12 @@ impl Agent<'_> {
                 StepOutcome::Completed { end, calls } => {
                     add_usage(&mut usage, &end.usage);
                     model = end.model.clone().or(model);
-                    let last_stop = end.stop_reason.clone();
+                    let last_stop = end.stop_reason;
                     if calls.is_empty() {
                         let end_chunk = turn_end_chunk(
                             &turn,
                             step,
-                            &last_stop,
+                            last_stop,
                             &usage,
                             model.as_deref().unwrap_or(self.provider.name()),
                             started,
@@ -220,13 +229,13 @@ impl Agent<'_> {
                             &turn,
                             step,
                             end_chunk,
-                            self.end_status("end_turn"),
+                            self.end_status(StopReason::EndTurn),
                         )? {
                             TurnEnd::Ended(c) => {
                                 on(Event::Seal(*c));
                                 on(Event::TurnDone {
                                     turn: turn.clone(),
-                                    stop_reason: last_stop.clone(),
+                                    stop_reason: last_stop,
                                     usage: usage.clone(),
                                 });
                                 return Ok(Outcome::Done {
@@ -245,7 +254,7 @@ impl Agent<'_> {
                         return self.finish(
                             &turn,
                             step,
-                            "interrupted",
+                            StopReason::Interrupted,
                             &usage,
                             model,
                             started,
@@ -258,7 +267,7 @@ impl Agent<'_> {
                     return self.finish(
                         &turn,
                         step,
-                        "interrupted",
+                        StopReason::Interrupted,
                         &usage,
                         model,
                         started,
@@ -282,7 +291,16 @@ impl Agent<'_> {
                         .in_turn(&turn, step)],
                         on,
                     )?;
-                    self.finish(&turn, step, "error", &usage, model, started, &view, on)?;
+                    self.finish(
+                        &turn,
+                        step,
+                        StopReason::Error,
+                        &usage,
+                        model,
+                        started,
+                        &view,
+                        on,
+                    )?;
                     return Ok(Outcome::Failed {
                         message,
                         status,
@@ -299,7 +317,7 @@ impl Agent<'_> {
         &self,
         turn: &str,
         step: i64,
-        stop_reason: &str,
+        stop_reason: StopReason,
         usage: &Usage,
         model: Option<String>,
         started: Instant,
@@ -337,15 +355,13 @@ impl Agent<'_> {
         }
         on(Event::TurnDone {
             turn: turn.to_string(),
-            stop_reason: stop_reason.to_string(),
+            stop_reason,
             usage: usage.clone(),
         });
-        Ok(if stop_reason == "interrupted" {
+        Ok(if stop_reason == StopReason::Interrupted {
             Outcome::Interrupted
         } else {
-            Outcome::Done {
-                stop_reason: stop_reason.to_string(),
-            }
+            Outcome::Done { stop_reason }
         })
     }
 
@@ -499,14 +515,14 @@ fn add_usage(total: &mut Usage, u: &Usage) {
 fn turn_end_chunk(
     turn: &str,
     step: i64,
-    stop_reason: &str,
+    stop_reason: StopReason,
     usage: &Usage,
     model: &str,
     started: Instant,
     context_input: Value,
 ) -> NewChunk {
     let mut fields = json!({
-                "stop_reason": stop_reason,
+                "stop_reason": stop_reason.as_str(),
                 "usage": {
                     "input": usage.input,
                     "output": usage.output,

@@ -10,7 +10,7 @@ use serde_json::{json, Map, Value};
 
 use super::plan::{Builder, Usage};
 use super::{lines, object, ImportError, LineProblem, Parsed, PlannedSession, Source, SourceKind};
-use crate::log::ChunkData;
+use crate::log::{ChunkData, StopReason};
 
 type Obj = Map<String, Value>;
 
@@ -207,7 +207,7 @@ impl Rollout {
                     }
                     self.assistant(&key, ChunkData::text(text), ts);
                     if s("phase") == Some("final_answer") {
-                        self.b.stop_reason("end_turn");
+                        self.b.stop_reason(StopReason::EndTurn);
                     }
                     true
                 }
@@ -354,12 +354,12 @@ impl Rollout {
                 false
             }
             "task_complete" if self.b.turn_open() => {
-                self.b.end_turn(Some("end_turn"));
+                self.b.end_turn(Some(StopReason::EndTurn));
                 self.pending_human = None;
                 true
             }
             "turn_aborted" if self.b.turn_open() => {
-                self.b.end_turn(Some("interrupted"));
+                self.b.end_turn(Some(StopReason::Interrupted));
                 self.pending_human = None;
                 true
             }

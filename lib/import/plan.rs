@@ -7,7 +7,7 @@ use std::collections::HashSet;
 use serde_json::{json, Value};
 
 use super::SourceKind;
-use crate::log::{ChunkData, NewChunk, Role};
+use crate::log::{ChunkData, NewChunk, Role, StopReason};
 
 /// A uuid-shaped id (version 8) derived from `parts`: FNV-1a over the parts, 128 bits. The
 /// same source line always gets the same id, which is what makes re-import idempotent.
@@ -62,7 +62,7 @@ struct OpenTurn {
     usage: Usage,
     step_usage: Usage,
     model: Option<String>,
-    stop_reason: Option<String>,
+    stop_reason: Option<StopReason>,
     open_calls: HashSet<String>,
 }
 
@@ -240,9 +240,9 @@ impl Builder {
         }
     }
 
-    pub fn stop_reason(&mut self, reason: &str) {
+    pub fn stop_reason(&mut self, reason: StopReason) {
         if let Some(t) = self.turn.as_mut() {
-            t.stop_reason = Some(reason.to_string());
+            t.stop_reason = Some(reason);
         }
     }
 
@@ -252,8 +252,13 @@ impl Builder {
         self.turn.as_ref().is_some_and(|t| {
             t.open_calls.is_empty()
                 && matches!(
-                    t.stop_reason.as_deref(),
-                    Some("end_turn" | "stop_sequence" | "max_tokens" | "refusal")
+                    t.stop_reason,
+                    Some(
+                        StopReason::EndTurn
+                            | StopReason::StopSequence
+                            | StopReason::MaxTokens
+                            | StopReason::Refusal
+                    )
                 )
         })
     }
@@ -266,16 +271,13 @@ impl Builder {
     }
 
     /// Close the open turn with `turn_end` (`stop_reason` defaults to the last step's).
-    pub fn end_turn(&mut self, stop_reason: Option<&str>) {
+    pub fn end_turn(&mut self, stop_reason: Option<StopReason>) {
         let Some(mut t) = self.turn.take() else {
             return;
         };
         let u = std::mem::take(&mut t.step_usage);
         t.usage.add(&u);
-        let reason = stop_reason
-            .map(str::to_string)
-            .or(t.stop_reason.clone())
-            .unwrap_or_else(|| "end_turn".into());
+        let reason = stop_reason.or(t.stop_reason).unwrap_or(StopReason::EndTurn);
         let data = ChunkData::system(
             "turn_end",
             json!({
@@ -349,7 +351,7 @@ mod tests {
             Some(12),
         );
         b.assistant("5", "m2", ChunkData::text("done"), Some(13));
-        b.stop_reason("end_turn");
+        b.stop_reason(StopReason::EndTurn);
         assert!(b.turn_finished());
         b.user_text("6", "next".into(), Some(20));
         let steps: Vec<i64> = b.chunks.iter().map(|c| c.step).collect();

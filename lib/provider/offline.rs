@@ -9,7 +9,7 @@ use serde_json::{Map, Value};
 
 use super::{AttemptError, ModelError, Provider};
 use crate::fold::Dialect;
-use crate::log::{ChunkData, ChunkType, Role};
+use crate::log::{ChunkData, ChunkType, Role, StopReason};
 use crate::reduce::{ChunkOp, StepEnd, Usage};
 
 /// What echo says when the last user message holds no words of the person's.
@@ -46,7 +46,7 @@ impl Provider for EchoProvider {
         let answer = last_user_words(body).unwrap_or_else(|| NOTHING_TO_ECHO.to_owned());
         let mut out = Emitter::new(sink);
         out.text(&answer);
-        Ok(step_end("end_turn", body, out.chars, "echo"))
+        Ok(step_end(StopReason::EndTurn, body, out.chars, "echo"))
     }
 }
 
@@ -238,9 +238,9 @@ impl Provider for ScriptProvider {
             })?;
         }
         let stop = if step.tool_calls.is_empty() {
-            "end_turn"
+            StopReason::EndTurn
         } else {
-            "tool_use"
+            StopReason::ToolUse
         };
         Ok(step_end(stop, body, out.chars, "script"))
     }
@@ -335,10 +335,10 @@ fn word_groups(text: &str) -> Vec<&str> {
 }
 
 /// Deterministic usage: a quarter of the characters each way, the usual rough token size.
-fn step_end(stop_reason: &str, body: &Value, output_chars: usize, model: &str) -> StepEnd {
+fn step_end(stop_reason: StopReason, body: &Value, output_chars: usize, model: &str) -> StepEnd {
     let input_chars = body["messages"].to_string().chars().count();
     StepEnd {
-        stop_reason: stop_reason.to_owned(),
+        stop_reason,
         usage: Usage {
             input: (input_chars / 4) as u64,
             output: (output_chars / 4) as u64,
@@ -454,7 +454,7 @@ mod tests {
                 >= 2
         );
         let end = end.unwrap();
-        assert_eq!(end.stop_reason, "end_turn");
+        assert_eq!(end.stop_reason, StopReason::EndTurn);
         assert_eq!(
             end.usage.output,
             ("say this back\nand this".len() / 4) as u64
@@ -483,7 +483,7 @@ mod tests {
         ] {
             let (ops, end) = run(&EchoProvider::new(), &body);
             assert_eq!(sealed(&ops), vec![text(NOTHING_TO_ECHO)], "{body}");
-            assert_eq!(end.unwrap().stop_reason, "end_turn");
+            assert_eq!(end.unwrap().stop_reason, StopReason::EndTurn);
         }
         let body = json!({"messages": [{"role": "user", "content": "plain string"}]});
         assert_eq!(
@@ -548,11 +548,11 @@ text = "Done."
                 },
             ]
         );
-        assert_eq!(end.unwrap().stop_reason, "tool_use");
+        assert_eq!(end.unwrap().stop_reason, StopReason::ToolUse);
 
         let (ops, end) = run(&p, &request(1));
         assert_eq!(sealed(&ops), vec![text("Done.")]);
-        assert_eq!(end.unwrap().stop_reason, "end_turn");
+        assert_eq!(end.unwrap().stop_reason, StopReason::EndTurn);
 
         // A retry of the same request gets the same step.
         assert_eq!(sealed(&run(&p, &request(1)).0), vec![text("Done.")]);
@@ -602,7 +602,7 @@ text = "Done."
         let (ops, end) = run(&p, &request(0));
         assert!(t.elapsed() >= Duration::from_millis(150));
         assert_eq!(sealed(&ops), vec![text("slow")]);
-        assert_eq!(end.unwrap().stop_reason, "end_turn");
+        assert_eq!(end.unwrap().stop_reason, StopReason::EndTurn);
     }
 
     #[test]

@@ -6,7 +6,7 @@ use serde_json::Value;
 use super::{
     non_empty, parse_arguments, read_count, ChunkOp, Reducer, SseEvent, StepEnd, StreamError, Usage,
 };
-use crate::log::{ChunkData, ChunkType, Role};
+use crate::log::{ChunkData, ChunkType, Role, StopReason};
 
 const EVENTS: [&str; 8] = [
     "message_start",
@@ -30,7 +30,7 @@ pub struct AnthropicReducer {
     next_key: usize,
     usage: Usage,
     model: Option<String>,
-    stop_reason: Option<String>,
+    stop_reason: Option<StopReason>,
     done: bool,
 }
 
@@ -267,7 +267,7 @@ impl Reducer for AnthropicReducer {
             "content_block_stop" => self.stop_block(&v, &mut ops)?,
             "message_delta" => {
                 if let Some(reason) = non_empty(&v["delta"]["stop_reason"]) {
-                    self.stop_reason = Some(reason.to_owned());
+                    self.stop_reason = Some(StopReason::from_provider(reason));
                 }
                 // Newer API versions repeat input and cache counts here, cumulatively.
                 self.read_usage(&v["usage"]);
@@ -300,10 +300,7 @@ impl Reducer for AnthropicReducer {
             return Err(StreamError::Truncated);
         }
         Ok(StepEnd {
-            stop_reason: self
-                .stop_reason
-                .clone()
-                .unwrap_or_else(|| "unknown".to_owned()),
+            stop_reason: self.stop_reason.unwrap_or(StopReason::Unknown),
             usage: self.usage.clone(),
             model: self.model.clone(),
         })

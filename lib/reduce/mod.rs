@@ -15,7 +15,7 @@ mod stream;
 
 use serde_json::Value;
 
-use crate::log::{ChunkData, ChunkType, Role};
+use crate::log::{ChunkData, ChunkType, Role, StopReason};
 
 pub use anthropic::AnthropicReducer;
 pub use openai::OpenAiReducer;
@@ -58,11 +58,11 @@ pub struct Usage {
     pub cache_write: u64,
 }
 
-/// How a complete step ended. `stop_reason` uses Anthropic's vocabulary for both dialects
-/// (`end_turn`, `tool_use`, `max_tokens`, …) so the agent loop and the log speak one language.
+/// How a complete step ended. Both dialects' reasons map to one [`StopReason`] (Anthropic's
+/// vocabulary), so the agent loop and the log speak one language.
 #[derive(Debug, Clone, PartialEq)]
 pub struct StepEnd {
-    pub stop_reason: String,
+    pub stop_reason: StopReason,
     pub usage: Usage,
     pub model: Option<String>,
 }

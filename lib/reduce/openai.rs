@@ -6,7 +6,7 @@ use serde_json::Value;
 use super::{
     non_empty, parse_arguments, read_count, ChunkOp, Reducer, SseEvent, StepEnd, StreamError, Usage,
 };
-use crate::log::{ChunkData, ChunkType, Role};
+use crate::log::{ChunkData, ChunkType, Role, StopReason};
 
 const EV: &str = "chat.completion.chunk";
 
@@ -215,16 +215,17 @@ impl OpenAiReducer {
         Ok(())
     }
 
-    fn stop_reason(&self, finish_reason: &str) -> String {
+    fn stop_reason(&self, finish_reason: &str) -> StopReason {
         match finish_reason {
             // Some servers say `stop` after a tool-call step; the calls decide.
-            "stop" if self.sealed_calls > 0 => "tool_use",
-            "stop" => "end_turn",
-            "tool_calls" | "function_call" => "tool_use",
-            "length" => "max_tokens",
-            other => other,
+            "stop" if self.sealed_calls > 0 => StopReason::ToolUse,
+            "stop" => StopReason::EndTurn,
+            "tool_calls" | "function_call" => StopReason::ToolUse,
+            "length" => StopReason::MaxTokens,
+            "content_filter" => StopReason::Refusal,
+            // Servers that speak Anthropic's words here are taken at their word.
+            other => StopReason::from_provider(other),
         }
-        .to_owned()
     }
 }
 

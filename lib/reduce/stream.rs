@@ -85,6 +85,7 @@ fn carries_usage(ev: &SseEvent) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::log::StopReason;
 
     const ANTHROPIC: &str = "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"id\":\"m\",\"model\":\"c\",\"usage\":{\"input_tokens\":3,\"output_tokens\":1}}}\n\n\
 event: ping\ndata: {\"type\": \"ping\"}\n\n\
@@ -110,7 +111,7 @@ event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n";
         // Bytes after the stop event are not read.
         assert!(!r.push(b"data: junk\n\n", &mut sink).unwrap());
         let end = r.finish(&mut sink).unwrap();
-        assert_eq!(end.stop_reason, "end_turn");
+        assert_eq!(end.stop_reason, StopReason::EndTurn);
         assert_eq!(end.usage.output, 2);
         assert_eq!(ops.len(), 3, "{ops:?}");
     }

@@ -66,13 +66,22 @@ pub(super) fn from_row(r: &Row<'_>) -> rusqlite::Result<Chunk> {
     finish(r, role, data)
 }
 
+/// Why a stored row is not a chunk; it travels through rusqlite's row mapping and becomes
+/// [`StoreError::DamagedChunk`].
+#[derive(Debug, thiserror::Error)]
+#[error("chunk {id}: {message}")]
+pub(super) struct Damaged {
+    pub(super) id: String,
+    pub(super) message: String,
+}
+
 /// A stored chunk's data that does not fit its type.
 fn corrupt(r: &Row<'_>, what: String) -> rusqlite::Error {
-    let id = text_ref(r, 0).unwrap_or("?");
+    let id = text_ref(r, 0).unwrap_or("?").to_owned();
     rusqlite::Error::FromSqlConversionFailure(
         7,
         rusqlite::types::Type::Text,
-        format!("chunk {id}: {what}").into(),
+        Box::new(Damaged { id, message: what }),
     )
 }
 

@@ -69,6 +69,9 @@ pub enum StoreError {
     Invalid(String),
     #[error("the settings of session {session} are damaged ({message}); nothing was run with other ones")]
     BadSettings { session: String, message: String },
+    /// A stored chunk whose row does not decode (edited behind the store's back, or damaged).
+    #[error("the stored chunk {id} is damaged: {message}")]
+    DamagedChunk { id: String, message: String },
     /// A chunk of an append batch was refused; `index` is its 0-based position in the batch.
     #[error("chunk {}: {message}", index + 1)]
     BadChunk { index: usize, message: String },
@@ -82,6 +85,14 @@ pub enum StoreError {
 
 impl From<rusqlite::Error> for StoreError {
     fn from(e: rusqlite::Error) -> Self {
+        if let rusqlite::Error::FromSqlConversionFailure(_, _, cause) = &e {
+            if let Some(d) = cause.downcast_ref::<chunks::Damaged>() {
+                return StoreError::DamagedChunk {
+                    id: d.id.clone(),
+                    message: d.message.clone(),
+                };
+            }
+        }
         match e.sqlite_error_code() {
             Some(ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked) => StoreError::Busy,
             _ => StoreError::Sql(e),

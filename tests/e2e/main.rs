@@ -20,6 +20,7 @@ mod room;
 mod room_mcp;
 mod sandbox;
 mod sandbox_procs;
+mod stop_reasons;
 mod summon;
 mod trust;
 mod walkthrough;

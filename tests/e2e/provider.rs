@@ -5,7 +5,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use ag::config::{Config, ProviderConfig};
-use ag::log::{ChunkData, ChunkType, Role};
+use ag::log::{ChunkData, ChunkType, Role, StopReason};
 use ag::provider::{AttemptError, ModelError, Provider};
 use ag::reduce::{ChunkOp, StepEnd, Usage};
 use serde_json::{json, Value};
@@ -116,7 +116,7 @@ fn anthropic_step_streams_thinking_text_and_tool_call_with_usage() {
     assert_eq!(
         end.unwrap(),
         StepEnd {
-            stop_reason: "tool_use".into(),
+            stop_reason: StopReason::ToolUse,
             usage: Usage {
                 input: 120,
                 output: 33,
@@ -196,7 +196,7 @@ fn openai_step_with_parallel_tool_calls() {
     let p = provider(&fake, "openai");
     let (ops, end) = run(p.as_ref());
     let end = end.unwrap();
-    assert_eq!(end.stop_reason, "tool_use");
+    assert_eq!(end.stop_reason, StopReason::ToolUse);
     assert_eq!((end.usage.input, end.usage.output), (900, 41));
     assert_eq!(end.model.as_deref(), Some("gpt-fake-1"));
     assert_eq!(
@@ -241,7 +241,7 @@ fn ops_reach_the_sink_as_the_stream_arrives() {
         first_op.get_or_insert_with(|| start.elapsed());
     });
     let total = start.elapsed();
-    assert_eq!(end.unwrap().stop_reason, "end_turn");
+    assert_eq!(end.unwrap().stop_reason, StopReason::EndTurn);
     let first = first_op.expect("some ops");
     assert!(total >= delay * (events - 1), "{total:?}");
     assert!(
@@ -516,7 +516,7 @@ fn a_local_server_without_a_key_variable_gets_no_auth_header() {
     );
     let p = ag::provider::resolve("ollama/llama3.2", &config).unwrap();
     let (ops, end) = run(p.as_ref());
-    assert_eq!(end.unwrap().stop_reason, "end_turn");
+    assert_eq!(end.unwrap().stop_reason, StopReason::EndTurn);
     assert_eq!(
         sealed(&ops),
         vec![ChunkData::Text {

@@ -8,7 +8,7 @@ use serde_json::Value;
 use super::{blocks, Line, Obj};
 use crate::import::plan::{Builder, Usage};
 use crate::import::SourceKind;
-use crate::log::ChunkData;
+use crate::log::{ChunkData, StopReason};
 
 /// Lines of one conversation becoming chunks.
 pub(super) struct Conversion {
@@ -101,7 +101,7 @@ impl Conversion {
             if !self.b.turn_open() {
                 return false;
             }
-            self.b.end_turn(Some("interrupted"));
+            self.b.end_turn(Some(StopReason::Interrupted));
             return true;
         }
         self.b.user_text(key, text.to_string(), ts);
@@ -152,7 +152,7 @@ impl Conversion {
                 });
             }
             if let Some(r) = m.get("stop_reason").and_then(Value::as_str) {
-                self.b.stop_reason(r);
+                self.b.stop_reason(StopReason::from_provider(r));
             }
         }
         any

@@ -122,7 +122,7 @@ fn full_stream() {
     assert_eq!(
         end,
         Ok(StepEnd {
-            stop_reason: "tool_use".into(),
+            stop_reason: StopReason::ToolUse,
             usage: Usage {
                 input: 2095,
                 output: 89,
@@ -146,7 +146,7 @@ fn full_stream_fed_in_small_reads() {
     }
     assert!(r.is_done());
     assert_eq!(ops, run(FULL).0);
-    assert_eq!(r.finish().unwrap().stop_reason, "tool_use");
+    assert_eq!(r.finish().unwrap().stop_reason, StopReason::ToolUse);
 }
 
 #[test]
@@ -197,7 +197,7 @@ data: {"type":"message_stop"}
         ]
     );
     let end = end.unwrap();
-    assert_eq!(end.stop_reason, "end_turn");
+    assert_eq!(end.stop_reason, StopReason::EndTurn);
     assert_eq!(
         end.usage,
         Usage {

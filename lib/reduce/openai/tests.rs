@@ -50,7 +50,7 @@ data: [DONE]
     assert_eq!(
         end,
         Ok(StepEnd {
-            stop_reason: "end_turn".into(),
+            stop_reason: StopReason::EndTurn,
             usage: Usage {
                 input: 1117,
                 output: 9,
@@ -98,7 +98,7 @@ data: [DONE]
             seal(1, ChunkData::Text { text: "4".into() }),
         ]
     );
-    assert_eq!(end.unwrap().stop_reason, "max_tokens");
+    assert_eq!(end.unwrap().stop_reason, StopReason::MaxTokens);
 }
 
 #[test]
@@ -160,7 +160,7 @@ data: [DONE]
         ]
     );
     let end = end.unwrap();
-    assert_eq!(end.stop_reason, "tool_use");
+    assert_eq!(end.stop_reason, StopReason::ToolUse);
     assert_eq!(end.usage, Usage::default());
 }
 
@@ -217,7 +217,7 @@ data: [DONE]
         ]
     );
     let end = end.unwrap();
-    assert_eq!(end.stop_reason, "tool_use");
+    assert_eq!(end.stop_reason, StopReason::ToolUse);
     assert_eq!(
         end.usage,
         Usage {

@@ -114,6 +114,10 @@ struct Rollout {
     total: Option<Usage>,
     last_input: Option<i64>,
     first_human: Option<String>,
+    /// The rollout reports its turns' lifecycle (`task_started`, `task_complete`,
+    /// `turn_aborted`): only those events end a turn, so a file still being written never
+    /// gets an end its source has not written yet.
+    lifecycle: bool,
 }
 
 impl Rollout {
@@ -135,6 +139,7 @@ impl Rollout {
             total: None,
             last_input: None,
             first_human: None,
+            lifecycle: false,
         }
     }
 
@@ -340,7 +345,11 @@ impl Rollout {
     }
 
     fn event(&mut self, n: usize, p: &Obj, ts: Option<i64>) -> bool {
-        match p.get("type").and_then(Value::as_str).unwrap_or("") {
+        let kind = p.get("type").and_then(Value::as_str).unwrap_or("");
+        if matches!(kind, "task_started" | "task_complete" | "turn_aborted") {
+            self.lifecycle = true;
+        }
+        match kind {
             "user_message" => {
                 let text = p
                     .get("message")
@@ -414,7 +423,9 @@ impl Rollout {
     }
 
     fn finish(mut self, skipped: usize) -> PlannedSession {
-        if self.b.turn_finished() {
+        // Older rollouts never say when a turn ends: a last step that stopped on its own is
+        // taken as the end.
+        if !self.lifecycle && self.b.turn_finished() {
             self.b.end_turn(None);
         }
         let model = self.model.as_ref().map(|m| {

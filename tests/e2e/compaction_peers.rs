@@ -41,7 +41,7 @@ fn peers_never_reach_the_summarizer_an_unanswered_one_survives_and_the_handoff_n
         ],
     );
     let peer_id = bg.session();
-    assert!(wait_until(Duration::from_secs(10), || fake
+    assert!(wait_until(Duration::from_secs(30), || fake
         .requests()
         .len()
         == 1));
@@ -120,7 +120,7 @@ fn compact_on_a_running_session_queues_or_exits_3() {
     });
     fake.push(answer("anthropic", "Read it."));
     let bg = spawn(&env, &["-s", &id, "-m", ANTHROPIC, "read a.txt"]);
-    assert!(wait_until(Duration::from_secs(10), || fake
+    assert!(wait_until(Duration::from_secs(30), || fake
         .requests()
         .len()
         == 1));

@@ -356,7 +356,7 @@ fn tail_follow_prints_chunk_seal_and_turn_done_events_as_chunks_arrive() {
             }
         }
     });
-    let deadline = Instant::now() + Duration::from_secs(10);
+    let deadline = Instant::now() + Duration::from_secs(30);
     let next = || -> Value {
         let left = deadline.saturating_duration_since(Instant::now());
         let line = rx

@@ -350,7 +350,7 @@ impl HttpFixture {
             .spawn()
             .unwrap();
         let mut url = String::new();
-        assert!(wait_until(Duration::from_secs(10), || {
+        assert!(wait_until(Duration::from_secs(30), || {
             url = std::fs::read_to_string(&url_file).unwrap_or_default();
             !url.is_empty()
         }));

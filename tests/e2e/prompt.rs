@@ -124,11 +124,11 @@ impl Bg {
     #[track_caller]
     pub fn session(&mut self) -> String {
         let mut id = None;
-        let ok = wait_until(Duration::from_secs(10), || {
+        let ok = wait_until(Duration::from_secs(30), || {
             id = session_of(&self.stderr_now());
             id.is_some() || self.child.try_wait().unwrap().is_some()
         });
-        assert!(ok, "no session id within 10 s");
+        assert!(ok, "no session id within 30 s");
         id.unwrap_or_else(|| panic!("exited before printing a session:\n{}", self.stderr_now()))
     }
 
@@ -191,11 +191,11 @@ pub fn wait_until(timeout: Duration, mut f: impl FnMut() -> bool) -> bool {
 /// Waits until the session's log holds a chunk for which `pred` holds.
 #[track_caller]
 pub fn wait_for_chunk(env: &TestEnv, session: &str, pred: impl Fn(&Value) -> bool) {
-    let ok = wait_until(Duration::from_secs(10), || {
+    let ok = wait_until(Duration::from_secs(30), || {
         let r = env.log(&["cat", session, "--json"]);
         r.code == 0 && r.json_lines().iter().any(&pred)
     });
-    assert!(ok, "no such chunk in {session} within 10 s");
+    assert!(ok, "no such chunk in {session} within 30 s");
 }
 
 /// Removes every `cache_control` key, at any depth.

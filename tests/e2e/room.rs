@@ -469,6 +469,15 @@ fn room_concurrent_writers_leave_every_line_whole() {
     assert_eq!(tail.stdout.lines().count(), 3);
 }
 
+/// Whether process `pid` holds an inotify watch (a follower past its first read).
+fn watching(pid: u32) -> bool {
+    let Ok(fds) = std::fs::read_dir(format!("/proc/{pid}/fdinfo")) else {
+        return false;
+    };
+    fds.flatten()
+        .any(|fd| std::fs::read_to_string(fd.path()).is_ok_and(|info| info.contains("inotify wd:")))
+}
+
 #[test]
 fn room_torn_and_corrupt_lines_do_not_stop_readers() {
     let env = env();
@@ -515,7 +524,11 @@ fn room_torn_and_corrupt_lines_do_not_stop_readers() {
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
-    std::thread::sleep(Duration::from_millis(300));
+    // It watches the folder once its first read is done: the rest of the line comes after.
+    assert!(
+        wait_until(Duration::from_secs(30), || watching(follower.id())),
+        "the follower never started watching"
+    );
     {
         let mut f = std::fs::OpenOptions::new()
             .append(true)
@@ -525,7 +538,7 @@ fn room_torn_and_corrupt_lines_do_not_stop_readers() {
         f.write_all(b"\n").unwrap();
     }
     room(&env, &["tell", "--from", "a", "later"]).ok();
-    let ok = wait_until(Duration::from_secs(5), || {
+    let ok = wait_until(Duration::from_secs(30), || {
         std::fs::read_to_string(&out)
             .unwrap_or_default()
             .contains("later")
@@ -745,14 +758,20 @@ fn room_tell_wait_too_long_and_inbox() {
     // A waiting teller returns once a reader takes the line in.
     let mut waiter = env
         .command("ag-room")
-        .args(["tell", "--wait=10", "--from", "amy", "ping"])
+        .args(["tell", "--wait=60", "--from", "amy", "ping"])
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
-    std::thread::sleep(Duration::from_millis(300));
-    let peeked = room(&env, &["inbox", "--as", "bob", "--peek"]).ok();
-    assert!(peeked.stdout.contains("ping"));
+    assert!(
+        wait_until(Duration::from_secs(30), || room(
+            &env,
+            &["inbox", "--as", "bob", "--peek"]
+        )
+        .stdout
+        .contains("ping")),
+        "the waiting teller never posted"
+    );
     let got = room(&env, &["inbox", "--as", "bob"]).ok();
     assert!(got.stdout.contains("ping") && got.stdout.contains("anyone?"));
     assert!(waiter.wait().unwrap().success());
@@ -769,12 +788,12 @@ fn room_who_reaps_a_dead_session() {
     let slow = script(
         &env,
         "slow.toml",
-        "[[step]]\ntext = \"zzz\"\ndelay_ms = 20000\n",
+        "[[step]]\ntext = \"zzz\"\nwait_for = \"never-opened\"\n",
     );
     let mut a = spawn(&env, &["-m", &slow, "sleeper"]);
     let id = a.session();
     assert!(
-        wait_until(Duration::from_secs(10), || {
+        wait_until(Duration::from_secs(30), || {
             room(&env, &["who", "--json"]).stdout.contains(&id)
         }),
         "the running session {id} was never listed by `ag-room who`"

@@ -11,7 +11,7 @@ use rmcp::transport::TokioChildProcess;
 use rmcp::ServiceExt;
 use serde_json::{json, Value};
 
-use crate::prompt::{env_with, of_type, script, session_id, spawn};
+use crate::prompt::{env_with, of_type, script, session_id, spawn, wait_until};
 use crate::support::TestEnv;
 
 /// An MCP session with `ag-room mcp ARGS` in `env`'s worktree, as client `client_name`.
@@ -176,17 +176,26 @@ fn a_claim_taken_over_mcp_blocks_an_agents_write_until_released() {
     );
 
     // While an agent runs, peer_who lists it.
+    let gate = env.cwd.join("gate-pondered");
     let slow = script(
         &env,
         "slow.toml",
-        "[[step]]\ndelay_ms = 3000\ntext = \"thinking slowly\"\n",
+        &format!("[[step]]\nwait_for = {gate:?}\ntext = \"thinking slowly\"\n"),
     );
     let mut bg = spawn(&env, &["-m", &slow, "--title", "slow thinker", "ponder"]);
     let bg_id = bg.session();
-    let (who, _) = cursor.call("peer_who", json!({}));
+    let mut who = String::new();
+    assert!(
+        wait_until(Duration::from_secs(30), || {
+            who = cursor.call("peer_who", json!({})).0;
+            who.contains("slow thinker")
+        }),
+        "peer_who never listed the running agent"
+    );
     let row: Value = serde_json::from_str(who.lines().next().unwrap()).unwrap();
     assert_eq!(row["name"], "slow thinker", "{who}");
     assert!(bg_id.starts_with(row["id"].as_str().unwrap()), "{who}");
+    std::fs::write(&gate, "").unwrap();
     assert_eq!(bg.wait(Duration::from_secs(30)).code, 0);
 
     let (released, err) = cursor.call("peer_release", json!({}));

@@ -88,7 +88,7 @@ fn ps(env: &TestEnv, args: &[&str]) -> Vec<Value> {
 
 fn wait_dead(pid: i64) {
     let t = Instant::now();
-    while t.elapsed() < Duration::from_secs(10) {
+    while t.elapsed() < Duration::from_secs(30) {
         let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
         let state = stat
             .rfind(')')

@@ -15,9 +15,6 @@ use crate::policy::Policy;
 use crate::settings::Settings;
 use crate::store::{NewSession, RawChunk, Session, SessionKind, Store, StoreError};
 
-/// The tools of a side chat: look, never touch.
-pub const SIDE_CHAT_TOOLS: &[&str] = crate::policy::LOOK_ONLY;
-
 /// The side chat's prompt section (DESIGN §5), added after the inherited system prompt.
 pub const SIDE_CHAT_SECTION: &str = "\
 # Side chat (read-only)
@@ -268,29 +265,17 @@ mod tests {
         );
         assert_eq!(c.tools().names(), ["read", "write"]);
         assert_eq!(c.system.as_deref(), Some("SYS"));
-        let c = child_settings(
-            &src,
-            &ChildTools::Set(Policy::of(SIDE_CHAT_TOOLS.iter().copied())),
-            Side::Section,
-        );
+        let c = child_settings(&src, &ChildTools::Set(Policy::look_only()), Side::Section);
         // The look-only set, within the source's read and write.
         assert_eq!(c.tools().names(), ["read"]);
         assert_eq!(c.sections.as_deref(), Some(SIDE_CHAT_SECTION));
         assert!(c.offered.is_none());
-        let c = child_settings(
-            &src,
-            &ChildTools::Set(Policy::of(SIDE_CHAT_TOOLS.iter().copied())),
-            Side::KeepCache,
-        );
+        let c = child_settings(&src, &ChildTools::Set(Policy::look_only()), Side::KeepCache);
         assert_eq!(c.offered, Some(vec!["read".into(), "write".into()]));
         assert!(c.sections.is_none());
         // A source without tools forks into a child without tools.
         let none = Settings::with_tools(&Policy::parse_list("none").unwrap());
-        let c = child_settings(
-            &none,
-            &ChildTools::Set(Policy::of(SIDE_CHAT_TOOLS.iter().copied())),
-            Side::Section,
-        );
+        let c = child_settings(&none, &ChildTools::Set(Policy::look_only()), Side::Section);
         assert!(c.tools().names().is_empty(), "{:?}", c.tools);
         // No stored list: the read-only default, stored explicitly.
         let c = child_settings(&Settings::default(), &ChildTools::Inherit, Side::No);

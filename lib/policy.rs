@@ -5,24 +5,11 @@
 //! fail-closed: an unknown tool or an empty list denies, and a damaged stored list is an
 //! error before any tool runs (see `settings`).
 
-use std::collections::BTreeSet;
+mod tool;
 
-/// Every tool this build implements, in the order they are offered.
-pub const KNOWN: &[&str] = &[
-    "read",
-    "glob",
-    "grep",
-    "write",
-    "edit",
-    "bash",
-    "summon",
-    "retrieve",
-    "peer_message",
-    "peer_inbox",
-    "peer_peek",
-    "peer_claim",
-    "peer_release",
-];
+pub use tool::{Effect, Tool};
+
+use std::collections::BTreeSet;
 
 /// Tools of MCP servers are named `mcp__SERVER__TOOL`. An allow-list entry ending in `*`
 /// takes every tool whose name starts with the rest: `mcp__git__*` (one server's tools),
@@ -49,25 +36,6 @@ fn covers(entry: &str, name: &str) -> bool {
     }
 }
 
-/// What a session gets when nothing wider was asked for: look, never touch.
-/// Talking to peers and claiming files changes no file, so the `peer_*` tools are in it.
-pub const READ_ONLY: &[&str] = &[
-    "read",
-    "glob",
-    "grep",
-    "peer_message",
-    "peer_inbox",
-    "peer_peek",
-    "peer_claim",
-    "peer_release",
-];
-
-/// Look and nothing else: `ag-fork --read-only` and the side chat (no room talk either).
-pub const LOOK_ONLY: &[&str] = &["read", "glob", "grep"];
-
-/// Tools that change files or run programs.
-pub const MUTATING: &[&str] = &["write", "edit", "bash"];
-
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Policy {
     tools: BTreeSet<String>,
@@ -80,8 +48,14 @@ pub enum Verdict {
 }
 
 impl Policy {
+    /// What a session gets when nothing wider was asked for: look and talk, never touch.
     pub fn read_only() -> Policy {
-        Policy::of(READ_ONLY.iter().copied())
+        Policy::of(Tool::names_of(tool::READ_ONLY))
+    }
+
+    /// Look and nothing else: `ag-fork --read-only` and the side chat (no room talk either).
+    pub fn look_only() -> Policy {
+        Policy::of(Tool::names_of(tool::LOOK_ONLY))
     }
 
     pub fn none() -> Policy {
@@ -107,16 +81,18 @@ impl Policy {
         {
             match word {
                 "none" => {}
-                "read-only" | "readonly" => tools.extend(READ_ONLY.iter().map(|s| s.to_string())),
-                "all" => tools.extend(KNOWN.iter().map(|s| s.to_string())),
-                name if KNOWN.contains(&name) || is_mcp_entry(name) => {
+                "read-only" | "readonly" => {
+                    tools.extend(Tool::names_of(tool::READ_ONLY).map(str::to_string))
+                }
+                "all" => tools.extend(Tool::names().map(str::to_string)),
+                name if Tool::parse(name).is_some() || is_mcp_entry(name) => {
                     tools.insert(name.to_string());
                 }
                 other => {
                     return Err(format!(
                         "unknown tool {other:?} (known: {}; sets: read-only, all, none; \
                          MCP tools: mcp__SERVER__TOOL or mcp__SERVER__*)",
-                        KNOWN.join(", ")
+                        Tool::names().collect::<Vec<_>>().join(", ")
                     ))
                 }
             }
@@ -124,17 +100,16 @@ impl Policy {
         Ok(Policy { tools })
     }
 
-    /// The allowed tools in offering order (known tools first, in KNOWN order).
+    /// The allowed tools in offering order (built-in tools first, in [`Tool`] order).
     pub fn names(&self) -> Vec<String> {
-        let mut out: Vec<String> = KNOWN
-            .iter()
-            .filter(|k| self.tools.contains(**k))
-            .map(|s| s.to_string())
+        let mut out: Vec<String> = Tool::names()
+            .filter(|k| self.tools.contains(*k))
+            .map(str::to_string)
             .collect();
         out.extend(
             self.tools
                 .iter()
-                .filter(|t| !KNOWN.contains(&t.as_str()))
+                .filter(|t| Tool::parse(t).is_none())
                 .cloned(),
         );
         out
@@ -180,9 +155,10 @@ impl Policy {
 
     /// No tool that can change files or the world: MCP tools count as able to.
     pub fn is_read_only(&self) -> bool {
-        self.tools
-            .iter()
-            .all(|t| !MUTATING.contains(&t.as_str()) && !t.starts_with(MCP_PREFIX))
+        self.tools.iter().all(|t| match Tool::parse(t) {
+            Some(tool) => tool.effect() != Effect::Change,
+            None => !t.starts_with(MCP_PREFIX),
+        })
     }
 }
 
@@ -190,7 +166,7 @@ impl Policy {
 /// runs; everything else is denied with a reason the model can read.
 pub fn guard(policy: &Policy, name: &str) -> Verdict {
     let mcp = name.starts_with(MCP_PREFIX) && !name.contains('*');
-    if !KNOWN.contains(&name) && !mcp {
+    if Tool::parse(name).is_none() && !mcp {
         return Verdict::Deny(format!("unknown tool {name:?}: nothing was run"));
     }
     if !policy.allows(name) {

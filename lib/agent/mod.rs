@@ -7,6 +7,7 @@
 mod context;
 mod peer;
 mod plan;
+mod registry;
 mod step;
 mod summon;
 
@@ -23,7 +24,7 @@ use crate::policy::{self, Policy, Verdict};
 use crate::provider::Provider;
 use crate::reduce::Usage;
 use crate::store::{Session, Store, StoreError, TurnEnd};
-use crate::tools::{self, ToolCtx, ToolOutput};
+use crate::tools::{ToolCtx, ToolOutput};
 
 pub use context::{Manual, View};
 pub use plan::{prepare, ClaimGuard, PlanError, Prepared, SessionChoice, TurnPlan, TurnRequest};
@@ -401,19 +402,10 @@ impl Agent<'_> {
                     text: reason,
                     is_error: true,
                 },
-                Verdict::Allow => {
-                    let local = self
-                        .collision(name, args)
-                        .or_else(|| self.peer_tool(name, args))
-                        .or_else(|| self.summon_tool(name, args));
-                    match local {
-                        Some(o) => o,
-                        None => match self.run_tool(name, args) {
-                            Some(o) => o,
-                            None => return Ok(false),
-                        },
-                    }
-                }
+                Verdict::Allow => match self.execute(name, args) {
+                    Some(o) => o,
+                    None => return Ok(false),
+                },
             };
             let result = NewChunk::new(
                 Role::Tool,
@@ -431,77 +423,6 @@ impl Agent<'_> {
             self.report_warnings(on);
         }
         Ok(true)
-    }
-
-    /// The tools offered to the model, in order: the session's own kinds (peer, summon) first
-    /// ask for their schema, then the file tools.
-    fn tool_specs(&self) -> Vec<crate::fold::ToolSpec> {
-        let names = match &self.opts.offered {
-            Some(names) => names.clone(),
-            None => self.policy.names(),
-        };
-        let mut specs: Vec<_> = names
-            .iter()
-            .filter_map(|n| {
-                self.peer_tool_spec(n)
-                    .or_else(|| self.summon_tool_spec(n))
-                    .or_else(|| tools::spec_in(n, &self.tool_ctx))
-            })
-            .collect();
-        // MCP servers start here, at the first step that may offer their tools.
-        if let (None, Some(mcp)) = (&self.opts.offered, &self.tool_ctx.mcp) {
-            specs.extend(mcp.specs(&self.policy));
-        }
-        specs
-    }
-
-    /// Run one allowed tool on a worker thread so an interrupt is noticed while it runs.
-    fn run_tool(&self, name: &str, args: &Value) -> Option<ToolOutput> {
-        let (tx, rx) = std::sync::mpsc::channel();
-        let (name_owned, args_owned, ctx) = (name.to_string(), args.clone(), self.tool_ctx.clone());
-        std::thread::spawn(move || {
-            let _ = tx.send(tools::run(&name_owned, &args_owned, &ctx));
-        });
-        // The store learns the command's process group while it runs, so a later run can end
-        // what this one leaves if it is killed.
-        let mut recorded = None;
-        let mut record = |group: Option<(i64, i64)>| {
-            if group != recorded {
-                let _ = self.store.set_tool_group(&self.session.id, group);
-                recorded = group;
-            }
-        };
-        loop {
-            let got = rx.recv_timeout(Duration::from_millis(50));
-            let group = match &got {
-                Ok(_) => None,
-                Err(_) => *self
-                    .tool_ctx
-                    .running_group
-                    .lock()
-                    .unwrap_or_else(|e| e.into_inner()),
-            };
-            record(group);
-            match got {
-                Ok(out) => return Some(out),
-                Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
-                    if self.interrupted() {
-                        // The tool sees the same flag and kills what it started; give it a
-                        // moment so nothing outlives the turn.
-                        if rx.recv_timeout(Duration::from_secs(2)).is_ok() {
-                            record(None);
-                        }
-                        return None;
-                    }
-                }
-                Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => {
-                    return Some(ToolOutput {
-                        text: format!("the {name} tool stopped unexpectedly"),
-                        is_error: true,
-                    })
-                }
-            }
-        }
     }
 }
 

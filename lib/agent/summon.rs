@@ -6,7 +6,7 @@ use serde_json::{json, Value};
 
 use super::Agent;
 use crate::fold::ToolSpec;
-use crate::policy::Policy;
+use crate::policy::{Policy, Tool};
 use crate::store::{SessionKind, SessionStatus};
 use crate::summon::spawn::{self, Request, Spawner};
 use crate::summon::Catalog;
@@ -16,24 +16,24 @@ use crate::tools::ToolOutput;
 const DEFAULT_RETRIEVE_S: f64 = 600.0;
 
 impl Agent<'_> {
-    /// A `summon` or `retrieve` call; `None` for any other tool.
-    pub(super) fn summon_tool(&self, name: &str, args: &Value) -> Option<ToolOutput> {
-        match name {
-            "summon" => Some(self.summon(args)),
-            "retrieve" => Some(self.retrieve(args)),
-            _ => None,
+    /// A `summon` or `retrieve` call (the registry sends no other tool here).
+    pub(super) fn summon_tool(&self, tool: Tool, args: &Value) -> ToolOutput {
+        match tool {
+            Tool::Summon => self.summon(args),
+            Tool::Retrieve => self.retrieve(args),
+            other => ToolOutput::error(format!("{other} is not summon or retrieve")),
         }
     }
 
     /// The schema of `summon` or `retrieve` as this session may see it; `None` otherwise.
-    pub(super) fn summon_tool_spec(&self, name: &str) -> Option<ToolSpec> {
-        match name {
-            "summon" => {
+    pub(super) fn summon_tool_spec(&self, tool: Tool) -> Option<ToolSpec> {
+        match tool {
+            Tool::Summon => {
                 let catalog = Catalog::load(&self.tool_ctx.cwd);
                 Some(summon_spec(&catalog, self.config.user_agents_allowed()))
             }
-            "retrieve" => Some(ToolSpec {
-                name: "retrieve".into(),
+            Tool::Retrieve => Some(ToolSpec {
+                name: Tool::Retrieve.name().into(),
                 description: "Wait for a subagent started with summon (background: true) to finish and return its final answer and status. User agents cannot be retrieved.".into(),
                 input_schema: json!({
                     "type": "object",
@@ -212,7 +212,7 @@ pub fn summon_spec(catalog: &Catalog, user_agents: bool) -> ToolSpec {
     description.push_str("\n\n");
     description.push_str(&catalog.describe(user_agents));
     ToolSpec {
-        name: "summon".into(),
+        name: Tool::Summon.name().into(),
         description,
         input_schema: json!({
             "type": "object",

@@ -116,7 +116,7 @@ fn plain(ctx: &mut Ctx, cli: &Cli) -> CliResult<()> {
     let store = ctx.store()?;
     let source = store.resolve(&cli.session)?;
     let tools = if cli.read_only {
-        ChildTools::Set(Policy::of(crate::policy::LOOK_ONLY.iter().copied()))
+        ChildTools::Set(Policy::look_only())
     } else if let Some(list) = &cli.tools {
         let asked =
             Policy::parse_list(list).map_err(|e| CliError::usage(format!("--tools: {e}")))?;
@@ -217,8 +217,8 @@ fn btw(ctx: &mut Ctx, cli: &Cli, question: &str) -> CliResult<()> {
         Side::Section
     };
     // The side chat looks only, and never with a tool its source lacks.
-    let read_only = Policy::of(fork::SIDE_CHAT_TOOLS.iter().copied())
-        .intersect(&source.settings().map_err(CliError::from)?.tools());
+    let read_only =
+        Policy::look_only().intersect(&source.settings().map_err(CliError::from)?.tools());
     let (child, _) = fork::fork(
         &store,
         ForkSpec {

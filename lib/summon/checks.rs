@@ -9,7 +9,7 @@ use super::defs::{AgentDef, Catalog};
 use super::error::{SummonError, SummonErrorKind};
 use super::spawn::{Request, Spawner};
 use crate::config::Config;
-use crate::policy::Policy;
+use crate::policy::{Effect, Policy, Tool};
 use crate::provider::{ChooseError, ModelSources};
 use crate::store::{Session, SessionKind, Store};
 
@@ -101,7 +101,7 @@ pub(super) fn check_may_summon(
         .hint("raise `[agent] max_summon_depth` in the configuration to allow nested subagents"));
     }
     if let (Some(s), Some(t)) = (&spawner.session, &spawner.tools) {
-        if !t.allows("summon") {
+        if !t.allows(Tool::Summon.name()) {
             let short = store.short_id(&s.id).unwrap_or_else(|_| s.id.clone());
             let names = t.names();
             let have = if names.is_empty() {
@@ -148,8 +148,7 @@ pub(super) fn narrow_tools(
         format!("agent {} does not have them", def.slug)
     };
     if !may_nest {
-        let nest: Vec<String> = ["summon", "retrieve"]
-            .iter()
+        let nest: Vec<String> = Tool::names_of(&[Effect::Spawn])
             .filter(|t| tools.allows(t))
             .map(|s| s.to_string())
             .collect();

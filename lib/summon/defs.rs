@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
-use crate::policy::Policy;
+use crate::policy::{Effect, Policy, Tool};
 use crate::sandbox::Mode;
 
 /// One agent definition.
@@ -237,10 +237,7 @@ fn parse_toml(file: &Path, text: &str, problems: &mut Vec<String>) -> ParseResul
         .map_or(1, |i| i + 1);
     let tools = match &def.tools {
         Some(t) => known_tools(t, file, tools_line, problems),
-        None => crate::policy::READ_ONLY
-            .iter()
-            .map(|s| s.to_string())
-            .collect(),
+        None => crate::policy::Policy::read_only().names(),
     };
     Ok(AgentDef {
         name: def.name.unwrap_or_else(|| slug.clone()),
@@ -259,15 +256,16 @@ fn parse_toml(file: &Path, text: &str, problems: &mut Vec<String>) -> ParseResul
 
 /// Claude Code's tool names, mapped to ours.
 fn claude_tool(name: &str) -> Option<&'static str> {
-    Some(match name {
-        "Read" | "NotebookRead" => "read",
-        "Glob" | "LS" => "glob",
-        "Grep" => "grep",
-        "Write" => "write",
-        "Edit" | "MultiEdit" | "NotebookEdit" => "edit",
-        "Bash" => "bash",
+    let tool = match name {
+        "Read" | "NotebookRead" => Tool::Read,
+        "Glob" | "LS" => Tool::Glob,
+        "Grep" => Tool::Grep,
+        "Write" => Tool::Write,
+        "Edit" | "MultiEdit" | "NotebookEdit" => Tool::Edit,
+        "Bash" => Tool::Bash,
         _ => return None,
-    })
+    };
+    Some(tool.name())
 }
 
 /// One front-matter value: plain text, a quoted string, or a `[a, b]` flow list (given back
@@ -381,9 +379,8 @@ fn parse_claude(file: &Path, text: &str, problems: &mut Vec<String>) -> ParseRes
         }
         // Claude Code gives an agent without a tools line every tool: here that is every
         // file tool, still cut down to the spawner's.
-        None => ["read", "glob", "grep", "write", "edit", "bash"]
-            .iter()
-            .map(|s| s.to_string())
+        None => Tool::names_of(&[Effect::Look, Effect::Change])
+            .map(str::to_string)
             .collect(),
     };
     // Claude's aliases (sonnet, opus, inherit) name no provider here: the spawner's model is

@@ -32,6 +32,7 @@ use std::time::Duration;
 use serde_json::{json, Map, Value};
 
 use crate::fold::ToolSpec;
+use crate::policy::Tool;
 
 /// How long `bash` may run when the call does not say.
 pub const DEFAULT_BASH_TIMEOUT: Duration = Duration::from_secs(120);
@@ -123,11 +124,11 @@ impl ToolOutput {
     }
 }
 
-/// The spec offered to the model for one tool, or `None` for a name this module does not
-/// implement.
-pub fn spec(name: &str) -> Option<ToolSpec> {
-    let (description, schema) = match name {
-        "read" => (
+/// The spec offered to the model for one of the file tools or `bash`; `None` for the tools
+/// the agent loop implements (`agent::registry` knows which is which).
+pub fn spec(tool: Tool) -> Option<ToolSpec> {
+    let (description, schema) = match tool {
+        Tool::Read => (
             "Read a text file in the session's directory; lines come numbered like `cat -n`. \
              Use offset (the 1-based first line) and limit to page through long files.",
             json!({
@@ -141,7 +142,7 @@ pub fn spec(name: &str) -> Option<ToolSpec> {
                 "additionalProperties": false
             }),
         ),
-        "glob" => (
+        Tool::Glob => (
             "List the files whose path relative to the search directory matches a glob such as \
              `**/*.rs` (`*` does not cross `/`). Files ignored by .gitignore or .ignore are skipped.",
             json!({
@@ -154,7 +155,7 @@ pub fn spec(name: &str) -> Option<ToolSpec> {
                 "additionalProperties": false
             }),
         ),
-        "grep" => (
+        Tool::Grep => (
             "Search file contents for a regular expression and print `path:line:text` for each \
              matching line, skipping files ignored by .gitignore or .ignore.",
             json!({
@@ -169,7 +170,7 @@ pub fn spec(name: &str) -> Option<ToolSpec> {
                 "additionalProperties": false
             }),
         ),
-        "write" => (
+        Tool::Write => (
             "Create or overwrite a file in the session's directory with the given content, \
              creating missing parent directories.",
             json!({
@@ -182,7 +183,7 @@ pub fn spec(name: &str) -> Option<ToolSpec> {
                 "additionalProperties": false
             }),
         ),
-        "edit" => (
+        Tool::Edit => (
             "Replace an exact string in a file. old_string must occur exactly once unless \
              replace_all is set; include surrounding lines to make it unique.",
             json!({
@@ -197,7 +198,7 @@ pub fn spec(name: &str) -> Option<ToolSpec> {
                 "additionalProperties": false
             }),
         ),
-        "bash" => (
+        Tool::Bash => (
             "Run a shell command in the session's directory and return its combined stdout and \
              stderr and its exit status. It gets no stdin and is killed when the timeout passes.",
             json!({
@@ -210,10 +211,16 @@ pub fn spec(name: &str) -> Option<ToolSpec> {
                 "additionalProperties": false
             }),
         ),
-        _ => return None,
+        Tool::Summon
+        | Tool::Retrieve
+        | Tool::PeerMessage
+        | Tool::PeerInbox
+        | Tool::PeerPeek
+        | Tool::PeerClaim
+        | Tool::PeerRelease => return None,
     };
     Some(ToolSpec {
-        name: name.to_string(),
+        name: tool.name().to_string(),
         description: description.to_string(),
         input_schema: schema,
     })
@@ -221,18 +228,13 @@ pub fn spec(name: &str) -> Option<ToolSpec> {
 
 /// The spec offered for `name` in a session: `bash`'s also says what its sandbox allows, so
 /// the model does not retry what cannot work.
-pub fn spec_in(name: &str, ctx: &ToolCtx) -> Option<ToolSpec> {
-    let mut s = spec(name)?;
-    if name == "bash" {
+pub fn spec_in(tool: Tool, ctx: &ToolCtx) -> Option<ToolSpec> {
+    let mut s = spec(tool)?;
+    if tool == Tool::Bash {
         s.description.push(' ');
         s.description.push_str(&ctx.sandbox.describe_for_model());
     }
     Some(s)
-}
-
-/// Specs for `names`, in the given order; names this module does not implement are skipped.
-pub fn specs(names: &[String]) -> Vec<ToolSpec> {
-    names.iter().filter_map(|n| spec(n)).collect()
 }
 
 /// Run one tool call. Never panics; every failure is an `is_error` output saying what went
@@ -261,26 +263,35 @@ fn dispatch(name: &str, args: &Value, ctx: &ToolCtx) -> ToolOutput {
         ));
     };
     let args = Args(map);
-    let result = match name {
-        "read" => read::run(&args, ctx),
-        "glob" => glob::run(&args, ctx),
-        "grep" => grep::run(&args, ctx),
-        "write" => write::run(&args, ctx),
-        "edit" => edit::run(&args, ctx),
-        "bash" => bash::run(&args, ctx),
-        mcp if mcp.starts_with(crate::policy::MCP_PREFIX) => match &ctx.mcp {
+    let result = match Tool::parse(name) {
+        Some(Tool::Read) => read::run(&args, ctx),
+        Some(Tool::Glob) => glob::run(&args, ctx),
+        Some(Tool::Grep) => grep::run(&args, ctx),
+        Some(Tool::Write) => write::run(&args, ctx),
+        Some(Tool::Edit) => edit::run(&args, ctx),
+        Some(Tool::Bash) => bash::run(&args, ctx),
+        Some(
+            Tool::Summon
+            | Tool::Retrieve
+            | Tool::PeerMessage
+            | Tool::PeerInbox
+            | Tool::PeerPeek
+            | Tool::PeerClaim
+            | Tool::PeerRelease,
+        ) => Err(format!("{name} runs in the agent loop: nothing was run")),
+        None if name.starts_with(crate::policy::MCP_PREFIX) => match &ctx.mcp {
             Some(servers) => {
-                let out = servers.call(mcp, &Value::Object(map.clone()));
+                let out = servers.call(name, &Value::Object(map.clone()));
                 Ok(ToolOutput {
                     text: cap_text(out.text, ctx.output_cap),
                     is_error: out.is_error,
                 })
             }
             None => Err(format!(
-                "unknown tool {mcp:?}: no MCP server is configured; nothing was run"
+                "unknown tool {name:?}: no MCP server is configured; nothing was run"
             )),
         },
-        other => Err(format!("unknown tool {other:?}: nothing was run")),
+        None => Err(format!("unknown tool {name:?}: nothing was run")),
     };
     result.unwrap_or_else(ToolOutput::error)
 }
@@ -426,20 +437,19 @@ mod tests {
     use super::*;
 
     #[test]
-    fn specs_keep_order_and_skip_unknown() {
-        let names: Vec<String> = ["bash", "nope", "read"]
-            .iter()
-            .map(|s| s.to_string())
-            .collect();
-        let got: Vec<String> = specs(&names).into_iter().map(|s| s.name).collect();
-        assert_eq!(got, ["bash", "read"]);
-        // summon, retrieve and the peer_* tools get their schema from the agent (it knows the
-        // session), not from here.
-        for name in crate::policy::KNOWN
-            .iter()
-            .filter(|n| !matches!(**n, "summon" | "retrieve") && !n.starts_with("peer_"))
-        {
-            let s = spec(name).expect("every known tool has a spec");
+    fn every_file_tool_has_a_spec_and_the_loops_tools_have_none_here() {
+        use crate::policy::Effect;
+        for tool in Tool::all() {
+            // summon, retrieve and the peer_* tools get their schema from the agent (it knows
+            // the session), not from here.
+            let Some(s) = spec(tool) else {
+                assert!(
+                    matches!(tool.effect(), Effect::Spawn | Effect::Talk),
+                    "{tool}"
+                );
+                continue;
+            };
+            assert_eq!(s.name, tool.name());
             assert_eq!(s.input_schema["type"], "object");
             assert!(s.input_schema["required"].is_array());
             assert!(!s.description.is_empty());
@@ -450,19 +460,19 @@ mod tests {
     fn bash_tells_the_model_what_its_sandbox_allows() {
         let dir = tempfile::tempdir().unwrap();
         let mut ctx = ToolCtx::new(dir.path().to_path_buf());
-        let d = spec_in("bash", &ctx).unwrap().description;
+        let d = spec_in(Tool::Bash, &ctx).unwrap().description;
         assert!(
             d.contains("sandbox (workspace-write)") && d.contains("no network"),
             "{d}"
         );
         ctx.sandbox.mode = crate::sandbox::Mode::ReadOnly;
         ctx.sandbox.network = true;
-        let d = spec_in("bash", &ctx).unwrap().description;
+        let d = spec_in(Tool::Bash, &ctx).unwrap().description;
         assert!(
             d.contains("write only in $TMPDIR") && d.contains("Network access is allowed"),
             "{d}"
         );
-        assert_eq!(spec_in("read", &ctx), spec("read"));
+        assert_eq!(spec_in(Tool::Read, &ctx), spec(Tool::Read));
     }
 
     #[test]

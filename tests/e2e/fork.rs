@@ -496,7 +496,7 @@ fn btw_keep_cache_shares_the_parent_prefix_and_still_denies_writes() {
     );
     assert_eq!(
         names(&first_side.body["tools"]).len(),
-        ag::policy::KNOWN.len()
+        ag::policy::Tool::all().count()
     );
     let mut ps = last_parent.body["system"].clone();
     let mut ss = first_side.body["system"].clone();

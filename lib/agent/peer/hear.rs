@@ -3,6 +3,7 @@
 use super::super::{Agent, AgentError, Event};
 use super::batch::{Batch, Carry, PEER_LINE_BYTES};
 use crate::log::{ChunkData, NewChunk, PeerMessage, Role};
+use crate::policy::Tool;
 use crate::room::clip;
 use crate::room::inbox::{self, Heard};
 
@@ -14,7 +15,9 @@ impl Agent<'_> {
         step: i64,
         on: &mut dyn FnMut(Event),
     ) -> Result<(), AgentError> {
-        if !self.policy.allows("peer_inbox") && !self.policy.allows("peer_message") {
+        if !self.policy.allows(Tool::PeerInbox.name())
+            && !self.policy.allows(Tool::PeerMessage.name())
+        {
             return Ok(());
         }
         let me = self.me();

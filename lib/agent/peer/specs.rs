@@ -4,6 +4,7 @@ use serde_json::json;
 
 use super::super::Agent;
 use crate::fold::ToolSpec;
+use crate::policy::Tool;
 
 const ROOM_VS_DM: &str = "Without `session` the line goes to this worktree's room and every \
 session working in this tree hears it; with `session` it is a direct message only that session \
@@ -11,9 +12,9 @@ takes in (in another folder too).";
 
 impl Agent<'_> {
     /// The schema of a `peer_*` tool; `None` for any other tool.
-    pub(in crate::agent) fn peer_tool_spec(&self, name: &str) -> Option<ToolSpec> {
-        let (description, schema) = match name {
-            "peer_message" => (
+    pub(in crate::agent) fn peer_tool_spec(&self, tool: Tool) -> Option<ToolSpec> {
+        let (description, schema) = match tool {
+            Tool::PeerMessage => (
                 format!(
                     "Say something to the other sessions working here. {ROOM_VS_DM} Keep it to one \
                      or two sentences. The result says it was posted; the addressee's `delivered` \
@@ -30,14 +31,14 @@ impl Agent<'_> {
                     "additionalProperties": false
                 }),
             ),
-            "peer_inbox" => (
+            Tool::PeerInbox => (
                 format!(
                     "Read the peer messages that were held back from your context (the \"N more\" \
                      note); reading them marks them delivered. {ROOM_VS_DM}"
                 ),
                 json!({"type": "object", "properties": {}, "additionalProperties": false}),
             ),
-            "peer_peek" => (
+            Tool::PeerPeek => (
                 "See what another session is doing: its goal, last prompt, last tool calls and \
                  last words. Changes nothing."
                     .to_string(),
@@ -50,7 +51,7 @@ impl Agent<'_> {
                     "additionalProperties": false
                 }),
             ),
-            "peer_claim" => (
+            Tool::PeerClaim => (
                 "Claim files before you change them, so other sessions in this worktree do not \
                  write them meanwhile. Fails naming the holder when someone else holds an \
                  overlapping claim. Claims end when released, after ttl_s, or when you stop."
@@ -67,7 +68,7 @@ impl Agent<'_> {
                     "additionalProperties": false
                 }),
             ),
-            "peer_release" => (
+            Tool::PeerRelease => (
                 "Release your claims: those overlapping `paths`, or all of them.".to_string(),
                 json!({
                     "type": "object",
@@ -80,7 +81,7 @@ impl Agent<'_> {
             _ => return None,
         };
         Some(ToolSpec {
-            name: name.to_string(),
+            name: tool.name().to_string(),
             description,
             input_schema: schema,
         })

@@ -6,6 +6,7 @@ use std::path::Path;
 use serde_json::Value;
 
 use super::super::Agent;
+use crate::policy::Tool;
 use crate::room::claims::{self, Outcome};
 use crate::room::inbox::{self, Heard};
 use crate::room::presence;
@@ -14,18 +15,18 @@ use crate::room::{clip, file, Line, Room};
 use crate::tools::ToolOutput;
 
 impl Agent<'_> {
-    /// A `peer_*` tool call (it needs the store and the session, so it runs here); `None` for
-    /// any other tool.
-    pub(in crate::agent) fn peer_tool(&self, name: &str, args: &Value) -> Option<ToolOutput> {
-        let out = match name {
-            "peer_message" => self.peer_message(args),
-            "peer_inbox" => self.peer_inbox(),
-            "peer_peek" => self.peer_peek(args),
-            "peer_claim" => self.peer_claim(args),
-            "peer_release" => self.peer_release(args),
-            _ => return None,
+    /// A `peer_*` tool call (it needs the store and the session, so it runs here; the
+    /// registry sends no other tool).
+    pub(in crate::agent) fn peer_tool(&self, tool: Tool, args: &Value) -> ToolOutput {
+        let out = match tool {
+            Tool::PeerMessage => self.peer_message(args),
+            Tool::PeerInbox => self.peer_inbox(),
+            Tool::PeerPeek => self.peer_peek(args),
+            Tool::PeerClaim => self.peer_claim(args),
+            Tool::PeerRelease => self.peer_release(args),
+            _ => Err("not a peer tool".to_string()),
         };
-        Some(out.unwrap_or_else(|e| ToolOutput::error(format!("{name}: {e}"))))
+        out.unwrap_or_else(|e| ToolOutput::error(format!("{tool}: {e}")))
     }
 
     fn resolve(&self, target: &str) -> Result<crate::store::Session, String> {
@@ -231,7 +232,7 @@ impl Agent<'_> {
     /// Before `write` or `edit`: an error result when another live session holds an exclusive
     /// claim on the path; `None` lets the call run.
     pub(in crate::agent) fn collision(&self, name: &str, args: &Value) -> Option<ToolOutput> {
-        if !matches!(name, "write" | "edit") {
+        if !matches!(Tool::parse(name), Some(Tool::Write | Tool::Edit)) {
             return None;
         }
         let path = args["path"].as_str()?;

@@ -178,11 +178,13 @@ fn summarizer(
     let tools = names
         .iter()
         .map(|n| {
-            crate::tools::spec(n).unwrap_or_else(|| ToolSpec {
-                name: n.clone(),
-                description: n.clone(),
-                input_schema: json!({"type": "object"}),
-            })
+            crate::policy::Tool::parse(n)
+                .and_then(crate::tools::spec)
+                .unwrap_or_else(|| ToolSpec {
+                    name: n.clone(),
+                    description: n.clone(),
+                    input_schema: json!({"type": "object"}),
+                })
         })
         .collect();
     Ok(Summarizer {

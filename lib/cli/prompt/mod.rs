@@ -436,7 +436,9 @@ pub(crate) fn run_turn_in(
     let mut agent = plan.into_agent(store, &home, config, cwd_now, interrupt);
     let tool_cwd = agent.tool_ctx.cwd.clone();
     agent.tool_ctx.mcp = super::mcp_client::servers(ctx, config, &tool_cwd, &agent.policy);
-    if agent.policy.allows("bash") && agent.tool_ctx.sandbox.mode == crate::sandbox::Mode::Off {
+    if agent.policy.allows(crate::policy::Tool::Bash.name())
+        && agent.tool_ctx.sandbox.mode == crate::sandbox::Mode::Off
+    {
         ctx.out.note(
             "sandbox: off — bash commands run unconfined, with all your rights and the network",
         );

@@ -1,0 +1,119 @@
+//! The one table from a tool to its spec and its executor. [`Tool`] names every built-in
+//! tool once (in `policy`); the two exhaustive matches below say, for each, who describes it to
+//! the model and who runs it, so a tool cannot be offered without an executor or run without
+//! a spec. MCP tools (`mcp__SERVER__TOOL`) come from their servers.
+
+use std::time::Duration;
+
+use serde_json::Value;
+
+use super::Agent;
+use crate::fold::ToolSpec;
+use crate::policy::Tool;
+use crate::tools::{self, ToolOutput};
+
+impl Agent<'_> {
+    /// The spec of one built-in tool as this session may see it.
+    fn spec_of(&self, tool: Tool) -> Option<ToolSpec> {
+        match tool {
+            Tool::Read | Tool::Glob | Tool::Grep | Tool::Write | Tool::Edit | Tool::Bash => {
+                tools::spec_in(tool, &self.tool_ctx)
+            }
+            Tool::Summon | Tool::Retrieve => self.summon_tool_spec(tool),
+            Tool::PeerMessage
+            | Tool::PeerInbox
+            | Tool::PeerPeek
+            | Tool::PeerClaim
+            | Tool::PeerRelease => self.peer_tool_spec(tool),
+        }
+    }
+
+    /// Run one call the guard allowed. `None` when the turn was interrupted while it ran.
+    pub(super) fn execute(&self, name: &str, args: &Value) -> Option<ToolOutput> {
+        if let Some(refused) = self.collision(name, args) {
+            return Some(refused);
+        }
+        match Tool::parse(name) {
+            Some(
+                Tool::Read | Tool::Glob | Tool::Grep | Tool::Write | Tool::Edit | Tool::Bash,
+            )
+            // MCP tools, and names nobody knows (tools::run says so).
+            | None => self.run_tool(name, args),
+            Some(tool @ (Tool::Summon | Tool::Retrieve)) => Some(self.summon_tool(tool, args)),
+            Some(
+                tool @ (Tool::PeerMessage
+                | Tool::PeerInbox
+                | Tool::PeerPeek
+                | Tool::PeerClaim
+                | Tool::PeerRelease),
+            ) => Some(self.peer_tool(tool, args)),
+        }
+    }
+
+    /// The tools offered to the model, in the policy's order (or the offered list a
+    /// `--keep-cache` side chat keeps byte for byte), then the MCP servers' tools.
+    pub(super) fn tool_specs(&self) -> Vec<ToolSpec> {
+        let names = match &self.opts.offered {
+            Some(names) => names.clone(),
+            None => self.policy.names(),
+        };
+        let mut specs: Vec<_> = names
+            .iter()
+            .filter_map(|n| Tool::parse(n).and_then(|t| self.spec_of(t)))
+            .collect();
+        // MCP servers start here, at the first step that may offer their tools.
+        if let (None, Some(mcp)) = (&self.opts.offered, &self.tool_ctx.mcp) {
+            specs.extend(mcp.specs(&self.policy));
+        }
+        specs
+    }
+
+    /// Run one allowed tool on a worker thread so an interrupt is noticed while it runs.
+    fn run_tool(&self, name: &str, args: &Value) -> Option<ToolOutput> {
+        let (tx, rx) = std::sync::mpsc::channel();
+        let (name_owned, args_owned, ctx) = (name.to_string(), args.clone(), self.tool_ctx.clone());
+        std::thread::spawn(move || {
+            let _ = tx.send(tools::run(&name_owned, &args_owned, &ctx));
+        });
+        // The store learns the command's process group while it runs, so a later run can end
+        // what this one leaves if it is killed.
+        let mut recorded = None;
+        let mut record = |group: Option<(i64, i64)>| {
+            if group != recorded {
+                let _ = self.store.set_tool_group(&self.session.id, group);
+                recorded = group;
+            }
+        };
+        loop {
+            let got = rx.recv_timeout(Duration::from_millis(50));
+            let group = match &got {
+                Ok(_) => None,
+                Err(_) => *self
+                    .tool_ctx
+                    .running_group
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner()),
+            };
+            record(group);
+            match got {
+                Ok(out) => return Some(out),
+                Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
+                    if self.interrupted() {
+                        // The tool sees the same flag and kills what it started; give it a
+                        // moment so nothing outlives the turn.
+                        if rx.recv_timeout(Duration::from_secs(2)).is_ok() {
+                            record(None);
+                        }
+                        return None;
+                    }
+                }
+                Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => {
+                    return Some(ToolOutput {
+                        text: format!("the {name} tool stopped unexpectedly"),
+                        is_error: true,
+                    })
+                }
+            }
+        }
+    }
+}

@@ -9,7 +9,10 @@ use std::time::Duration;
 
 use serde::Deserialize;
 
+mod check;
 mod trust;
+
+pub use check::http_url;
 pub use trust::{is_trusted, project_root, trust, trusted_folders_file};
 
 use crate::sandbox::SandboxConfig;
@@ -246,6 +249,7 @@ impl Config {
                     path: files.last().cloned().unwrap_or_default(),
                     message: e.message().to_string(),
                 })?;
+        check::check(&config, files.last().cloned().unwrap_or_default())?;
         config.sources = files;
         config.warnings = warnings;
         config.project_sandbox = project_sandbox;

@@ -106,6 +106,27 @@ pub fn precreate_private(path: &Path) -> io::Result<()> {
     }
 }
 
+/// Whether the file system holding `path` (a file, or the directory it would go in) has no
+/// room left for another page of data: what a failed write is blamed on when it says less.
+pub fn disk_full(path: &Path) -> bool {
+    use std::os::unix::ffi::OsStrExt;
+    let dir = match path.parent() {
+        Some(d) if !path.is_dir() && !d.as_os_str().is_empty() => d,
+        _ => path,
+    };
+    let Ok(c) = std::ffi::CString::new(dir.as_os_str().as_bytes()) else {
+        return false;
+    };
+    // SAFETY: statvfs writes into the zeroed struct we own; the path is NUL-terminated.
+    unsafe {
+        let mut st: libc::statvfs = std::mem::zeroed();
+        if libc::statvfs(c.as_ptr(), &mut st) != 0 {
+            return false;
+        }
+        (st.f_bavail as u64).saturating_mul(st.f_frsize as u64) < 64 * 1024
+    }
+}
+
 /// Make an existing file private (used for SQLite's own files, which it creates itself).
 pub fn make_private(path: &Path) -> io::Result<()> {
     match fs::metadata(path) {

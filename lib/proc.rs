@@ -72,6 +72,41 @@ pub fn make_undumpable() {
 #[cfg(not(target_os = "linux"))]
 pub fn make_undumpable() {}
 
+/// Whether fd 1 was closed when the process started (`>&-`). The standard library puts
+/// `/dev/null` on a closed standard fd before `main` runs, after which a write to it succeeds
+/// silently; so this is looked at earlier, by a constructor that runs before `main`.
+pub fn stdout_closed_at_start() -> bool {
+    STDOUT_CLOSED_AT_START.load(std::sync::atomic::Ordering::Relaxed)
+}
+
+static STDOUT_CLOSED_AT_START: std::sync::atomic::AtomicBool =
+    std::sync::atomic::AtomicBool::new(false);
+
+#[cfg(target_os = "linux")]
+#[used]
+#[unsafe(link_section = ".init_array")]
+static LOOK_AT_STDOUT: extern "C" fn() = look_at_stdout;
+
+#[cfg_attr(not(target_os = "linux"), allow(dead_code))]
+extern "C" fn look_at_stdout() {
+    // SAFETY: fcntl(F_GETFD) on an integer fd only reads the descriptor table.
+    let closed = unsafe { libc::fcntl(libc::STDOUT_FILENO, libc::F_GETFD) } == -1;
+    STDOUT_CLOSED_AT_START.store(closed, std::sync::atomic::Ordering::Relaxed);
+}
+
+/// Whether the reader of the pipe on `fd` has gone away: `poll` reports an error on a pipe's
+/// write end once its read end is closed, before anything is written (as GNU `tail -f` checks).
+pub fn reader_gone(fd: libc::c_int) -> bool {
+    let mut p = libc::pollfd {
+        fd,
+        events: 0,
+        revents: 0,
+    };
+    // SAFETY: one valid pollfd, a zero timeout.
+    let n = unsafe { libc::poll(&mut p, 1, 0) };
+    n == 1 && p.revents & (libc::POLLERR | libc::POLLHUP | libc::POLLNVAL) != 0
+}
+
 /// Whether this process is dumpable (`PR_GET_DUMPABLE`).
 #[cfg(target_os = "linux")]
 pub fn is_dumpable() -> bool {

@@ -54,6 +54,9 @@ pub enum Event {
         wait: Duration,
         reason: String,
     },
+    /// An attempt at a step ended: `ok` when its stream finished, so its sealed chunks are
+    /// the answer; otherwise they are abandoned (a printer holding them back drops them).
+    AttemptEnd { ok: bool },
     /// Waiting for the provider (spinners start here).
     Waiting,
     /// Something went wrong beside the turn (a room that cannot be read, a receipt not

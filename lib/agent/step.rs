@@ -48,6 +48,11 @@ impl Agent<'_> {
             let body = self.request(view)?;
             on(Event::Waiting);
             let (outcome, sealed) = self.attempt(turn, step, body, on)?;
+            if !matches!(outcome, AttemptResult::Interrupted) {
+                on(Event::AttemptEnd {
+                    ok: matches!(outcome, AttemptResult::Ok(..)),
+                });
+            }
             match outcome {
                 AttemptResult::Interrupted => return Ok(StepOutcome::Interrupted),
                 AttemptResult::Ok(end, calls) => {
@@ -100,8 +105,9 @@ impl Agent<'_> {
                     }
                     if !err.retryable || failures >= attempts {
                         let message = if err.retryable {
+                            let s = if failures == 1 { "" } else { "s" };
                             format!(
-                                "the provider stayed unavailable after {failures} attempts: {err}"
+                                "the provider stayed unavailable after {failures} attempt{s}: {err}"
                             )
                         } else {
                             format!("the provider refused the request: {err}")

@@ -13,6 +13,8 @@ pub enum Exit {
     Usage,
     Conflict,
     NotFound,
+    /// The command's change was stored, but its output could not be written: do not retry.
+    OutputFailed,
     TempFail,
     Interrupted,
 }
@@ -24,6 +26,7 @@ impl Exit {
             Exit::Usage => 2,
             Exit::Conflict => 3,
             Exit::NotFound => 4,
+            Exit::OutputFailed => 74,
             Exit::TempFail => 75,
             Exit::Interrupted => 130,
         }
@@ -82,6 +85,14 @@ impl CliError {
         })
     }
 
+    /// Whether this is a failed write to stdout (see [`super::output::StdoutFailed`]).
+    pub fn is_stdout_failure(&self) -> bool {
+        self.error.chain().any(|c| {
+            c.downcast_ref::<io::Error>()
+                .is_some_and(super::output::is_stdout_failure)
+        })
+    }
+
     pub fn render(&self, program: &str) {
         let mut s = String::new();
         let mut chain = self.error.chain();
@@ -120,7 +131,36 @@ impl From<crate::paths::HomeError> for CliError {
 
 impl From<StoreError> for CliError {
     fn from(e: StoreError) -> Self {
-        let (exit, hint) = match &e {
+        let (exit, hint) = exit_and_hint(&e);
+        CliError {
+            exit,
+            error: e.into(),
+            hint,
+        }
+    }
+}
+
+fn recover_hint(db: &std::path::Path) -> String {
+    let db = db.display();
+    format!(
+        "recover what it holds into a new file: sqlite3 {db} .recover | sqlite3 recovered.db; \
+         keep the damaged file, then move recovered.db to {db}"
+    )
+}
+
+/// The exit status and hint that go with a store error.
+fn exit_and_hint(e: &StoreError) -> (Exit, Option<String>) {
+    {
+        match e {
+            StoreError::SearchIndex(cause) => exit_and_hint(cause),
+            StoreError::DiskFull { .. } => (
+                Exit::Error,
+                Some("free space on that file system and run the command again; commands that only read still work".into()),
+            ),
+            StoreError::Damaged { path, .. } => (Exit::Error, Some(recover_hint(path))),
+            StoreError::Sql(e) if e.sqlite_error_code() == Some(rusqlite::ErrorCode::DatabaseCorrupt) => {
+                (Exit::Error, Some(recover_hint(std::path::Path::new("ag.db"))))
+            }
             StoreError::SessionNotFound(_) => (
                 Exit::NotFound,
                 Some("`ag-log ls` lists sessions; a reference is a full id, a unique prefix or `last`".to_string()),
@@ -154,11 +194,6 @@ impl From<StoreError> for CliError {
                 Some("pass --home DIR or set AG_HOME to a writable directory".to_string()),
             ),
             _ => (Exit::Error, None),
-        };
-        CliError {
-            exit,
-            error: e.into(),
-            hint,
         }
     }
 }

@@ -77,8 +77,7 @@ fn run(cli: Cli) -> CliResult<()> {
         Some(q) => btw(&mut ctx, &cli, &q),
         None => plain(&mut ctx, &cli),
     };
-    ctx.out.flush()?;
-    result
+    ctx.conclude(result)
 }
 
 fn fork_error(e: ForkError, source: &Session, side: bool) -> CliError {
@@ -146,6 +145,8 @@ fn plain(ctx: &mut Ctx, cli: &Cli) -> CliResult<()> {
         },
     )
     .map_err(|e| fork_error(e, &source, false))?;
+    ctx.out
+        .done(format!("session {} was forked as {}", source.id, child.id));
     ctx.out.note(&format!(
         "forked {} at seq {}{}",
         crate::ids::short(&source.id),
@@ -236,6 +237,8 @@ fn btw(ctx: &mut Ctx, cli: &Cli, question: &str) -> CliResult<()> {
         },
     )
     .map_err(|e| fork_error(e, &source, true))?;
+    ctx.out
+        .done(format!("the side chat {} was created", child.id));
     let short = crate::ids::short(&child.id);
     if ctx.global.json {
         let mut v = describe(&store, &child)?;
@@ -260,6 +263,9 @@ fn btw(ctx: &mut Ctx, cli: &Cli, question: &str) -> CliResult<()> {
             super::prompt::run_turn_in(ctx, &store, plan, Some(&text), &config, &cwd_now)
         });
     result.map_err(|e| {
+        if e.is_stdout_failure() {
+            return e;
+        }
         let what = match e.exit {
             Exit::TempFail => format!(
                 "the model is unavailable; the side chat {} was kept without an answer",

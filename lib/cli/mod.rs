@@ -69,6 +69,30 @@ impl Ctx {
     pub fn store(&self) -> CliResult<Store> {
         Store::open(&self.home).map_err(CliError::from)
     }
+
+    /// The end of a command: flush stdout, and say so when its output failed after its change
+    /// was stored ([`Out::done`]): exit 74, not an error a caller would retry. A stdout that
+    /// was closed from the start (`>&-`) is an error like any failed write.
+    pub fn conclude(&mut self, result: CliResult<()>) -> CliResult<()> {
+        let flushed = self.out.flush().map_err(CliError::from);
+        let result = result.and(flushed);
+        match (result, self.out.done_what()) {
+            (Err(e), Some(what)) if e.is_stdout_failure() && !e.is_broken_pipe() => {
+                let what = what.to_string();
+                Err(CliError {
+                    exit: Exit::OutputFailed,
+                    error: e
+                        .error
+                        .context(format!("{what}, but its output could not be written")),
+                    hint: Some("do not run the command again: that would store it twice".into()),
+                })
+            }
+            (Err(e), _) if e.is_stdout_failure() && e.hint.is_none() && !e.is_broken_pipe() => {
+                Err(e.with_hint("stdout is closed or full; redirect it (`>/dev/null` discards it)"))
+            }
+            (r, _) => r,
+        }
+    }
 }
 
 /// The configuration for `cwd`, reporting on stderr what a project file was not allowed to set.
@@ -129,6 +153,7 @@ pub fn finish(program: &str, result: CliResult<()>) -> ExitCode {
 /// cannot read its memory or its `/proc/PID/environ`.
 pub fn parse<T: clap::Parser>(program: &'static str) -> T {
     output::set_program(program);
+    output::guard_std_fds();
     crate::proc::make_undumpable();
     match T::try_parse() {
         Ok(t) => t,

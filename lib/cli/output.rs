@@ -4,9 +4,34 @@
 //! stderr is ignored, never a panic.
 
 use std::io::{self, BufWriter, IsTerminal, Stdout, Write};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::OnceLock;
 
 static PROGRAM: OnceLock<&'static str> = OnceLock::new();
+
+/// Whether fd 1 was closed when the process started (`>&-`): the standard library would drop
+/// every write to it silently, so the printer reports each one as failed instead.
+static STDOUT_CLOSED: AtomicBool = AtomicBool::new(false);
+
+/// Remember whether stdout was closed when the process started.
+pub(super) fn guard_std_fds() {
+    STDOUT_CLOSED.store(crate::proc::stdout_closed_at_start(), Ordering::Relaxed);
+}
+
+/// A write to stdout failed: the data a command was asked for did not all reach its reader.
+/// Carried inside an `io::Error` of the same kind, so a broken pipe is still a broken pipe.
+#[derive(Debug, thiserror::Error)]
+#[error("cannot write to stdout")]
+pub struct StdoutFailed(#[source] pub io::Error);
+
+fn stdout_failed(e: io::Error) -> io::Error {
+    io::Error::new(e.kind(), StdoutFailed(e))
+}
+
+/// Whether `e` is a failed write to stdout.
+pub fn is_stdout_failure(e: &io::Error) -> bool {
+    e.get_ref().is_some_and(|r| r.is::<StdoutFailed>())
+}
 
 /// The program every message on stderr is prefixed with (`ag-log: `…); set once by
 /// [`super::parse`].
@@ -34,6 +59,7 @@ pub struct Out {
     pub quiet: bool,
     pub verbose: bool,
     stdout: BufWriter<Stdout>,
+    done: Option<String>,
 }
 
 impl Out {
@@ -47,21 +73,43 @@ impl Out {
             quiet,
             verbose,
             stdout: BufWriter::with_capacity(64 * 1024, io::stdout()),
+            done: None,
         }
     }
 
     /// A line of data on stdout.
     pub fn line(&mut self, s: &str) -> io::Result<()> {
-        self.stdout.write_all(s.as_bytes())?;
-        self.stdout.write_all(b"\n")
+        self.raw(s)?;
+        self.raw("\n")
     }
 
     pub fn raw(&mut self, s: &str) -> io::Result<()> {
-        self.stdout.write_all(s.as_bytes())
+        if STDOUT_CLOSED.load(Ordering::Relaxed) {
+            return Err(stdout_failed(io::Error::from_raw_os_error(libc::EBADF)));
+        }
+        self.stdout.write_all(s.as_bytes()).map_err(stdout_failed)
     }
 
     pub fn flush(&mut self) -> io::Result<()> {
-        self.stdout.flush()
+        self.stdout.flush().map_err(stdout_failed)
+    }
+
+    /// Whether stdout is a pipe whose reader has gone away, checked without writing: a
+    /// follower that has nothing new to print still notices and ends.
+    pub fn reader_gone(&self) -> bool {
+        crate::proc::reader_gone(libc::STDOUT_FILENO)
+    }
+
+    /// Record that the command's change is stored (`what` says which): from here on, a
+    /// failure to print is reported with exit status 74, so a caller does not retry a write
+    /// that was made.
+    pub fn done(&mut self, what: impl Into<String>) {
+        self.done = Some(what.into());
+    }
+
+    /// What [`Out::done`] recorded.
+    pub fn done_what(&self) -> Option<&str> {
+        self.done.as_deref()
     }
 
     /// A notice on stderr, unless quiet.

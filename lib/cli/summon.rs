@@ -119,8 +119,7 @@ fn run(cli: Cli) -> CliResult<()> {
         Some(Sub::Cancel { id, grace }) => cancel(&mut ctx, &id, grace),
         None => summon(&mut ctx, cli.run),
     };
-    ctx.out.flush()?;
-    result
+    ctx.conclude(result)
 }
 
 fn report_problems(ctx: &Ctx, catalog: &Catalog) {

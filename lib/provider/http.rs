@@ -102,6 +102,14 @@ impl HttpProvider {
             }
         };
         let base = base.trim().trim_end_matches('/');
+        // A `[providers.*] base_url` is checked when the config loads; a variable here.
+        if let Err(why) = crate::config::http_url(base) {
+            return Err(ModelError::BadBaseUrl {
+                var: format!("{}_BASE_URL", provider.to_ascii_uppercase()),
+                url: base.into(),
+                why,
+            });
+        }
         let url = match dialect {
             Dialect::Anthropic => format!("{base}/v1/messages"),
             Dialect::OpenAi => format!("{base}/chat/completions"),

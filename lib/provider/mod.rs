@@ -80,6 +80,14 @@ pub enum ModelError {
     Network { model: String, message: String },
     #[error("[providers.{provider}] has kind {kind:?}; use \"openai\" or \"anthropic\"")]
     BadKind { provider: String, kind: String },
+    #[error(
+        "{var} is {url:?}, which is not a URL ({why}); write it like \"http://127.0.0.1:8080\""
+    )]
+    BadBaseUrl {
+        var: String,
+        url: String,
+        why: String,
+    },
 }
 
 /// Resolve a model reference to a provider: `echo`, `script:FILE`, `anthropic/NAME`,

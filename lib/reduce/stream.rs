@@ -116,6 +116,42 @@ event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n";
         assert_eq!(ops.len(), 3, "{ops:?}");
     }
 
+    /// The four keep-alive forms seen in the wild: an SSE comment (OpenAI's `: ping`), an
+    /// empty chunk, a chunk with an empty delta (also with empty content), Anthropic's `ping`.
+    #[test]
+    fn each_keep_alive_form_is_not_progress() {
+        let mut r = StreamReader::new(Dialect::OpenAi);
+        let mut ops = Vec::new();
+        let mut sink = |op| ops.push(op);
+        let chunk = |v: &str| {
+            format!("data: {{\"id\":\"c\",\"object\":\"chat.completion.chunk\",{v}}}\n\n")
+        };
+        let keep_alives = [
+            ": ping\n\n".to_string(),
+            chunk("\"choices\":[]"),
+            chunk("\"choices\":[],\"usage\":null"),
+            chunk("\"choices\":[{\"index\":0,\"delta\":{}}]"),
+            chunk("\"choices\":[{\"index\":0,\"delta\":{\"content\":\"\"}}]"),
+            chunk(
+                "\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"content\":\"\"}}]",
+            ),
+        ];
+        for k in &keep_alives {
+            for _ in 0..3 {
+                assert!(!r.push(k.as_bytes(), &mut sink).unwrap(), "{k:?}");
+            }
+        }
+        let text = chunk("\"choices\":[{\"index\":0,\"delta\":{\"content\":\"hi\"}}]");
+        assert!(r.push(text.as_bytes(), &mut sink).unwrap(), "content");
+        let mut a = StreamReader::new(Dialect::Anthropic);
+        let ping = ANTHROPIC.split_inclusive("\n\n").nth(1).unwrap();
+        assert!(ping.contains("ping"));
+        assert!(
+            !a.push(ping.as_bytes(), &mut sink).unwrap(),
+            "anthropic ping"
+        );
+    }
+
     #[test]
     fn a_stream_cut_short_is_truncated_whatever_the_split() {
         let cut = &ANTHROPIC[..ANTHROPIC.len() - 40];

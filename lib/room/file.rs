@@ -38,7 +38,7 @@ pub fn append(path: &Path, line: &Line) -> Result<(), RoomError> {
     let bytes = encode(line)?;
     let file = open_append(path).map_err(|e| RoomError::io(path, e))?;
     file.lock().map_err(|e| RoomError::io(path, e))?;
-    let r = write_once(&file, &bytes);
+    let r = write_once(path, &file, &bytes);
     let _ = file.unlock();
     r.map_err(|e| RoomError::io(path, e))
 }
@@ -56,7 +56,7 @@ pub fn append_locked<T>(
         let (line, out) = decide()?;
         if let Some(line) = line {
             let bytes = encode(&line)?;
-            write_once(&file, &bytes).map_err(|e| RoomError::io(path, e))?;
+            write_once(path, &file, &bytes).map_err(|e| RoomError::io(path, e))?;
         }
         Ok(out)
     })();
@@ -82,9 +82,30 @@ impl Truncate for &File {
 
 /// Write the whole line in one `write`, the caller holding the room's exclusive lock. A short
 /// write or a write error cuts the file back to its length before the write, so no partial
-/// line is left for the next writer to glue its line onto.
-fn write_once(file: &File, bytes: &[u8]) -> io::Result<()> {
+/// line is left for the next writer to glue its line onto. A fragment left by someone else (a
+/// writer killed mid-line by an older version, an editor) is ended first, so the line starts on
+/// a line boundary: readers skip the fragment as a corrupt line and read this one.
+fn write_once(path: &Path, file: &File, bytes: &[u8]) -> io::Result<()> {
+    if ends_mid_line(path, file)? {
+        let mut ended = Vec::with_capacity(bytes.len() + 1);
+        ended.push(b'\n');
+        ended.extend_from_slice(bytes);
+        return write_whole(file, &ended);
+    }
     write_whole(file, bytes)
+}
+
+/// Whether the room's last byte is not a newline (the file opened for appending cannot be
+/// read, so the path is opened again for that one byte).
+fn ends_mid_line(path: &Path, file: &File) -> io::Result<bool> {
+    use std::os::unix::fs::FileExt;
+    let len = file.metadata()?.len();
+    if len == 0 {
+        return Ok(false);
+    }
+    let mut last = [0u8];
+    File::open(path)?.read_exact_at(&mut last, len - 1)?;
+    Ok(last[0] != b'\n')
 }
 
 fn write_whole<W: Write + Truncate>(mut file: W, bytes: &[u8]) -> io::Result<()> {
@@ -235,7 +256,7 @@ mod tests {
         for fail in [false, true] {
             let p = temp_room();
             let file = open_append(&p).unwrap();
-            write_once(&file, b"{\"id\":\"a\"}\n").unwrap();
+            write_once(&p, &file, b"{\"id\":\"a\"}\n").unwrap();
             let before = std::fs::read(&p).unwrap();
             let flaky = Flaky {
                 file: &file,
@@ -248,12 +269,30 @@ mod tests {
             }
             assert_eq!(std::fs::read(&p).unwrap(), before, "fail = {fail}");
             // The next line starts on a line of its own.
-            write_once(&file, b"{\"id\":\"c\"}\n").unwrap();
+            write_once(&p, &file, b"{\"id\":\"c\"}\n").unwrap();
             assert_eq!(
                 std::fs::read_to_string(&p).unwrap(),
                 "{\"id\":\"a\"}\n{\"id\":\"c\"}\n"
             );
             let _ = std::fs::remove_dir_all(p.parent().unwrap());
         }
+    }
+
+    #[test]
+    fn a_line_after_a_fragment_starts_on_a_line_boundary() {
+        let p = temp_room();
+        std::fs::write(&p, "{\"id\":\"a\"}\n{\"id\":\"killed mid-li").unwrap();
+        let file = open_append(&p).unwrap();
+        write_once(&p, &file, b"{\"id\":\"b\"}\n").unwrap();
+        assert_eq!(
+            std::fs::read_to_string(&p).unwrap(),
+            "{\"id\":\"a\"}\n{\"id\":\"killed mid-li\n{\"id\":\"b\"}\n"
+        );
+        // A file that ends on a newline gets no extra one.
+        write_once(&p, &file, b"{\"id\":\"c\"}\n").unwrap();
+        assert!(std::fs::read_to_string(&p)
+            .unwrap()
+            .ends_with("\"b\"}\n{\"id\":\"c\"}\n"));
+        let _ = std::fs::remove_dir_all(p.parent().unwrap());
     }
 }

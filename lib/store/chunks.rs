@@ -3,7 +3,7 @@
 
 use rusqlite::{params, params_from_iter, Connection, Row};
 
-use super::lineage::segment_filter;
+use super::lineage::{segment_filter, segment_filter_in};
 use super::{Result, Session, Store, StoreError};
 use crate::log::{Chunk, ChunkData, ChunkType, NewChunk, Role};
 use crate::{clock, ids};
@@ -242,7 +242,7 @@ impl Store {
                 args.push(turn.clone().into());
             }
             sql.push_str(" ORDER BY seq");
-            let mut stmt = self.conn().prepare(&sql).map_err(StoreError::from)?;
+            let mut stmt = self.conn().prepare_cached(&sql).map_err(StoreError::from)?;
             let mut rows = stmt
                 .query(params_from_iter(args))
                 .map_err(StoreError::from)?;
@@ -292,7 +292,13 @@ impl Store {
         if words.is_empty() {
             return Err(StoreError::Invalid("the search query is empty".into()));
         }
-        self.index_pending();
+        if let Err(e) = self.index_pending() {
+            // Only what is already indexed could be searched: say so rather than answer
+            // "no matches" for chunks that were never looked at.
+            if self.unindexed()? {
+                return Err(StoreError::SearchIndex(Box::new(e)));
+            }
+        }
         let mut args: Vec<rusqlite::types::Value> = vec![words.join(" ").into()];
         let mut sql = format!(
             "SELECT {cols}, snippet(chunks_fts, 0, '[', ']', '…', 12) FROM chunks_fts \
@@ -305,13 +311,9 @@ impl Store {
         );
         if let Some(s) = session {
             let segs = self.segments(s)?;
-            let (filter, more) = segment_filter(&segs, 0, i64::MAX);
+            let (filter, more) = segment_filter_in("c.", &segs, 0, i64::MAX);
             sql.push_str(" AND ");
-            sql.push_str(
-                &filter
-                    .replace("session_id", "c.session_id")
-                    .replace("seq", "c.seq"),
-            );
+            sql.push_str(&filter);
             args.extend(more);
         }
         sql.push_str(" ORDER BY rank LIMIT ?");
@@ -328,11 +330,20 @@ impl Store {
         Ok(hits)
     }
 
+    /// Whether text chunks were written since the index was last brought up to date.
+    fn unindexed(&self) -> Result<bool> {
+        Ok(self.conn().query_row(
+            "SELECT EXISTS (SELECT 1 FROM chunks WHERE type = 'text' \
+               AND rowid > (SELECT last_rowid FROM fts_state WHERE id = 1))",
+            [],
+            |r| r.get(0),
+        )?)
+    }
+
     /// Bring the full-text index up to date with the log. Appends leave indexing to the
-    /// first search after them, so writing a chunk costs one row, not two. On a store we
-    /// cannot write, search what is already indexed.
-    fn index_pending(&self) {
-        let _ = self.write(|tx| {
+    /// first search after them, so writing a chunk costs one row, not two.
+    fn index_pending(&self) -> Result<()> {
+        self.write(|tx| {
             let last: i64 =
                 tx.query_row("SELECT last_rowid FROM fts_state WHERE id = 1", [], |r| {
                     r.get(0)
@@ -348,7 +359,7 @@ impl Store {
                 [last],
             )?;
             Ok(())
-        });
+        })
     }
 
     /// How many chunks of each role and type a session's view holds.

@@ -7,6 +7,13 @@ use serde_json::Value;
 
 use super::{Result, Session, Store, StoreError};
 
+/// How deep a chain of forks may be before it is taken for a cycle.
+const MAX_DEPTH: i64 = 1_000_000;
+
+/// Above this many segments, a filter names them in one JSON parameter instead of one `OR`
+/// term each (SQLite refuses an expression tree over 1,000 deep).
+const OR_TERMS: usize = 32;
+
 /// One segment of a session's view: the chunks of `session` with `lo < seq <= hi`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Segment {
@@ -38,36 +45,89 @@ impl Store {
         Ok(own.or(session.fork_seq).unwrap_or(0))
     }
 
-    /// The lineage of a session, oldest ancestor first: `(session, fork_seq)` pairs where
-    /// `fork_seq` is the last seq the next one down inherits.
-    pub fn lineage(&self, session: &Session) -> Result<Vec<Session>> {
-        let mut chain = vec![session.clone()];
-        let mut cur = session.clone();
-        while let Some(src) = cur.fork_of.clone() {
-            if chain.len() > 10_000 || chain.iter().any(|s| s.id == src) {
-                return Err(StoreError::Invalid(format!(
-                    "session {} has a cyclic fork lineage",
-                    session.id
-                )));
-            }
-            let parent = self.session(&src)?;
-            chain.push(parent.clone());
-            cur = parent;
+    /// The ids and fork seqs of a session's lineage, the session first: one query, and only
+    /// the two columns every read needs.
+    fn chain(&self, session: &Session) -> Result<Vec<(String, Option<i64>)>> {
+        if session.fork_of.is_none() {
+            return Ok(vec![(session.id.clone(), session.fork_seq)]);
         }
-        chain.reverse();
+        let mut stmt = self.conn().prepare_cached(&format!(
+            "WITH RECURSIVE chain(id, depth) AS ( \
+               SELECT ?1, 0 \
+               UNION ALL \
+               SELECT s.fork_of, chain.depth + 1 FROM sessions s JOIN chain ON s.id = chain.id \
+               WHERE s.fork_of IS NOT NULL AND chain.depth < {MAX_DEPTH}) \
+             SELECT s.id, s.fork_seq, s.fork_of FROM chain JOIN sessions s ON s.id = chain.id \
+             ORDER BY chain.depth"
+        ))?;
+        let rows: Vec<(String, Option<i64>, Option<String>)> = stmt
+            .query_map([&session.id], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?
+            .collect::<rusqlite::Result<_>>()?;
+        match rows.last() {
+            Some((_, _, None)) => Ok(rows.into_iter().map(|(id, seq, _)| (id, seq)).collect()),
+            Some((_, _, Some(src))) if (rows.len() as i64) <= MAX_DEPTH => {
+                Err(StoreError::SessionNotFound(src.clone()))
+            }
+            Some(_) => Err(StoreError::Invalid(format!(
+                "session {} has a cyclic fork lineage",
+                session.id
+            ))),
+            None => Err(StoreError::SessionNotFound(session.id.clone())),
+        }
+    }
+
+    /// The lineage of a session, oldest ancestor first: `(session, fork_seq)` pairs where
+    /// `fork_seq` is the last seq the next one down inherits. One query however deep the
+    /// chain of forks is.
+    pub fn lineage(&self, session: &Session) -> Result<Vec<Session>> {
+        if session.fork_of.is_none() {
+            return Ok(vec![session.clone()]);
+        }
+        let cols = super::sessions::COLUMNS
+            .split(", ")
+            .map(|c| format!("s.{}", c.trim()))
+            .collect::<Vec<_>>()
+            .join(", ");
+        // A cycle (only a damaged store has one) would recurse forever: the depth bound
+        // stops it, and the chain then does not end at a session without a source.
+        let sql = format!(
+            "WITH RECURSIVE chain(id, depth) AS ( \
+               SELECT ?1, 0 \
+               UNION ALL \
+               SELECT s.fork_of, chain.depth + 1 FROM sessions s JOIN chain ON s.id = chain.id \
+               WHERE s.fork_of IS NOT NULL AND chain.depth < {MAX_DEPTH}) \
+             SELECT {cols} FROM chain JOIN sessions s ON s.id = chain.id ORDER BY chain.depth DESC"
+        );
+        let mut stmt = self.conn().prepare_cached(&sql)?;
+        let mut chain: Vec<Session> = stmt
+            .query_map([&session.id], super::sessions::from_row)?
+            .collect::<rusqlite::Result<_>>()?;
+        let Some(oldest) = chain.first() else {
+            return Err(StoreError::SessionNotFound(session.id.clone()));
+        };
+        if let Some(src) = &oldest.fork_of {
+            return Err(if chain.len() as i64 > MAX_DEPTH {
+                StoreError::Invalid(format!("session {} has a cyclic fork lineage", session.id))
+            } else {
+                StoreError::SessionNotFound(src.clone())
+            });
+        }
+        // The session as the caller has it (it may carry fresher fields).
+        if let Some(last) = chain.last_mut() {
+            *last = session.clone();
+        }
         Ok(chain)
     }
 
     /// The segments that make up a session's view, in seq order.
     pub fn segments(&self, session: &Session) -> Result<Vec<Segment>> {
-        let chain = self.lineage(session)?;
-        let mut segs = Vec::with_capacity(chain.len());
+        let mut segs = Vec::new();
         // Walk from the session up: each ancestor is capped by the fork_seq of its child.
         let mut hi = i64::MAX;
-        for s in chain.iter().rev() {
-            let lo = s.fork_seq.unwrap_or(0);
+        for (id, fork_seq) in self.chain(session)? {
+            let lo = fork_seq.unwrap_or(0);
             segs.push(Segment {
-                session: s.id.clone(),
+                session: id,
                 lo,
                 hi,
             });
@@ -116,27 +176,51 @@ impl Store {
     }
 }
 
-/// SQL for "the chunks of these segments", with `?` parameters in order.
+/// SQL for "the chunks of these segments", with `?` parameters in order: one `OR` term per
+/// segment, or, for a long lineage, the chunks' rowids looked up once from the segments passed
+/// as one JSON array. `q` qualifies the outer query's columns (`""` or `"c."`).
 pub(super) fn segment_filter(
     segs: &[Segment],
     lo: i64,
     hi: i64,
 ) -> (String, Vec<rusqlite::types::Value>) {
+    segment_filter_in("", segs, lo, hi)
+}
+
+pub(super) fn segment_filter_in(
+    q: &str,
+    segs: &[Segment],
+    lo: i64,
+    hi: i64,
+) -> (String, Vec<rusqlite::types::Value>) {
+    let cut: Vec<(&str, i64, i64)> = segs
+        .iter()
+        .map(|s| (s.session.as_str(), s.lo.max(lo), s.hi.min(hi)))
+        .filter(|(_, a, b)| b > a)
+        .collect();
+    if cut.is_empty() {
+        return ("0".into(), Vec::new());
+    }
+    if cut.len() > OR_TERMS {
+        let json = serde_json::to_string(&cut).unwrap_or_default();
+        return (
+            format!(
+                "{q}rowid IN (SELECT v.rowid FROM json_each(?) j JOIN chunks v \
+                 ON v.session_id = j.value ->> 0 AND v.seq > j.value ->> 1 \
+                 AND v.seq <= j.value ->> 2)"
+            ),
+            vec![json.into()],
+        );
+    }
     let mut sql = Vec::new();
     let mut args: Vec<rusqlite::types::Value> = Vec::new();
-    for s in segs {
-        let a = s.lo.max(lo);
-        let b = s.hi.min(hi);
-        if b <= a {
-            continue;
-        }
-        sql.push("(session_id = ? AND seq > ? AND seq <= ?)".to_string());
-        args.push(s.session.clone().into());
+    for (session, a, b) in cut {
+        sql.push(format!(
+            "({q}session_id = ? AND {q}seq > ? AND {q}seq <= ?)"
+        ));
+        args.push(session.to_string().into());
         args.push(a.into());
         args.push(b.into());
-    }
-    if sql.is_empty() {
-        return ("0".into(), args);
     }
     (format!("({})", sql.join(" OR ")), args)
 }

@@ -47,6 +47,14 @@ pub enum StoreError {
     NotADatabase { path: PathBuf },
     #[error("the store {} is read-only", path.display())]
     ReadOnly { path: PathBuf },
+    #[error("the disk holding {} is full", path.display())]
+    DiskFull { path: PathBuf },
+    #[error("the store {} is damaged", path.display())]
+    Damaged {
+        path: PathBuf,
+        #[source]
+        source: rusqlite::Error,
+    },
     #[error(
         "the store {} was written by a newer ag (schema version {found}; this build knows up to {known})",
         path.display()
@@ -79,6 +87,10 @@ pub enum StoreError {
     EmptyBatch,
     #[error("the store is busy (another process holds its write lock)")]
     Busy,
+    /// Chunks written since the last search could not be indexed: a search now would miss
+    /// them, so it is not made.
+    #[error("cannot search: the search index could not be brought up to date")]
+    SearchIndex(#[source] Box<StoreError>),
     #[error("database error")]
     Sql(#[source] rusqlite::Error),
 }
@@ -115,7 +127,57 @@ impl Store {
         Store::open_path(&home.db_path())
     }
 
+    /// Open the store at `path`; on a full disk, where SQLite cannot create its WAL index,
+    /// open it read-only instead, so reading commands still work (a write then says the disk
+    /// is full).
     pub fn open_path(path: &Path) -> Result<Store> {
+        match Store::open_writable(path) {
+            Err(full @ StoreError::DiskFull { .. }) => Store::open_read_only(path).ok_or(full),
+            r => r,
+        }
+    }
+
+    /// The read-only fallback of [`Store::open_path`]: through the existing WAL index when
+    /// there is one, else as an immutable file when no WAL content is waiting (the last
+    /// writer checkpointed it), and only when the schema needs no migration.
+    fn open_read_only(path: &Path) -> Option<Store> {
+        let with = |suffix: &str| {
+            let mut p = path.as_os_str().to_owned();
+            p.push(suffix);
+            PathBuf::from(p)
+        };
+        let wal_len = std::fs::metadata(with("-wal")).map_or(0, |m| m.len());
+        let query = if with("-shm").exists() {
+            "mode=ro"
+        } else if wal_len == 0 {
+            "immutable=1"
+        } else {
+            return None;
+        };
+        let mut uri = String::from("file:");
+        for c in path.to_str()?.chars() {
+            match c {
+                '?' | '#' | '%' => uri.push_str(&format!("%{:02X}", c as u32)),
+                c => uri.push(c),
+            }
+        }
+        uri.push('?');
+        uri.push_str(query);
+        let flags = OpenFlags::SQLITE_OPEN_READ_ONLY
+            | OpenFlags::SQLITE_OPEN_URI
+            | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        let conn = Connection::open_with_flags(&uri, flags).ok()?;
+        conn.busy_timeout(Duration::from_secs(10)).ok()?;
+        let version: i64 = conn
+            .query_row("PRAGMA user_version", [], |r| r.get(0))
+            .ok()?;
+        (version == schema::VERSION).then(|| Store {
+            conn,
+            path: path.to_path_buf(),
+        })
+    }
+
+    fn open_writable(path: &Path) -> Result<Store> {
         // Create the file ourselves so it is private from its first byte; SQLite gives its
         // -wal and -shm files the database file's mode.
         if !path.exists() {
@@ -215,7 +277,11 @@ impl Store {
                 ErrorCode::ReadOnly
                 | ErrorCode::NotADatabase
                 | ErrorCode::DatabaseBusy
-                | ErrorCode::DatabaseLocked,
+                | ErrorCode::DatabaseLocked
+                | ErrorCode::DiskFull
+                | ErrorCode::DatabaseCorrupt
+                | ErrorCode::SystemIoFailure
+                | ErrorCode::CannotOpen,
             ) => self.classify(e),
             _ => StoreError::Sql(e),
         }
@@ -223,7 +289,23 @@ impl Store {
 }
 
 fn classify_open(path: &Path, e: rusqlite::Error) -> StoreError {
-    match e.sqlite_error_code() {
+    let code = e.sqlite_error_code();
+    if code == Some(ErrorCode::DatabaseCorrupt) {
+        return StoreError::Damaged {
+            path: path.to_path_buf(),
+            source: e,
+        };
+    }
+    let benign = matches!(
+        code,
+        Some(ErrorCode::NotADatabase | ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked)
+    );
+    if code == Some(ErrorCode::DiskFull) || (!benign && paths::disk_full(path)) {
+        return StoreError::DiskFull {
+            path: path.to_path_buf(),
+        };
+    }
+    match code {
         Some(ErrorCode::NotADatabase) => StoreError::NotADatabase {
             path: path.to_path_buf(),
         },

@@ -30,7 +30,8 @@ pub enum TurnEnd {
 
 impl Store {
     /// Become the running owner of a session, or (when another live process owns it) queue
-    /// `text` for it, all under the write lock.
+    /// `text` for it, all under the write lock. Input a dead owner left queued is moved into
+    /// the log as the claim is made, so it comes before whatever the new owner appends.
     pub fn claim_or_queue(&self, session_id: &str, text: Option<&str>) -> Result<Claim> {
         self.write(|tx| {
             let (status, pid, start): (String, Option<i64>, Option<i64>) = tx
@@ -68,6 +69,9 @@ impl Store {
                 "UPDATE sessions SET status = 'running', pid = ?2, pid_start = ?3, updated_at = ?4 WHERE id = ?1",
                 params![session_id, me, my_start, clock::now_ms()],
             )?;
+            // Input queued for an owner that died before taking it was sent before this
+            // claim: it joins the log now, in send order, ahead of this run's own prompt.
+            super::queue::drain_in(tx, session_id, &crate::ids::new_id(), 0)?;
             Ok(Claim::Claimed)
         })
     }
@@ -92,6 +96,24 @@ impl Store {
             release_in(tx, session_id, status)?;
             Ok(TurnEnd::Ended(Box::new(stored.remove(0))))
         })
+    }
+
+    /// A session as it really is: `running` whose owner process is gone has failed (its
+    /// turn was interrupted), and is recorded so when the store can be written. Input it had
+    /// queued stays queued for the next run, which also kills its left-over tool group.
+    pub fn reaped(&self, mut s: super::Session) -> super::Session {
+        use super::SessionStatus;
+        let Some(pid) = s.pid.filter(|_| s.status == SessionStatus::Running) else {
+            return s;
+        };
+        if proc::alive(pid, s.pid_start) {
+            return s;
+        }
+        let _ = self.reap(&s.id, s.pid, s.pid_start);
+        s.status = SessionStatus::Failed;
+        s.pid = None;
+        s.pid_start = None;
+        s
     }
 
     /// Give up ownership (after a failure or an interrupt) with a final status.

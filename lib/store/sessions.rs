@@ -232,10 +232,10 @@ impl Store {
              FROM sessions s ORDER BY updated_at DESC, id DESC LIMIT ?1"
         ))?;
         let limit = limit.map_or(-1, |l| l as i64);
-        let rows = stmt
+        let rows: Vec<(Session, i64)> = stmt
             .query_map([limit], |r| Ok((from_row(r)?, r.get::<_, i64>(15)?)))?
             .collect::<rusqlite::Result<_>>()?;
-        Ok(rows)
+        Ok(rows.into_iter().map(|(s, n)| (self.reaped(s), n)).collect())
     }
 
     pub fn set_title(&self, id: &str, title: &str) -> Result<()> {

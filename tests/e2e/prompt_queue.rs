@@ -226,8 +226,13 @@ fn prompt_queued_input_survives_a_killed_owner() {
         run.stdout
     );
     let chunks = env.chunks(&id);
-    assert_eq!(user_texts(&chunks, "queued before the kill").len(), 1);
-    assert_eq!(user_texts(&chunks, "after the kill").len(), 1);
+    let before = user_texts(&chunks, "queued before the kill");
+    let after = user_texts(&chunks, "after the kill");
+    assert_eq!((before.len(), after.len()), (1, 1));
+    assert!(
+        before[0]["seq"].as_i64() < after[0]["seq"].as_i64(),
+        "send order: the item queued before the kill comes first"
+    );
     assert_eq!(last_turn_end(&chunks)["data"]["stop_reason"], "end_turn");
     assert_eq!(queued_count(&env), 0);
     assert_eq!(

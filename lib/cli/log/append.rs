@@ -1,8 +1,8 @@
 //! `ag-log append`: one user text, or a batch of NDJSON chunks, written atomically.
 
 use std::cell::Cell;
-use std::io::{BufRead, Read};
-use std::path::PathBuf;
+use std::io::{BufRead, Read, Seek, SeekFrom, Write};
+use std::path::{Path, PathBuf};
 
 use crate::cli::{CliError, CliResult, Ctx, Exit};
 use crate::log::{decode_line, Chunk, ChunkData, NewChunk, Role};
@@ -70,18 +70,26 @@ pub fn run(ctx: &mut Ctx, args: Args) -> CliResult<()> {
         }
     };
     let line = Cell::new(0usize);
-    let result = match text {
-        Some(t) => store.append_stream(
-            target,
-            std::iter::once(Ok(NewChunk::new(Role::User, ChunkData::text(t)))),
-            &mut sink,
-        ),
-        None => {
-            let stdin = std::io::stdin().lock();
-            store.append_stream(target, ndjson_chunks(stdin, &line), &mut sink)
+    // The whole batch is read and decoded before the store is opened for writing: a slow
+    // pipe or a person typing must not hold the write lock that every other writer waits on.
+    let batch = match text {
+        Some(t) => Batch::Held(vec![(0, NewChunk::new(Role::User, ChunkData::text(t)))]),
+        None => read_batch(&ctx.home.dir)?,
+    };
+    let result = match batch {
+        Batch::Held(chunks) => {
+            let chunks = chunks.into_iter().map(|(n, c)| {
+                line.set(n);
+                Ok(c)
+            });
+            store.append_stream(target, chunks, &mut sink)
+        }
+        Batch::Spooled(file) => {
+            let input = std::io::BufReader::with_capacity(256 * 1024, &file);
+            store.append_stream(target, ndjson_chunks(input, &line), &mut sink)
         }
     };
-    let (session, _) = result.map_err(|e| match e {
+    let (session, n) = result.map_err(|e| match e {
         StoreError::BadChunk { index, message } if index == usize::MAX => {
             CliError::msg(message).with_hint(NOTHING_APPENDED)
         }
@@ -93,6 +101,9 @@ pub fn run(ctx: &mut Ctx, args: Args) -> CliResult<()> {
         ),
         e => CliError::from(e),
     })?;
+    let s = if n == 1 { "" } else { "s" };
+    ctx.out
+        .done(format!("{n} chunk{s} appended to session {}", session.id));
     if args.new {
         ctx.out.note(&format!("session {}", session.id));
     }
@@ -100,6 +111,71 @@ pub fn run(ctx: &mut Ctx, args: Args) -> CliResult<()> {
         ctx.out.line(&c.to_ndjson())?;
     }
     Ok(())
+}
+
+/// Batches larger than this are spooled to an unlinked file in the store's directory instead
+/// of being held in memory while they are checked.
+const SPOOL_AT: usize = 32 << 20;
+
+/// A batch of NDJSON chunks read to the end of stdin and decoded (so every line is known to
+/// be a chunk) before any write: held in memory with each chunk's line number, or, when
+/// large, spooled raw to a private file that is decoded again as it is written.
+enum Batch {
+    Held(Vec<(usize, NewChunk)>),
+    Spooled(std::fs::File),
+}
+
+fn read_batch(spool_dir: &Path) -> CliResult<Batch> {
+    let mut stdin = std::io::stdin().lock();
+    let mut raw = Vec::new();
+    (&mut stdin)
+        .take(SPOOL_AT as u64 + 1)
+        .read_to_end(&mut raw)
+        .map_err(|e| CliError::from(e).context("reading stdin"))?;
+    let line = Cell::new(0usize);
+    if raw.len() <= SPOOL_AT {
+        let mut held = Vec::new();
+        for c in ndjson_chunks(&raw[..], &line) {
+            held.push((line.get(), c.map_err(bad_input)?));
+        }
+        return Ok(Batch::Held(held));
+    }
+    let mut file = spool_file(spool_dir)?;
+    let spool = |e: std::io::Error| {
+        CliError::from(e).context(format!("spooling stdin in {}", spool_dir.display()))
+    };
+    file.write_all(&raw).map_err(spool)?;
+    drop(raw);
+    std::io::copy(&mut stdin, &mut file).map_err(spool)?;
+    file.seek(SeekFrom::Start(0)).map_err(spool)?;
+    for c in ndjson_chunks(std::io::BufReader::with_capacity(256 * 1024, &file), &line) {
+        c.map_err(bad_input)?;
+    }
+    file.seek(SeekFrom::Start(0)).map_err(spool)?;
+    Ok(Batch::Spooled(file))
+}
+
+/// A decoding error (it names its own line) as the user sees it.
+fn bad_input(e: StoreError) -> CliError {
+    match e {
+        StoreError::BadChunk { message, .. } => CliError::msg(message).with_hint(NOTHING_APPENDED),
+        e => CliError::from(e),
+    }
+}
+
+/// A private (0600) file in `dir` that is gone from the directory as soon as it is open.
+fn spool_file(dir: &Path) -> CliResult<std::fs::File> {
+    let path = dir.join(format!(".append-{}.spool", crate::ids::new_id()));
+    let file = crate::paths::open_private_append(&path)
+        .and_then(|_| {
+            std::fs::OpenOptions::new()
+                .read(true)
+                .write(true)
+                .open(&path)
+        })
+        .map_err(|e| CliError::from(e).context(format!("creating {}", path.display())))?;
+    let _ = std::fs::remove_file(&path);
+    Ok(file)
 }
 
 fn read_stdin_text() -> CliResult<String> {

@@ -130,6 +130,5 @@ fn run(cli: Cli) -> CliResult<()> {
         Verb::Title(a) => sessions::title(&mut ctx, a),
         Verb::Rm(a) => sessions::rm(&mut ctx, a),
     };
-    ctx.out.flush()?;
-    result
+    ctx.conclude(result)
 }

@@ -86,7 +86,8 @@ pub struct TailArgs {
     /// How many of the newest chunks to print first
     #[arg(short = 'n', long = "lines", value_name = "N", default_value_t = 10)]
     n: u64,
-    /// Keep printing new chunks as they are written, until interrupted
+    /// Keep printing new chunks as they are written, until interrupted or the reader of stdout
+    /// goes away
     #[arg(short, long)]
     follow: bool,
 }
@@ -143,6 +144,10 @@ pub fn tail(ctx: &mut Ctx, args: TailArgs) -> CliResult<()> {
     loop {
         let _ = rx.recv_timeout(Duration::from_millis(500));
         while rx.try_recv().is_ok() {}
+        // A reader that went away ends the follow even when nothing new comes to print.
+        if ctx.out.reader_gone() {
+            return Ok(());
+        }
         let page = Page {
             after: Some(last),
             ..Default::default()

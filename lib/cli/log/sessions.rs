@@ -82,7 +82,7 @@ pub struct ShowArgs {
 
 pub fn show(ctx: &mut Ctx, args: ShowArgs) -> CliResult<()> {
     let store = ctx.store()?;
-    let s = store.resolve(&args.session)?;
+    let s = store.reaped(store.resolve(&args.session)?);
     let len = store.view_len(&s)?;
     let lineage = store.lineage(&s)?;
     let counts = store.type_counts(&s)?;

@@ -9,14 +9,24 @@ use crate::agent::Event;
 use crate::cli::{escape_controls, Ctx};
 use crate::log::{ChunkData, ChunkType};
 
-/// Prints the live turn: text to stdout as it streams, the rest to stderr; or JSON events.
+/// Prints the live turn: text to stdout, the rest to stderr; or JSON events. On a terminal
+/// text streams as it arrives and an abandoned attempt's text is marked as discarded; in a
+/// pipe an attempt's text is printed once the attempt is known good, so stdout holds exactly
+/// the answer the log holds.
 pub(super) struct LiveView<'a> {
     pub(super) ctx: &'a mut Ctx,
     session: String,
     json: bool,
+    /// Stream deltas as they come (stdout is a terminal).
+    live: bool,
     spinner: Option<indicatif::ProgressBar>,
     text_open: bool,
-    wrote_text: bool,
+    /// Whether this attempt has put text on the terminal.
+    attempt_printed: bool,
+    /// The text of this attempt's sealed chunks, not yet printed (pipes only).
+    pending: String,
+    /// The first failure to write stdout other than a closed pipe; the turn goes on.
+    stdout_error: Option<std::io::Error>,
 }
 
 impl<'a> LiveView<'a> {
@@ -26,19 +36,31 @@ impl<'a> LiveView<'a> {
         sandbox: &crate::sandbox::Settings,
     ) -> LiveView<'a> {
         let json = ctx.global.json;
-        if json {
-            let _ = ctx.out.line(
-                &json!({"type": "session", "session": session, "sandbox": sandbox.to_json()})
-                    .to_string(),
-            );
-        }
-        LiveView {
+        let live = std::io::IsTerminal::is_terminal(&std::io::stdout());
+        let mut view = LiveView {
             ctx,
             session: session.to_string(),
             json,
+            live,
             spinner: None,
             text_open: false,
-            wrote_text: false,
+            attempt_printed: false,
+            pending: String::new(),
+            stdout_error: None,
+        };
+        if json {
+            view.emit(json!({"type": "session", "session": session, "sandbox": sandbox.to_json()}));
+        }
+        view
+    }
+
+    /// Write to stdout; a failure is kept (the first one) and never ends the turn.
+    fn write(&mut self, s: &str) {
+        let r = self.ctx.out.raw(s).and_then(|()| self.ctx.out.flush());
+        if let Err(e) = r {
+            if e.kind() != std::io::ErrorKind::BrokenPipe && self.stdout_error.is_none() {
+                self.stdout_error = Some(e);
+            }
         }
     }
 
@@ -49,8 +71,7 @@ impl<'a> LiveView<'a> {
     }
 
     fn emit(&mut self, v: Value) {
-        let _ = self.ctx.out.line(&v.to_string());
-        let _ = self.ctx.out.flush();
+        self.write(&format!("{v}\n"));
     }
 
     pub(super) fn event(&mut self, ev: Event) {
@@ -90,7 +111,7 @@ impl<'a> LiveView<'a> {
                 "type": "retry", "session": self.session, "attempt": attempt,
                 "wait_ms": wait.as_millis() as u64, "reason": reason,
             }),
-            Event::Waiting => return None,
+            Event::Waiting | Event::AttemptEnd { .. } => return None,
             Event::Warning(message) => json!({
                 "type": "warning", "session": self.session, "message": message,
             }),
@@ -138,16 +159,16 @@ impl<'a> LiveView<'a> {
             Event::Delta { ty, text, .. } => {
                 self.stop_spinner();
                 match ty {
-                    ChunkType::Text => {
+                    ChunkType::Text if self.live => {
                         self.text_open = true;
-                        self.wrote_text = true;
-                        let _ = self.ctx.out.raw(&escape_controls(&text, true));
-                        let _ = self.ctx.out.flush();
+                        self.attempt_printed = true;
+                        self.write(&escape_controls(&text, true));
                     }
                     ChunkType::Thinking => self.ctx.out.stream_err(&text),
                     _ => {}
                 }
             }
+            Event::AttemptEnd { ok } => self.attempt_end(ok),
             Event::Seal(c) => self.seal(&c),
             Event::Retry {
                 attempt,
@@ -187,10 +208,14 @@ impl<'a> LiveView<'a> {
     /// A chunk that was written: close the streamed text, or say what a tool did.
     fn seal(&mut self, c: &crate::log::Chunk) {
         match &c.data {
-            ChunkData::Text { .. } if c.role == crate::log::Role::Assistant && self.text_open => {
-                let _ = self.ctx.out.raw("\n");
-                let _ = self.ctx.out.flush();
-                self.text_open = false;
+            ChunkData::Text { text } if c.role == crate::log::Role::Assistant => {
+                if !self.live {
+                    self.pending.push_str(&escape_controls(text, true));
+                    self.pending.push('\n');
+                } else if self.text_open {
+                    self.write("\n");
+                    self.text_open = false;
+                }
             }
             ChunkData::Thinking { .. } => self.ctx.out.stream_err("\n"),
             ChunkData::ToolCall {
@@ -222,12 +247,35 @@ impl<'a> LiveView<'a> {
         }
     }
 
-    pub(super) fn close(&mut self) {
-        self.stop_spinner();
-        if self.text_open && !self.json {
-            let _ = self.ctx.out.raw("\n");
+    /// The end of an attempt: a good one's held-back text is printed, a broken one's is
+    /// dropped (pipe) or marked as discarded (terminal).
+    fn attempt_end(&mut self, ok: bool) {
+        let pending = std::mem::take(&mut self.pending);
+        if ok {
+            self.write(&pending);
+        } else if self.attempt_printed {
+            self.stop_spinner();
+            let nl = if self.text_open { "\n" } else { "" };
+            self.text_open = false;
+            let mark = self.ctx.out.paint(
+                "2",
+                "[discarded: the stream broke before the answer was complete]",
+            );
+            self.write(&format!("{nl}{mark}\n"));
         }
-        let _ = self.ctx.out.flush();
-        let _ = self.wrote_text;
+        self.attempt_printed = false;
+    }
+
+    /// The end of the turn. Text an interrupted attempt sealed stays in the log, so it is
+    /// printed too. Returns the first failure to write stdout (other than a closed pipe).
+    pub(super) fn close(&mut self) -> Option<std::io::Error> {
+        self.stop_spinner();
+        let pending = std::mem::take(&mut self.pending);
+        self.write(&pending);
+        if self.text_open && !self.json {
+            self.write("\n");
+            self.text_open = false;
+        }
+        self.stdout_error.take()
     }
 }

@@ -100,8 +100,8 @@ pub struct RunArgs {
     /// system prompt, tools (narrowed by --tools), models and step limit
     #[arg(long, value_name = "SLUG", conflicts_with_all = ["session", "continue_last"])]
     agent: Option<String>,
-    /// Stop after N model round trips in this turn
-    #[arg(long, value_name = "N")]
+    /// Stop after N model round trips in this turn (at least 1)
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     max_steps: Option<u32>,
     /// Ask for extended thinking with this many budget tokens (Anthropic models; signed
     /// thinking is kept and replayed) [config: agent.thinking_budget]
@@ -158,8 +158,7 @@ fn run(cli: Cli) -> CliResult<()> {
         Some(Sub::Mcp(McpSub::List)) => super::mcp_client::list(&mut ctx),
         None => prompt(&mut ctx, cli.run),
     };
-    ctx.out.flush()?;
-    result
+    ctx.conclude(result)
 }
 
 fn models(ctx: &mut Ctx) -> CliResult<()> {
@@ -453,7 +452,7 @@ pub(crate) fn run_turn_in(
                 crate::context::window::short_tokens(config.context.keep_tokens)
             )),
             Err(e) => {
-                view.close();
+                let _ = view.close();
                 let _ = store.release(&session.id, "idle");
                 return Err(CliError::msg(e).with_hint(format!(
                     "session {} is as it was; nothing was written",
@@ -463,12 +462,19 @@ pub(crate) fn run_turn_in(
         }
     }
     let Some(text) = text else {
-        view.close();
+        let stdout_error = view.close();
         store.release(&session.id, "idle")?;
-        return Ok(());
+        ctx.out
+            .done(format!("session {} was compacted", session.id));
+        return stdout_error.map_or(Ok(()), |e| Err(e.into()));
     };
     let outcome = agent.run_turn(text, &mut |ev| view.event(ev));
-    view.close();
+    let stdout_error = view.close();
+    // The turn is recorded whatever happened to stdout: a failed write says so (exit 74).
+    ctx.out.done(format!(
+        "the turn ran and is recorded in session {}",
+        session.id
+    ));
     match outcome {
         Err(e) => {
             let _ = store.release(&session.id, "failed");
@@ -477,7 +483,7 @@ pub(crate) fn run_turn_in(
                 crate::agent::AgentError::Compact(m) => CliError::msg(m),
             })
         }
-        Ok(Outcome::Done { .. }) => Ok(()),
+        Ok(Outcome::Done { .. }) => stdout_error.map_or(Ok(()), |e| Err(e.into())),
         Ok(Outcome::Interrupted) => Err(CliError::new(Exit::Interrupted, "interrupted").with_hint(
             format!(
                 "what was written stays in session {}; continue with ag-prompt -s {}",

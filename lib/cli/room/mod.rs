@@ -125,8 +125,7 @@ fn run(cli: Cli) -> CliResult<()> {
         Verb::Guard(a) => guard::guard(&mut ctx, from.as_deref(), a),
         Verb::Mcp(a) => mcp::mcp(&mut ctx, from.as_deref(), a),
     };
-    ctx.out.flush()?;
-    result
+    ctx.conclude(result)
 }
 
 pub(super) fn room_err(e: RoomError) -> CliError {

@@ -33,7 +33,7 @@ complete -c ag-prompt -n "__fish_ag_prompt_needs_command" -s m -l model -d 'PROV
 complete -c ag-prompt -n "__fish_ag_prompt_needs_command" -l system -d 'System prompt: the text, or @FILE' -r
 complete -c ag-prompt -n "__fish_ag_prompt_needs_command" -l tools -d 'Tools the session may use: names and sets (read-only, all, none), comma-separated; MCP tools as mcp__SERVER__TOOL or mcp__SERVER__*. A new session defaults to read-only; an existing session\'s tools can only narrow' -r
 complete -c ag-prompt -n "__fish_ag_prompt_needs_command" -l agent -d 'Start the new session from an agent definition (`ag-summon agents` lists them): its system prompt, tools (narrowed by --tools), models and step limit' -r
-complete -c ag-prompt -n "__fish_ag_prompt_needs_command" -l max-steps -d 'Stop after N model round trips in this turn' -r
+complete -c ag-prompt -n "__fish_ag_prompt_needs_command" -l max-steps -d 'Stop after N model round trips in this turn (at least 1)' -r
 complete -c ag-prompt -n "__fish_ag_prompt_needs_command" -l thinking -d 'Ask for extended thinking with this many budget tokens (Anthropic models; signed thinking is kept and replayed) [config: agent.thinking_budget]' -r
 complete -c ag-prompt -n "__fish_ag_prompt_needs_command" -l title -d 'Title of a new session [default: the start of the prompt]' -r
 complete -c ag-prompt -n "__fish_ag_prompt_needs_command" -l sandbox -d 'The sandbox the bash tool runs in: workspace-write (the default: writes only in the session\'s directory and a private TMPDIR, no network), read-only, or off. A session keeps its mode; a follow-up can only tighten it [config: sandbox.mode]' -r

@@ -147,13 +147,6 @@ impl Store {
             PathBuf::from(p)
         };
         let wal_len = std::fs::metadata(with("-wal")).map_or(0, |m| m.len());
-        let query = if with("-shm").exists() {
-            "mode=ro"
-        } else if wal_len == 0 {
-            "immutable=1"
-        } else {
-            return None;
-        };
         let mut uri = String::from("file:");
         for c in path.to_str()?.chars() {
             match c {
@@ -161,19 +154,26 @@ impl Store {
                 c => uri.push(c),
             }
         }
-        uri.push('?');
-        uri.push_str(query);
-        let flags = OpenFlags::SQLITE_OPEN_READ_ONLY
-            | OpenFlags::SQLITE_OPEN_URI
-            | OpenFlags::SQLITE_OPEN_NO_MUTEX;
-        let conn = Connection::open_with_flags(&uri, flags).ok()?;
-        conn.busy_timeout(Duration::from_secs(10)).ok()?;
-        let version: i64 = conn
-            .query_row("PRAGMA user_version", [], |r| r.get(0))
-            .ok()?;
-        (version == schema::VERSION).then(|| Store {
-            conn,
-            path: path.to_path_buf(),
+        let mut tries = Vec::new();
+        if with("-shm").exists() {
+            tries.push("mode=ro");
+        }
+        if wal_len == 0 {
+            tries.push("immutable=1");
+        }
+        tries.into_iter().find_map(|query| {
+            let flags = OpenFlags::SQLITE_OPEN_READ_ONLY
+                | OpenFlags::SQLITE_OPEN_URI
+                | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+            let conn = Connection::open_with_flags(format!("{uri}?{query}"), flags).ok()?;
+            conn.busy_timeout(Duration::from_secs(10)).ok()?;
+            let version: i64 = conn
+                .query_row("PRAGMA user_version", [], |r| r.get(0))
+                .ok()?;
+            (version == schema::VERSION).then(|| Store {
+                conn,
+                path: path.to_path_buf(),
+            })
         })
     }
 

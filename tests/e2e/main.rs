@@ -7,6 +7,7 @@ mod compaction_peers;
 mod export;
 mod fake_provider;
 mod faults;
+mod faults_disk;
 mod fork;
 mod generated;
 mod import;

@@ -31,6 +31,7 @@ pub const PAGE: Page = Page {
                 Item("2", "A usage error: `--at` outside the log, an unknown tool, no model for `--btw`."),
                 Item("3", "The session has no completed turn to fork at (\"the side chat needs one completed turn in this session first\" for `--btw`); nothing is created. Also: the store is busy."),
                 Item("4", "The session was not found."),
+                Item("74", "The fork (or side chat) was made, but printing its id or answer failed (stdout full or closed); do not run the command again."),
                 Item("75", "With `--btw`: the model stayed unavailable after the retries; the side chat is kept without an answer and the error names it."),
                 Item("130", "Interrupted; the side chat keeps what was written."),
             ],

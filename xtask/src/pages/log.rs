@@ -79,11 +79,18 @@ pub const PAGE: Page = Page {
                      or the store is busy.",
                 ),
                 Item("4", "The session was not found."),
+                Item(
+                    "74",
+                    "`append`: the chunks were stored, but printing them failed (stdout full or \
+                     closed). Do not run the command again: that would store them twice.",
+                ),
                 Item("75", "A temporary failure; trying again later may succeed."),
                 Item("130", "Interrupted."),
                 Para(
                     "A closed pipe, as in `ag-log cat last | head`, ends the command quietly \
-                     with status 0.",
+                     with status 0; `tail -f` ends as soon as its reader goes away. A stdout \
+                     closed from the start (`>&-`) is an error; redirect it to /dev/null to \
+                     discard the output. A failure to write stderr never changes the status.",
                 ),
             ],
         },

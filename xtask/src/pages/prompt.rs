@@ -58,6 +58,7 @@ pub const PAGE: Page = Page {
                 Item("2", "A usage error: no prompt, no model, an unknown provider or tool."),
                 Item("3", "The session is busy and `--no-queue` was given."),
                 Item("4", "The session was not found."),
+                Item("74", "The turn ran and is recorded, but its answer could not be written to stdout (full, or closed from the start); do not run the prompt again. A reader that goes away (a closed pipe) ends quietly with 0 once the turn is recorded."),
                 Item("75", "The provider stayed unavailable after the retries; the turn ends with an error chunk."),
                 Item("130", "Interrupted: the chunks sealed so far stay and the turn ends as interrupted."),
             ],

@@ -54,12 +54,15 @@ impl std::fmt::Debug for HttpProvider {
 
 impl HttpProvider {
     /// `anthropic/NAME`, `openai/NAME`, or `NAMED/NAME` for a `[providers.NAMED]` entry.
+    /// Keys and base URLs that live in variables are looked up with `vars`.
     pub fn from_config(
         model: &str,
         provider: &str,
         name: &str,
         config: &Config,
+        vars: &super::Vars<'_>,
     ) -> Result<HttpProvider, ModelError> {
+        let env = |var: &str| vars(var).filter(|v| !v.trim().is_empty());
         let missing = |var: &str| ModelError::MissingKey {
             model: model.into(),
             var: var.into(),
@@ -371,11 +374,6 @@ async fn read_capped(mut resp: reqwest::Response, until: Instant) -> Vec<u8> {
     raw
 }
 
-/// A non-empty environment variable.
-fn env(var: &str) -> Option<String> {
-    std::env::var(var).ok().filter(|v| !v.trim().is_empty())
-}
-
 /// `host:port` of a URL, without any user info, for messages.
 fn host_of(url: &str) -> String {
     let (scheme, rest) = url.split_once("://").unwrap_or(("https", url));
@@ -460,6 +458,10 @@ mod tests {
     use super::*;
     use crate::config::ProviderConfig;
 
+    fn no_vars(_: &str) -> Option<String> {
+        None
+    }
+
     fn config_with(name: &str, kind: &str, key_env: Option<&str>) -> Config {
         let mut c = Config::default();
         c.providers.insert(
@@ -476,7 +478,8 @@ mod tests {
     #[test]
     fn named_provider_without_key_env_sends_no_key() {
         let c = config_with("ollama", "openai", None);
-        let p = HttpProvider::from_config("ollama/llama3", "ollama", "llama3", &c).unwrap();
+        let p =
+            HttpProvider::from_config("ollama/llama3", "ollama", "llama3", &c, &no_vars).unwrap();
         assert_eq!(p.url(), "http://localhost:11434/v1/chat/completions");
         assert_eq!(p.dialect(), Dialect::OpenAi);
         assert_eq!(p.api_model(), "llama3");
@@ -487,24 +490,24 @@ mod tests {
 
     #[test]
     fn named_provider_errors() {
-        let c = config_with("x", "openai", Some("AG_TEST_HTTP_UNSET_KEY_7781"));
-        let e = HttpProvider::from_config("x/m", "x", "m", &c).unwrap_err();
+        let c = config_with("x", "openai", Some("AG_TEST_HTTP_UNSET_KEY"));
+        let e = HttpProvider::from_config("x/m", "x", "m", &c, &no_vars).unwrap_err();
         assert!(
-            matches!(&e, ModelError::MissingKey { var, .. } if var == "AG_TEST_HTTP_UNSET_KEY_7781"),
+            matches!(&e, ModelError::MissingKey { var, .. } if var == "AG_TEST_HTTP_UNSET_KEY"),
             "{e}"
         );
-        let e = HttpProvider::from_config("y/m", "y", "m", &c).unwrap_err();
+        let e = HttpProvider::from_config("y/m", "y", "m", &c, &no_vars).unwrap_err();
         assert!(matches!(e, ModelError::UnknownProvider { .. }), "{e}");
         let c = config_with("z", "gemini", None);
-        let e = HttpProvider::from_config("z/m", "z", "m", &c).unwrap_err();
+        let e = HttpProvider::from_config("z/m", "z", "m", &c, &no_vars).unwrap_err();
         assert!(matches!(e, ModelError::BadKind { .. }), "{e}");
     }
 
     #[test]
     fn named_anthropic_provider_uses_messages_endpoint_and_hides_key_in_debug() {
-        std::env::set_var("AG_TEST_HTTP_KEY_4410", "sk-very-secret-4410");
-        let c = config_with("proxy", "anthropic", Some("AG_TEST_HTTP_KEY_4410"));
-        let p = HttpProvider::from_config("proxy/claude", "proxy", "claude", &c).unwrap();
+        let vars = |v: &str| (v == "AG_TEST_HTTP_KEY").then(|| "sk-very-secret-4410".to_string());
+        let c = config_with("proxy", "anthropic", Some("AG_TEST_HTTP_KEY"));
+        let p = HttpProvider::from_config("proxy/claude", "proxy", "claude", &c, &vars).unwrap();
         assert_eq!(p.url(), "http://localhost:11434/v1/v1/messages");
         assert!(!format!("{p:?}").contains("sk-very-secret-4410"));
         assert_eq!(

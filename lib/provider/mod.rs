@@ -90,9 +90,29 @@ pub enum ModelError {
     },
 }
 
+/// How a provider looks up the variables it reads (keys, base URLs): the process environment
+/// for the commands ([`process_vars`]), a closure for tests and embedders, so nothing has to
+/// change the process environment to choose a key.
+pub type Vars<'a> = dyn Fn(&str) -> Option<String> + 'a;
+
+/// The process environment, as [`Vars`].
+pub fn process_vars(var: &str) -> Option<String> {
+    std::env::var(var).ok()
+}
+
 /// Resolve a model reference to a provider: `echo`, `script:FILE`, `anthropic/NAME`,
-/// `openai/NAME`, or `NAMED/NAME` for a `[providers.NAMED]` entry in the config.
+/// `openai/NAME`, or `NAMED/NAME` for a `[providers.NAMED]` entry in the config. Keys and
+/// base URLs come from the process environment.
 pub fn resolve(model: &str, config: &Config) -> Result<Box<dyn Provider>, ModelError> {
+    resolve_with(model, config, &process_vars)
+}
+
+/// [`resolve`] with the variables looked up in `vars`.
+pub fn resolve_with(
+    model: &str,
+    config: &Config,
+    vars: &Vars<'_>,
+) -> Result<Box<dyn Provider>, ModelError> {
     let model = model.trim();
     if model.is_empty() {
         return Err(ModelError::NoModel);
@@ -112,7 +132,7 @@ pub fn resolve(model: &str, config: &Config) -> Result<Box<dyn Provider>, ModelE
     if name.is_empty() {
         return Err(ModelError::MissingName(model.into()));
     }
-    HttpProvider::from_config(model, provider, name, config)
+    HttpProvider::from_config(model, provider, name, config, vars)
         .map(|p| Box::new(p) as Box<dyn Provider>)
 }
 

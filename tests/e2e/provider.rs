@@ -1,7 +1,6 @@
 //! The HTTP providers against the fake provider server: streamed steps become chunk ops,
 //! and every way a request or a stream can fail is a failed attempt with the right verdict.
 
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use ag::config::{Config, ProviderConfig};
@@ -16,8 +15,8 @@ use crate::fake_provider::{FakeProvider, Reply};
 /// Distinctive, so a leak into any message would be found.
 const KEY: &str = "sk-ag-e2e-DO-NOT-LEAK-7f3a9c";
 
-/// A provider named `fake/MODEL` of `kind` pointing at `fake`, with the key in an environment
-/// variable of its own (variables are process-wide and tests run in parallel).
+/// A provider named `fake/MODEL` of `kind` pointing at `fake`, its key variable looked up in
+/// a closure (the process environment is shared by the tests running in parallel).
 fn provider(fake: &FakeProvider, kind: &str) -> Box<dyn Provider> {
     provider_at(&base_url(fake, kind), kind)
 }
@@ -30,9 +29,8 @@ fn base_url(fake: &FakeProvider, kind: &str) -> String {
 }
 
 fn provider_at(base_url: &str, kind: &str) -> Box<dyn Provider> {
-    static N: AtomicUsize = AtomicUsize::new(0);
-    let var = format!("AG_E2E_PROVIDER_KEY_{}", N.fetch_add(1, Ordering::SeqCst));
-    std::env::set_var(&var, KEY);
+    let var = "AG_E2E_PROVIDER_KEY".to_string();
+    let vars = |v: &str| (v == "AG_E2E_PROVIDER_KEY").then(|| KEY.to_string());
     let mut config = Config::default();
     config.network.connect_timeout_s = 2.0;
     config.network.idle_timeout_s = 1.0;
@@ -44,7 +42,7 @@ fn provider_at(base_url: &str, kind: &str) -> Box<dyn Provider> {
             api_key_env: Some(var),
         },
     );
-    ag::provider::resolve("fake/model-x", &config).expect("resolve the fake provider")
+    ag::provider::resolve_with("fake/model-x", &config, &vars).expect("resolve the fake provider")
 }
 
 fn request() -> Value {
@@ -480,7 +478,7 @@ fn missing_and_unknown_providers_are_model_errors() {
             api_key_env: Some("AG_E2E_PROVIDER_KEY_NEVER_SET".into()),
         },
     );
-    let err = |model: &str| match ag::provider::resolve(model, &config) {
+    let err = |model: &str| match ag::provider::resolve_with(model, &config, &|_| None) {
         Ok(p) => panic!("{model} resolved to {}", p.name()),
         Err(e) => e,
     };

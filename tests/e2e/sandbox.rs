@@ -404,8 +404,12 @@ fn sandbox_the_parent_environment_cannot_be_read_and_it_works_unprivileged() {
     const CANARY: &str = "canary-7d1e5a0b9c";
     let mut env = env_with(None, "");
     env.set("AG_CANARY_TOKEN", CANARY);
-    // Every visible process's environment; a control proves environments can be read.
-    let scan = "CTRL=visible-3f2a sleep 5 & for f in /proc/[0-9]*/environ; do tr '\\0' '\\n' < $f; done 2>/dev/null | grep -c -e canary-7d1e -e visible-3f2a; kill %1";
+    // Every visible process's environment; a control proves environments can be read. The
+    // scan waits (up to 20 s) until the control has exec'd with its variable: under load the
+    // scan could otherwise run between its fork and its exec and miss it.
+    let scan = "CTRL=visible-3f2a sleep 60 & c=$!; \
+        for i in $(seq 400); do tr '\\0' '\\n' < /proc/$c/environ 2>/dev/null | grep -q visible-3f2a && break; sleep 0.05; done; \
+        for f in /proc/[0-9]*/environ; do tr '\\0' '\\n' < $f; done 2>/dev/null | grep -c -e canary-7d1e -e visible-3f2a; kill $c";
     let escape = env.dir.path().join("escaped");
     let write = format!("touch inside && touch {}", escape.display());
     let model = bash_model(&env, "scan.toml", &[scan, &write]);

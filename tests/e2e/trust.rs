@@ -211,3 +211,51 @@ fn a_tight_umask_still_gets_a_working_private_store() {
         assert_eq!(mode(&p), 0o600, "{}", p.display());
     }
 }
+
+#[test]
+fn a_cloned_repositorys_git_config_runs_nothing_through_the_guard() {
+    let env = env_with(None, "");
+    git_init(&env);
+    let git = |args: &[&str]| {
+        let ok = std::process::Command::new("git")
+            .args(["-c", "user.name=t", "-c", "user.email=t@e"])
+            .args(args)
+            .current_dir(&env.cwd)
+            .status()
+            .unwrap()
+            .success();
+        assert!(ok, "git {args:?}");
+    };
+    git(&["commit", "-q", "--allow-empty", "-m", "init"]);
+    env.write_file("src/a.rs", "fn a() {}\n");
+    git(&["add", "src/a.rs"]);
+    // What a cloned repository's `.git/config` can say: a command for every index refresh, and
+    // a hooks directory of its own.
+    let pwned = env.cwd.join("pwned");
+    env.write_file(
+        "evil-hooks/pre-commit",
+        &format!("#!/bin/sh\ntouch {}\n", pwned.display()),
+    );
+    git(&[
+        "config",
+        "core.fsmonitor",
+        &format!("touch {}; echo", pwned.display()),
+    ]);
+    git(&["config", "core.hooksPath", "evil-hooks"]);
+    env.run(
+        "ag-room",
+        &["claim", "src", "--intent", "reworking a", "--from", "alice"],
+    )
+    .ok();
+    for args in [
+        &["guard", "--staged", "--from", "bob"][..],
+        &["guard", "--from", "bob"],
+    ] {
+        let r = env.run("ag-room", args).code(1);
+        assert!(r.stderr.contains("src/a.rs"), "{}", r.stderr);
+        assert!(
+            !pwned.exists(),
+            "`ag-room {args:?}` ran the repository's fsmonitor"
+        );
+    }
+}

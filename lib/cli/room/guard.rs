@@ -25,9 +25,26 @@ pub struct GuardArgs {
     paths: Vec<String>,
 }
 
+/// Settings that make git run a command, neutralised for every git the guard starts: the
+/// repository's own `.git/config` is as untrusted as its files, and a pre-commit hook must
+/// not become the way a cloned repository runs code (`core.fsmonitor` runs on every `diff`
+/// that refreshes the index). `--no-ext-diff`/`--no-textconv` and `--no-pager` close the
+/// diff drivers and the pager the same way.
+const NEUTRAL: [&str; 7] = [
+    "--no-pager",
+    "-c",
+    "core.fsmonitor=false",
+    "-c",
+    "core.hooksPath=/dev/null",
+    "-c",
+    "diff.external=",
+];
+
 fn git_paths(args: &[&str]) -> CliResult<Vec<String>> {
     let out = std::process::Command::new("git")
+        .args(NEUTRAL)
         .args(args)
+        .args(["--no-ext-diff", "--no-textconv"])
         .stderr(std::process::Stdio::inherit())
         .output()
         .map_err(|e| CliError::from(e).context("running git"))?;

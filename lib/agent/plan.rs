@@ -251,6 +251,7 @@ fn claim_existing<'s>(
 /// the read-only default. Returns the notes about what was not granted.
 fn narrow(stored: Option<Policy>, req: &TurnRequest) -> (Policy, Vec<String>) {
     let mut notes = Vec::new();
+    let new_session = stored.is_none();
     let tools = match (stored, &req.tools) {
         (Some(stored), Some(asked)) => {
             let dropped = asked.dropped_by(&stored);
@@ -284,6 +285,9 @@ fn narrow(stored: Option<Policy>, req: &TurnRequest) -> (Policy, Vec<String>) {
             .as_ref()
             .map_or_else(Policy::read_only, AgentDef::policy),
     };
+    if new_session {
+        notes.extend(req.agent.as_ref().and_then(AgentDef::withheld_note));
+    }
     (tools, notes)
 }
 

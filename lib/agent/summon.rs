@@ -97,8 +97,12 @@ impl Agent<'_> {
             };
         let id = spawned.child.id.clone();
         let mut text = format!("agent_id: {id}\n");
-        if let Some(note) = spawned.dropped_note() {
-            text.push_str(&note);
+        for note in spawned
+            .withheld
+            .iter()
+            .chain(spawned.dropped_note().as_ref())
+        {
+            text.push_str(note);
             text.push('\n');
         }
         if top_level {

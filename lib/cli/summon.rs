@@ -14,7 +14,7 @@ use super::{escape_controls, finish, CliError, CliResult, Ctx, Exit, GlobalArgs}
 use crate::policy::Policy;
 use crate::store::{Session, SessionKind, SessionStatus, Store};
 use crate::summon::spawn::{self, Request, Spawner, SummonError, SummonErrorKind};
-use crate::summon::Catalog;
+use crate::summon::{Catalog, Origin};
 
 const EXAMPLES: &str = "\
 Examples:
@@ -143,7 +143,9 @@ fn agents(ctx: &mut Ctx) -> CliResult<()> {
                 "slug": d.slug, "name": d.name, "description": d.description,
                 "kind": if d.is_subagent { "subagent" } else { "user_agent" },
                 "tools": d.tools, "models": d.models, "cwd": d.cwd,
-                "max_steps": d.max_steps, "source": d.source,
+                "max_steps": d.max_steps, "source": d.origin.kind(),
+                "path": d.origin.path(), "trusted": !matches!(d.origin, Origin::Project { trusted: false, .. }),
+                "withheld": d.withheld, "replaces": d.replaces.as_ref().map(Origin::describe),
             });
             ctx.out.line(&v.to_string())?;
         }
@@ -158,9 +160,14 @@ fn agents(ctx: &mut Ctx) -> CliResult<()> {
             for d in defs {
                 ctx.out.line(&format!(
                     "  {:<14} {}  [{}]",
-                    d.slug,
+                    escape_controls(&d.slug, false),
                     escape_controls(&d.blurb(), false),
                     d.tools.join(",")
+                ))?;
+                ctx.out.line(&format!(
+                    "  {:<14} {}",
+                    "",
+                    escape_controls(&source_line(d), false)
                 ))?;
             }
             Ok(())
@@ -179,6 +186,22 @@ fn agents(ctx: &mut Ctx) -> CliResult<()> {
         );
     }
     Ok(())
+}
+
+/// `from built-in`, `from user PATH`, `from project PATH`, with what a project definition
+/// replaces and what its untrusted folder withholds.
+fn source_line(d: &crate::summon::AgentDef) -> String {
+    let mut line = format!("from {}", d.origin.describe());
+    if let Some(r) = &d.replaces {
+        line.push_str(&format!(", replacing the {} definition", r.describe()));
+    }
+    if !d.withheld.is_empty() {
+        line.push_str(&format!(
+            "; withheld until the folder is trusted: {}",
+            d.withheld.join(",")
+        ));
+    }
+    line
 }
 
 fn summon_error(e: SummonError) -> CliError {
@@ -262,8 +285,12 @@ fn summon(ctx: &mut Ctx, args: RunArgs) -> CliResult<()> {
     };
     let spawned =
         spawn::spawn(&store, &ctx.home, &config, &catalog, &spawner, &req).map_err(summon_error)?;
-    if let Some(note) = spawned.dropped_note() {
-        ctx.out.message(&note);
+    for note in spawned
+        .withheld
+        .iter()
+        .chain(spawned.dropped_note().as_ref())
+    {
+        ctx.out.message(note);
     }
     let id = spawned.child.id.clone();
     if args.top_level || args.background {

@@ -51,7 +51,7 @@ pub(super) fn check_kind(
                 SummonErrorKind::Refused,
                 "user agents are not permitted: top_level needs `[permissions] user_agents = \"allow\"`",
             )
-            .hint("set it in .ag/config.toml or $XDG_CONFIG_HOME/ag/config.toml"));
+            .hint("set it in your user config, $XDG_CONFIG_HOME/ag/config.toml (a project's .ag/config.toml cannot grant it)"));
         }
         if def.is_subagent {
             return Err(SummonError::new(

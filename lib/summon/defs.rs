@@ -1,15 +1,22 @@
 //! Agent definitions: `SLUG.toml` files from `.ag/agents/` (project, found upward) over
 //! `$XDG_CONFIG_HOME/ag/agents/` (user) over the built-ins, plus Claude Code's
-//! `.claude/agents/*.md` read as subagent definitions. A malformed file is reported with its
-//! file and line and skipped; the rest load.
+//! `.claude/agents/*.md` read as subagent definitions (`claude`). A malformed file is
+//! reported with its file and line and skipped; the rest load.
+//!
+//! A project's definitions are as untrusted as the rest of a cloned repository: until the
+//! user trusts its folder, one may not replace a built-in or user definition of the same name
+//! (it is skipped, with a warning), and its tools are cut to the read-only set (what it
+//! withholds is kept, so the caller can say what trusting the folder would grant).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
-use crate::policy::{Effect, Policy, Tool};
+use crate::policy::Policy;
 use crate::sandbox::Mode;
+
+use super::claude::parse_claude;
 
 /// One agent definition.
 #[derive(Debug, Clone, PartialEq)]
@@ -27,13 +34,84 @@ pub struct AgentDef {
     pub max_steps: Option<u32>,
     /// The sandbox it asks for `bash`: it can only tighten the user's (or the spawner's).
     pub sandbox: Option<Mode>,
-    /// Where it came from: `built-in` or a file path.
-    pub source: String,
+    /// Where it came from.
+    pub origin: Origin,
+    /// Tools the file asks for that its untrusted folder cannot grant (see the module doc).
+    pub withheld: Vec<String>,
+    /// The built-in or user definition this project one replaces (in a trusted folder).
+    pub replaces: Option<Origin>,
+}
+
+/// Where a definition comes from, which decides what it may replace and grant.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Origin {
+    BuiltIn,
+    /// `$XDG_CONFIG_HOME/ag/agents/`, or Claude Code's `~/.claude/agents/`.
+    User(PathBuf),
+    /// A project's `.ag/agents/` or `.claude/agents/`; `trusted` when the user trusts the
+    /// folder holding it.
+    Project {
+        path: PathBuf,
+        trusted: bool,
+    },
+}
+
+impl Origin {
+    /// `built-in`, `user` or `project`.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Origin::BuiltIn => "built-in",
+            Origin::User(_) => "user",
+            Origin::Project { .. } => "project",
+        }
+    }
+
+    pub fn path(&self) -> Option<&Path> {
+        match self {
+            Origin::BuiltIn => None,
+            Origin::User(p) | Origin::Project { path: p, .. } => Some(p),
+        }
+    }
+
+    /// `built-in`, `user PATH` or `project PATH` (`untrusted project PATH` outside a trusted
+    /// folder), for people.
+    pub fn describe(&self) -> String {
+        match self {
+            Origin::BuiltIn => "built-in".into(),
+            Origin::User(p) => format!("user {}", p.display()),
+            Origin::Project { path, trusted } => format!(
+                "{}project {}",
+                if *trusted { "" } else { "untrusted " },
+                path.display()
+            ),
+        }
+    }
 }
 
 impl AgentDef {
     pub fn policy(&self) -> Policy {
         Policy::of(self.tools.iter().map(String::as_str))
+    }
+
+    /// What the user should know before running it: the tools its untrusted folder withheld.
+    pub fn withheld_note(&self) -> Option<String> {
+        if self.withheld.is_empty() {
+            return None;
+        }
+        let folder = self
+            .origin
+            .path()
+            .and_then(definition_folder)
+            .map_or_else(|| "its folder".to_string(), |f| f.display().to_string());
+        Some(format!(
+            "agent {} comes from a folder you have not trusted ({}): it does not get {}; \
+             `ag-prompt --trust` in {folder} grants them",
+            self.slug,
+            self.origin
+                .path()
+                .map_or_else(String::new, |p| p.display().to_string()),
+            self.withheld.join(", ")
+        ))
     }
 
     /// `Name — description` for catalogs.
@@ -71,26 +149,109 @@ struct TomlDef {
     sandbox: Option<Mode>,
 }
 
+/// The folder a project's `.ag/agents` or `.claude/agents` belongs to (the one trusted).
+fn definition_folder(file_or_dir: &Path) -> Option<PathBuf> {
+    let mut p = file_or_dir;
+    while let Some(parent) = p.parent() {
+        if p.file_name().is_some_and(|n| n == ".ag" || n == ".claude") {
+            return Some(parent.to_path_buf());
+        }
+        p = parent;
+    }
+    None
+}
+
+/// Which layer a directory of definitions is: the user's, or a project's (and trusted?).
+#[derive(Clone, Copy)]
+enum Layer {
+    User,
+    Project { trusted: bool },
+}
+
+impl Layer {
+    /// Claude Code's own user-level `~/.claude/agents` is the user's, not a project's.
+    fn of_project_dir(dir: &Path) -> Layer {
+        let Some(folder) = definition_folder(dir) else {
+            return Layer::Project { trusted: false };
+        };
+        let home = std::env::var_os("HOME").map(PathBuf::from);
+        let canon = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
+        if home.is_some_and(|h| canon(&h) == canon(&folder)) {
+            return Layer::User;
+        }
+        Layer::Project {
+            trusted: crate::config::is_trusted(&folder),
+        }
+    }
+
+    fn origin(self, file: &Path) -> Origin {
+        match self {
+            Layer::User => Origin::User(file.to_path_buf()),
+            Layer::Project { trusted } => Origin::Project {
+                path: file.to_path_buf(),
+                trusted,
+            },
+        }
+    }
+}
+
 impl Catalog {
-    /// Built-ins, then user files, then Claude Code agents, then project files: later wins.
+    /// Built-ins, then user files, then Claude Code agents, then project files: later wins,
+    /// except that an untrusted project's cannot replace a built-in or user definition.
     pub fn load(cwd: &Path) -> Catalog {
         let mut cat = Catalog::default();
         for d in builtins() {
             cat.defs.insert(d.slug.clone(), d);
         }
         if let Some(dir) = crate::config::user_config_dir().map(|d| d.join("agents")) {
-            cat.load_dir(&dir, "toml");
+            cat.load_dir(&dir, "toml", Layer::User);
         }
         if let Some(dir) = crate::config::find_upward(cwd, ".claude/agents") {
-            cat.load_dir(&dir, "md");
+            cat.load_dir(&dir, "md", Layer::of_project_dir(&dir));
         }
         if let Some(dir) = crate::config::find_upward(cwd, ".ag/agents") {
-            cat.load_dir(&dir, "toml");
+            cat.load_dir(&dir, "toml", Layer::of_project_dir(&dir));
         }
         cat
     }
 
-    fn load_dir(&mut self, dir: &Path, ext: &str) {
+    /// Add one parsed definition from `layer`, applying the project rules (module doc).
+    fn admit(&mut self, mut d: AgentDef, layer: Layer) {
+        let file = d.origin.path().map(Path::to_path_buf).unwrap_or_default();
+        if let Layer::Project { trusted } = layer {
+            let shadowed = self
+                .defs
+                .get(&d.slug)
+                .map(|old| old.origin.clone())
+                .filter(|o| !matches!(o, Origin::Project { .. }));
+            match (shadowed, trusted) {
+                (Some(o), false) => {
+                    self.problems.push(format!(
+                        "{}: agent {:?} would replace the {} definition; skipped: a project \
+                         in a folder you have not trusted cannot replace it (`ag-prompt --trust` \
+                         in {} allows it)",
+                        file.display(),
+                        d.slug,
+                        o.describe(),
+                        definition_folder(&file).unwrap_or_default().display()
+                    ));
+                    return;
+                }
+                (o, _) => d.replaces = o,
+            }
+            if !trusted {
+                let (kept, withheld): (Vec<String>, Vec<String>) = d
+                    .tools
+                    .into_iter()
+                    .partition(|t| Policy::read_only().allows(t));
+                d.tools = kept;
+                d.withheld = withheld;
+            }
+        }
+        self.defs.insert(d.slug.clone(), d);
+    }
+
+    fn load_dir(&mut self, dir: &Path, ext: &str, layer: Layer) {
         let Ok(rd) = std::fs::read_dir(dir) else {
             return;
         };
@@ -114,8 +275,9 @@ impl Catalog {
                 parse_toml(&f, &text, &mut self.problems)
             };
             match parsed {
-                Ok(d) => {
-                    self.defs.insert(d.slug.clone(), d);
+                Ok(mut d) => {
+                    d.origin = layer.origin(&f);
+                    self.admit(d, layer);
                 }
                 Err((line, msg)) => self
                     .problems
@@ -161,7 +323,7 @@ impl Catalog {
 
 /// `script:REL` in a definition is relative to the definition's directory when the file is
 /// there, so a definition and its script travel together.
-fn anchor_model(model: &str, file: &Path) -> String {
+pub(super) fn anchor_model(model: &str, file: &Path) -> String {
     if let Some(rel) = model.strip_prefix("script:") {
         if Path::new(rel).is_relative() {
             if let Some(dir) = file.parent() {
@@ -176,13 +338,13 @@ fn anchor_model(model: &str, file: &Path) -> String {
     model.to_string()
 }
 
-fn slug_of(file: &Path) -> String {
+pub(super) fn slug_of(file: &Path) -> String {
     file.file_stem()
         .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_default()
 }
 
-fn valid_slug(s: &str) -> bool {
+pub(super) fn valid_slug(s: &str) -> bool {
     !s.is_empty()
         && s.chars()
             .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_' || c == '.')
@@ -214,7 +376,7 @@ fn known_tools(
     out
 }
 
-type ParseResult = Result<AgentDef, (usize, String)>;
+pub(super) type ParseResult = Result<AgentDef, (usize, String)>;
 
 fn parse_toml(file: &Path, text: &str, problems: &mut Vec<String>) -> ParseResult {
     let slug = slug_of(file);
@@ -237,7 +399,7 @@ fn parse_toml(file: &Path, text: &str, problems: &mut Vec<String>) -> ParseResul
         .map_or(1, |i| i + 1);
     let tools = match &def.tools {
         Some(t) => known_tools(t, file, tools_line, problems),
-        None => crate::policy::Policy::read_only().names(),
+        None => Policy::read_only().names(),
     };
     Ok(AgentDef {
         name: def.name.unwrap_or_else(|| slug.clone()),
@@ -250,166 +412,9 @@ fn parse_toml(file: &Path, text: &str, problems: &mut Vec<String>) -> ParseResul
         system_prompt: def.system_prompt,
         max_steps: def.max_steps,
         sandbox: def.sandbox,
-        source: file.display().to_string(),
-    })
-}
-
-/// Claude Code's tool names, mapped to ours.
-fn claude_tool(name: &str) -> Option<&'static str> {
-    let tool = match name {
-        "Read" | "NotebookRead" => Tool::Read,
-        "Glob" | "LS" => Tool::Glob,
-        "Grep" => Tool::Grep,
-        "Write" => Tool::Write,
-        "Edit" | "MultiEdit" | "NotebookEdit" => Tool::Edit,
-        "Bash" => Tool::Bash,
-        _ => return None,
-    };
-    Some(tool.name())
-}
-
-/// One front-matter value: plain text, a quoted string, or a `[a, b]` flow list (given back
-/// as `a, b`, the comma-separated form Claude Code's `tools:` also takes). Anything only half
-/// written (an unclosed quote or list, a block value on following lines) is an error, never
-/// read as text.
-fn front_matter_value(v: &str) -> Result<String, String> {
-    let v = v.trim();
-    let unquote = |s: &str| -> Result<String, String> {
-        let s = s.trim();
-        match s.chars().next() {
-            Some(q @ ('"' | '\'')) => {
-                if s.len() >= 2 && s.ends_with(q) {
-                    Ok(s[1..s.len() - 1].to_string())
-                } else {
-                    Err(format!("unclosed quote in {s:?}"))
-                }
-            }
-            _ => Ok(s.to_string()),
-        }
-    };
-    if let Some(rest) = v.strip_prefix('[') {
-        let Some(inner) = rest.strip_suffix(']') else {
-            return Err(format!("unclosed `[` list in {v:?}"));
-        };
-        let items = inner
-            .split(',')
-            .map(str::trim)
-            .filter(|t| !t.is_empty())
-            .map(unquote)
-            .collect::<Result<Vec<_>, _>>()?;
-        return Ok(items.join(", "));
-    }
-    if v.starts_with('{') {
-        return Err(format!("a map value is not supported: {v:?}"));
-    }
-    if matches!(v, "|" | ">" | "|-" | ">-" | "|+" | ">+") {
-        return Err("a multi-line value is not supported; write it on one line".into());
-    }
-    unquote(v)
-}
-
-/// A Claude Code agent: `---` front matter of `key: value` lines, then the system prompt.
-fn parse_claude(file: &Path, text: &str, problems: &mut Vec<String>) -> ParseResult {
-    let mut lines = text.lines().enumerate();
-    match lines.next() {
-        Some((_, l)) if l.trim() == "---" => {}
-        _ => return Err((1, "expected front matter starting with `---`".into())),
-    }
-    let mut fields: BTreeMap<String, (usize, String)> = BTreeMap::new();
-    let mut body_start = None;
-    for (i, l) in lines.by_ref() {
-        if l.trim() == "---" {
-            body_start = Some(i + 1);
-            break;
-        }
-        if l.trim().is_empty() || l.trim_start().starts_with('#') {
-            continue;
-        }
-        let not_key_value = || {
-            (
-                i + 1,
-                format!("expected `key: value`, found {:?}", l.trim()),
-            )
-        };
-        let Some((k, v)) = l.split_once(':') else {
-            return Err(not_key_value());
-        };
-        let k = k.trim();
-        if k.is_empty()
-            || l.starts_with(char::is_whitespace)
-            || !k
-                .chars()
-                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
-        {
-            return Err(not_key_value());
-        }
-        let v = front_matter_value(v).map_err(|msg| (i + 1, format!("{k}: {msg}")))?;
-        fields.insert(k.to_string(), (i + 1, v));
-    }
-    let Some(body_start) = body_start else {
-        return Err((
-            text.lines().count().max(1),
-            "the front matter is not closed with `---`".into(),
-        ));
-    };
-    let body: Vec<&str> = text.lines().skip(body_start).collect();
-    let body = body.join("\n").trim().to_string();
-    let slug = match fields.get("name") {
-        Some((_, n)) if valid_slug(n) => n.clone(),
-        Some((line, n)) => return Err((*line, format!("name {n:?} is not a usable agent name"))),
-        None => slug_of(file),
-    };
-    let tools = match fields.get("tools") {
-        Some((line, list)) => {
-            let mut out: Vec<String> = Vec::new();
-            for t in list.split(',').map(str::trim).filter(|t| !t.is_empty()) {
-                match claude_tool(t) {
-                    Some(ours) => {
-                        if !out.iter().any(|o| o == ours) {
-                            out.push(ours.to_string());
-                        }
-                    }
-                    None => problems.push(format!(
-                        "{}:{line}: Claude tool {t:?} has no ag equivalent; dropped",
-                        file.display()
-                    )),
-                }
-            }
-            Policy::of(out.iter().map(String::as_str)).names()
-        }
-        // Claude Code gives an agent without a tools line every tool: here that is every
-        // file tool, still cut down to the spawner's.
-        None => Tool::names_of(&[Effect::Look, Effect::Change])
-            .map(str::to_string)
-            .collect(),
-    };
-    // Claude's aliases (sonnet, opus, inherit) name no provider here: the spawner's model is
-    // used then.
-    let sandbox = match fields.get("sandbox") {
-        Some((line, m)) => Some(Mode::parse(m).map_err(|e| (*line, e))?),
-        None => None,
-    };
-    let models = match fields.get("model") {
-        Some((_, m)) if m.contains('/') || m == "echo" || m.starts_with("script:") => {
-            vec![anchor_model(m, file)]
-        }
-        _ => Vec::new(),
-    };
-    Ok(AgentDef {
-        name: slug.clone(),
-        slug,
-        description: fields
-            .get("description")
-            .map(|(_, d)| d.clone())
-            .unwrap_or_default(),
-        is_subagent: true,
-        tools,
-        models,
-        cwd: None,
-        system_prompt: (!body.is_empty()).then_some(body),
-        max_steps: None,
-        sandbox,
-        source: file.display().to_string(),
+        origin: Origin::User(file.to_path_buf()),
+        withheld: Vec::new(),
+        replaces: None,
     })
 }
 
@@ -426,7 +431,9 @@ fn builtins() -> Vec<AgentDef> {
             system_prompt: Some(prompt.into()),
             max_steps: None,
             sandbox: None,
-            source: "built-in".into(),
+            origin: Origin::BuiltIn,
+            withheld: Vec::new(),
+            replaces: None,
         };
     vec![
         def(
@@ -473,21 +480,6 @@ fn builtins() -> Vec<AgentDef> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn claude_front_matter_maps_tools_and_reports_unknown() {
-        let text = "---\nname: code-reviewer\ndescription: Reviews code\ntools: Read, Grep, WebFetch, Bash\nmodel: sonnet\n---\nYou review.\n";
-        let mut problems = Vec::new();
-        let d = parse_claude(Path::new("/x/a.md"), text, &mut problems).unwrap();
-        assert_eq!(d.slug, "code-reviewer");
-        assert_eq!(d.tools, ["read", "grep", "bash"]);
-        assert!(d.models.is_empty());
-        assert_eq!(d.system_prompt.as_deref(), Some("You review."));
-        assert!(
-            problems[0].contains("a.md:4") && problems[0].contains("WebFetch"),
-            "{problems:?}"
-        );
-    }
 
     #[test]
     fn malformed_definitions_name_the_line() {
@@ -537,50 +529,6 @@ mod tests {
         .unwrap_err();
         assert_eq!(e.0, 3, "{e:?}");
         assert!(e.1.contains("unknown sandbox mode"), "{e:?}");
-    }
-
-    #[test]
-    fn summon_claude_front_matter_is_validated() {
-        let bad = |fm: &str| {
-            let mut p = Vec::new();
-            parse_claude(Path::new("/x/broken.md"), fm, &mut p).unwrap_err()
-        };
-        let e = bad("---\nname: x\ndescription: [oops\n---\nbody\n");
-        assert_eq!(e.0, 3, "{e:?}");
-        assert!(e.1.contains("unclosed `[`"), "{e:?}");
-        let e = bad("---\ndescription: \"half quoted\n---\n");
-        assert_eq!(e.0, 2, "{e:?}");
-        assert!(e.1.contains("unclosed quote"), "{e:?}");
-        let e = bad("---\ndescription: 'half\n---\n");
-        assert!(e.1.contains("unclosed quote"), "{e:?}");
-        let e = bad("---\ntools: [Read, \"Grep]\n---\n");
-        assert!(e.1.contains("unclosed quote"), "{e:?}");
-        let e = bad("---\nname: x\ndescription: fine\n");
-        assert!(e.1.contains("not closed"), "{e:?}");
-        assert_eq!(e.0, 3, "{e:?}");
-        // Without the `---`, the body is read as front matter and its first line is reported.
-        let e = bad("---\nname: x\nYou review.\n");
-        assert_eq!(e.0, 3, "{e:?}");
-        let e = bad("---\ntools:\n  - Read\n---\n");
-        assert_eq!(e.0, 3, "{e:?}");
-        let e = bad("---\nsome key: v\n---\n");
-        assert!(e.1.contains("key: value"), "{e:?}");
-        let e = bad("---\ndescription: |\n---\n");
-        assert!(e.1.contains("multi-line"), "{e:?}");
-
-        // Well-formed values: quotes stripped, a flow list read like a comma list, and a colon
-        // or quote inside a plain value kept.
-        let mut p = Vec::new();
-        let d = parse_claude(
-            Path::new("/x/ok.md"),
-            "---\nname: \"ok\"\ndescription: Reviews: it's careful\ntools: [Read, 'Grep']\n---\nHi\n",
-            &mut p,
-        )
-        .unwrap();
-        assert_eq!(d.slug, "ok");
-        assert_eq!(d.description, "Reviews: it's careful");
-        assert_eq!(d.tools, ["read", "grep"]);
-        assert!(p.is_empty(), "{p:?}");
     }
 
     #[test]

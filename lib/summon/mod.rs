@@ -2,10 +2,11 @@
 //! and user agents (independent, fire-and-forget), run as detached `ag-prompt` processes.
 
 mod checks;
+mod claude;
 pub mod defs;
 mod error;
 pub mod spawn;
 
 pub use checks::depth;
-pub use defs::{AgentDef, Catalog};
+pub use defs::{AgentDef, Catalog, Origin};
 pub use error::{SummonError, SummonErrorKind};

@@ -44,6 +44,8 @@ pub struct Spawned {
     /// Tools asked for that the child did not get, with the reason.
     pub dropped: Vec<String>,
     pub dropped_why: Option<String>,
+    /// What the definition's untrusted folder withheld ([`AgentDef::withheld_note`]).
+    pub withheld: Option<String>,
     pub log: PathBuf,
     pub pid: i64,
 }
@@ -95,6 +97,7 @@ pub fn spawn(
         child,
         dropped,
         dropped_why: Some(why),
+        withheld: def.withheld_note(),
         log,
         pid,
     })

@@ -491,9 +491,15 @@ fn the_catalog_reports_malformed_definitions_and_reads_claude_agents() {
         .unwrap();
     assert_eq!(cr["kind"], "subagent");
     assert_eq!(cr["tools"], serde_json::json!(["read", "grep"]));
-    assert!(cr["source"].as_str().unwrap().ends_with("code-reviewer.md"));
+    assert_eq!(cr["source"], "project");
+    assert!(cr["path"].as_str().unwrap().ends_with("code-reviewer.md"));
+    let explorer = agents.iter().find(|a| a["slug"] == "explorer").unwrap();
+    assert_eq!(explorer["source"], "built-in");
+    assert!(explorer["path"].is_null());
 
-    // A user-level definition is overridden by the project's of the same name.
+    // A user-level definition is overridden by the project's of the same name, in a folder
+    // the user trusts (untrusted, the project's is skipped: see trust.rs).
+    env.run("ag-prompt", &["--trust"]).ok();
     let user = env.dir.path().join("config/ag/agents");
     std::fs::create_dir_all(&user).unwrap();
     std::fs::write(
@@ -572,6 +578,9 @@ fn the_example_definitions_load_and_the_walkthrough_parent_runs() {
     let env = env_with(None, "");
     let examples = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/agents");
     copy_dir(&examples, &env.cwd.join(".ag/agents"));
+    // Your own definitions in your own project: trusted, so `explorer` may replace the
+    // built-in and `gardener`/`tester` keep their tools.
+    env.run("ag-prompt", &["--trust"]).ok();
     env.write_file(
         "notes.md",
         "# Notes\n\n- [ ] parser: handle empty input\n- [ ] docs: write the README\n",

@@ -1,0 +1,195 @@
+//! The `script:FILE` model: a TOML script of steps, one per model request, with text,
+//! thinking, tool calls and gates a test or a demo opens.
+
+use std::time::Duration;
+
+use serde::Deserialize;
+use serde_json::{Map, Value};
+
+use super::{step_end, Emitter};
+use crate::fold::Dialect;
+use crate::log::StopReason;
+use crate::provider::{AttemptError, ModelError, Provider};
+use crate::reduce::{ChunkOp, StepEnd};
+
+/// A script of steps, one per model request.
+#[derive(Debug)]
+pub struct ScriptProvider {
+    name: String,
+    path: String,
+    steps: Vec<Step>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ScriptFile {
+    #[serde(default)]
+    step: Vec<Step>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Step {
+    thinking: Option<String>,
+    text: Option<String>,
+    #[serde(default)]
+    delay_ms: u64,
+    /// A gate: the step is not finished until this file exists (relative to the current
+    /// directory), so a test or a demo can hold an agent mid-turn without guessing a delay.
+    wait_for: Option<String>,
+    #[serde(default)]
+    tool_calls: Vec<ScriptCall>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ScriptCall {
+    name: String,
+    #[serde(default)]
+    arguments: Option<Value>,
+    id: Option<String>,
+}
+
+impl ScriptProvider {
+    /// Reads and checks the script at `path` (relative to the current directory).
+    pub fn load(path: &str) -> Result<ScriptProvider, ModelError> {
+        let text = std::fs::read_to_string(path).map_err(|source| ModelError::Script {
+            path: path.into(),
+            source,
+        })?;
+        Self::parse(path, &text)
+    }
+
+    /// A script from its text; `path` names it in messages.
+    pub fn parse(path: &str, text: &str) -> Result<ScriptProvider, ModelError> {
+        let bad = |message: String| ModelError::BadScript {
+            path: path.into(),
+            message,
+        };
+        let file: ScriptFile = toml::from_str(text).map_err(|e| {
+            let message = e.message().trim().to_owned();
+            bad(match e.span() {
+                Some(span) => {
+                    let line = text[..span.start.min(text.len())].matches('\n').count() + 1;
+                    format!("line {line}: {message}")
+                }
+                None => message,
+            })
+        })?;
+        for (n, step) in file.step.iter().enumerate() {
+            for (i, call) in step.tool_calls.iter().enumerate() {
+                let at = format!("step {}, tool call {}", n + 1, i + 1);
+                if call.name.trim().is_empty() {
+                    return Err(bad(format!("{at}: the name is empty")));
+                }
+                if !matches!(call.arguments, None | Some(Value::Object(_))) {
+                    return Err(bad(format!("{at}: arguments must be a table")));
+                }
+            }
+        }
+        Ok(ScriptProvider {
+            name: format!("script:{path}"),
+            path: path.into(),
+            steps: file.step,
+        })
+    }
+
+    /// How many steps the script has.
+    pub fn len(&self) -> usize {
+        self.steps.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.steps.is_empty()
+    }
+}
+
+impl Provider for ScriptProvider {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn dialect(&self) -> Dialect {
+        Dialect::Anthropic
+    }
+
+    fn api_model(&self) -> &str {
+        "script"
+    }
+
+    fn attempt(
+        &self,
+        body: &Value,
+        sink: &mut dyn FnMut(ChunkOp),
+    ) -> Result<StepEnd, AttemptError> {
+        // The request's place in the session: one assistant message per answered step, so a
+        // retried attempt gets the same step again.
+        let n = body["messages"].as_array().map_or(0, |ms| {
+            ms.iter().filter(|m| m["role"] == "assistant").count()
+        });
+        let Some(step) = self.steps.get(n) else {
+            return Err(AttemptError {
+                message: format!(
+                    "the script {} has {} step{}; request {} has none left to answer it",
+                    self.path,
+                    self.steps.len(),
+                    if self.steps.len() == 1 { "" } else { "s" },
+                    n + 1
+                ),
+                status: None,
+                retryable: false,
+                retry_after: None,
+            });
+        };
+        let mut out = Emitter::new(sink);
+        if let Some(thinking) = step.thinking.as_deref().filter(|t| !t.is_empty()) {
+            out.thinking(thinking, "script");
+        }
+        if let Some(text) = step.text.as_deref().filter(|t| !t.is_empty()) {
+            out.text(text);
+        }
+        for (i, call) in step.tool_calls.iter().enumerate() {
+            let call_id = call.id.clone().unwrap_or_else(|| format!("call_{n}_{i}"));
+            let arguments = call
+                .arguments
+                .clone()
+                .unwrap_or_else(|| Value::Object(Map::new()));
+            out.tool_call(call_id, &call.name, arguments);
+        }
+        if step.delay_ms > 0 {
+            std::thread::sleep(Duration::from_millis(step.delay_ms));
+        }
+        if let Some(gate) = &step.wait_for {
+            wait_for_gate(gate).map_err(|message| AttemptError {
+                message: format!("the script {}: {message}", self.path),
+                status: None,
+                retryable: false,
+                retry_after: None,
+            })?;
+        }
+        let stop = if step.tool_calls.is_empty() {
+            StopReason::EndTurn
+        } else {
+            StopReason::ToolUse
+        };
+        Ok(step_end(stop, body, out.chars, "script"))
+    }
+}
+
+/// How long a `wait_for` gate stays closed before the step fails.
+const GATE_LIMIT: Duration = Duration::from_secs(120);
+
+/// Wait until `path` exists, polling; an error after `GATE_LIMIT`.
+fn wait_for_gate(path: &str) -> Result<(), String> {
+    let until = std::time::Instant::now() + GATE_LIMIT;
+    while !std::path::Path::new(path).exists() {
+        if std::time::Instant::now() >= until {
+            return Err(format!(
+                "the gate {path} did not open within {} s",
+                GATE_LIMIT.as_secs()
+            ));
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    Ok(())
+}

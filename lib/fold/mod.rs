@@ -434,4 +434,6 @@ fn defuse(text: &str) -> Cow<'_, str> {
 pub(crate) mod testkit;
 
 #[cfg(test)]
+mod proptests;
+#[cfg(test)]
 mod tests;

@@ -154,3 +154,10 @@ impl Log {
         )
     }
 }
+
+/// Each message without its cache breakpoints, as JSON text: what must stay byte-identical.
+pub fn strip_all(msgs: &[Value]) -> Vec<String> {
+    msgs.iter()
+        .map(|m| super::strip_cache_control(m).to_string())
+        .collect()
+}

@@ -127,7 +127,7 @@ pub fn closers(store: &Store, session: &Session, cut: i64) -> Result<Vec<NewChun
 /// The title of a side chat: `BTW · ` and the question's first line, cut at 60 characters
 /// with an ellipsis.
 pub fn side_title(question: &str) -> String {
-    format!("BTW · {}", crate::log::headline(question, 60))
+    format!("BTW · {}", crate::text::headline(question, 60))
 }
 
 /// How the child's policy differs from its source's.

@@ -12,6 +12,7 @@ pub mod proc;
 pub mod sandbox;
 pub mod secrets;
 pub mod settings;
+pub mod text;
 
 pub mod fold;
 pub mod import;

@@ -104,27 +104,6 @@ impl fmt::Display for ChunkType {
     }
 }
 
-/// The first non-blank line of a text, cut at `max` characters with an ellipsis: how a
-/// prompt or a question becomes a session title.
-pub fn headline(text: &str, max: usize) -> String {
-    let line = text
-        .lines()
-        .find(|l| !l.trim().is_empty())
-        .unwrap_or("")
-        .trim();
-    if line.chars().count() <= max {
-        return line.to_string();
-    }
-    let mut t: String = line
-        .chars()
-        .take(max)
-        .collect::<String>()
-        .trim_end()
-        .to_string();
-    t.push('…');
-    t
-}
-
 pub fn json_kind(v: &Value) -> &'static str {
     match v {
         Value::Null => "null",

@@ -302,7 +302,7 @@ fn create(
     settings.set_sandbox(grants.1);
     let title = match &req.session {
         SessionChoice::New { title: Some(t) } => t.clone(),
-        _ => crate::log::headline(req.text.as_deref().unwrap_or(""), 60),
+        _ => crate::text::headline(req.text.as_deref().unwrap_or(""), 60),
     };
     store.create_session(NewSession {
         title,

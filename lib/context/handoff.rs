@@ -89,12 +89,7 @@ pub fn lost_request<'a>(summarized: &'a [Chunk], kept: &[Chunk]) -> Option<&'a s
         })
 }
 
+/// At most [`PROMPT_CHARS`] characters of the text, then `…` when there were more.
 fn clip(text: &str) -> String {
-    let one = text.trim();
-    if one.chars().count() <= PROMPT_CHARS {
-        return one.to_string();
-    }
-    let mut t: String = one.chars().take(PROMPT_CHARS).collect();
-    t.push('…');
-    t
+    crate::text::clip_chars(text.trim(), PROMPT_CHARS + 1)
 }

@@ -6,15 +6,9 @@ use serde_json::Value;
 
 use crate::log::{Chunk, ChunkData};
 
-/// Shorten long text for one-line displays.
+/// Shorten long text for one-line displays; line breaks show as `⏎`.
 pub fn clip(s: &str, max: usize) -> String {
-    let one_line = s.replace('\n', " ⏎ ");
-    if one_line.chars().count() <= max {
-        return one_line;
-    }
-    let mut out: String = one_line.chars().take(max.saturating_sub(1)).collect();
-    out.push('…');
-    out
+    crate::text::clip_chars(&s.replace('\n', " ⏎ "), max)
 }
 /// A tool result as text: a string as it is, anything else as its JSON.
 pub fn result_text(v: &Value) -> String {

@@ -441,7 +441,7 @@ impl Rollout {
                 parent_source_id: None,
             },
             kind: "chat".into(),
-            title: crate::log::headline(self.first_human.as_deref().unwrap_or(""), 80),
+            title: crate::text::headline(self.first_human.as_deref().unwrap_or(""), 80),
             model,
             cwd: self.cwd,
             created_at: self.created_at,

@@ -109,7 +109,7 @@ pub(super) async fn call(
         other => {
             return Ok(Err(format!(
                 "arguments must be a JSON object, got {}",
-                crate::tools::type_name(other)
+                crate::log::json_kind(other)
             )))
         }
     };

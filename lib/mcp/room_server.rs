@@ -21,8 +21,9 @@ use crate::room::claims::{self, Outcome};
 use crate::room::inbox::{self, Heard};
 use crate::room::presence::{self, Me};
 use crate::room::target::{self, Resolved};
-use crate::room::{clip, file, Line, Room};
+use crate::room::{file, Line, Room};
 use crate::store::{Session, Store};
+use crate::text::clip_bytes as clip;
 
 /// The room server of one worktree.
 #[derive(Clone)]

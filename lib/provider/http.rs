@@ -445,12 +445,7 @@ fn clip(text: &str) -> String {
         .chars()
         .map(|c| if c.is_control() { ' ' } else { c })
         .collect();
-    if flat.chars().count() <= MESSAGE_CAP {
-        return flat;
-    }
-    let mut out: String = flat.chars().take(MESSAGE_CAP - 1).collect();
-    out.push('…');
-    out
+    crate::text::clip_chars(&flat, MESSAGE_CAP)
 }
 
 #[cfg(test)]

@@ -254,19 +254,6 @@ pub fn short13(id: &str) -> &str {
     &id[..end]
 }
 
-/// Cut text to at most `max` bytes on a char boundary, ending with `…` when cut.
-pub fn clip(text: &str, max: usize) -> String {
-    if text.len() <= max {
-        return text.to_string();
-    }
-    let ell = "…";
-    let mut end = max.saturating_sub(ell.len());
-    while end > 0 && !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    format!("{}{ell}", &text[..end])
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -277,13 +264,6 @@ mod tests {
         assert!(n.starts_with("my-project-") && n.ends_with(".jsonl"), "{n}");
         assert_eq!(n, room_name(Path::new("/home/me/My Project")));
         assert_ne!(n, room_name(Path::new("/home/you/My Project")));
-    }
-
-    #[test]
-    fn clip_keeps_char_boundaries() {
-        assert_eq!(clip("abc", 10), "abc");
-        let c = clip(&"é".repeat(200), 200);
-        assert!(c.len() <= 200 && c.ends_with('…'));
     }
 
     #[test]

@@ -64,7 +64,7 @@ pub fn display_name(s: &Session) -> String {
     if t.is_empty() {
         "session".into()
     } else {
-        super::clip(t, 60)
+        crate::text::clip_bytes(t, 60)
     }
 }
 
@@ -129,8 +129,7 @@ pub fn in_worktree(s: &Session, key: &Path) -> bool {
 /// consumes anything.
 pub fn peek_text(store: &Store, s: &Session, n: usize) -> Result<String> {
     let a = store.activity(&s.id, n)?;
-    let one =
-        |t: &str, max: usize| super::clip(&t.split_whitespace().collect::<Vec<_>>().join(" "), max);
+    let one = |t: &str, max: usize| crate::text::clip_bytes(&crate::text::one_line(t), max);
     let mut out = format!(
         "{} [{}] {} · {}",
         display_name(s),

@@ -311,7 +311,7 @@ impl Args<'_> {
             Some(Value::String(s)) => Ok(s),
             Some(other) => Err(format!(
                 "argument `{key}` must be a string, got {}",
-                type_name(other)
+                crate::log::json_kind(other)
             )),
             None => Err(format!("missing required argument `{key}`")),
         }
@@ -364,17 +364,6 @@ impl Args<'_> {
                 "argument `{key}` must be a whole number of at least 0, got {x}"
             ))
         }
-    }
-}
-
-pub(crate) fn type_name(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
     }
 }
 

@@ -4,8 +4,8 @@ use super::super::{Agent, AgentError, Event};
 use super::batch::{Batch, Carry, PEER_LINE_BYTES};
 use crate::log::{ChunkData, NewChunk, PeerMessage, Role};
 use crate::policy::Tool;
-use crate::room::clip;
 use crate::room::inbox::{self, Heard};
+use crate::text::clip_bytes as clip;
 
 impl Agent<'_> {
     /// At a step boundary: take what this session hears from its rooms into the log.

@@ -11,7 +11,8 @@ use crate::room::claims::{self, Outcome};
 use crate::room::inbox::{self, Heard};
 use crate::room::presence;
 use crate::room::target::{self, Resolved};
-use crate::room::{clip, file, Line, Room};
+use crate::room::{file, Line, Room};
+use crate::text::clip_bytes as clip;
 use crate::tools::ToolOutput;
 
 impl Agent<'_> {

@@ -5,6 +5,7 @@ use serde_json::json;
 use super::{cwd, resolve};
 use crate::cli::{escape_controls, CliResult, Ctx};
 use crate::room::presence;
+use crate::text;
 
 #[derive(Debug, clap::Args)]
 pub struct PeekArgs {
@@ -16,8 +17,7 @@ pub struct PeekArgs {
 }
 
 fn one_line(s: &str, max: usize) -> String {
-    let flat = s.split_whitespace().collect::<Vec<_>>().join(" ");
-    escape_controls(&crate::room::clip(&flat, max), false)
+    escape_controls(&text::clip_bytes(&text::one_line(s), max), false)
 }
 
 pub(super) fn who(ctx: &mut Ctx) -> CliResult<()> {

@@ -316,7 +316,7 @@ fn plan_session(
     let title = match (root, &file.custom_title, branch_summary) {
         (None, Some(t), _) => t.clone(),
         (None, None, Some(s)) => s.clone(),
-        _ => crate::log::headline(&command_line(first_text.as_deref().unwrap_or("")), 80),
+        _ => crate::text::headline(&command_line(first_text.as_deref().unwrap_or("")), 80),
     };
     let model = conv
         .b

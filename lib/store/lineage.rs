@@ -139,40 +139,66 @@ impl Store {
     }
 
     /// Walk `session`'s view backwards from seq `from` (inclusive), newest first, until `f`
-    /// says stop. A walk that stops at a recent chunk costs the same however long the view is.
+    /// says stop. A walk that stops at a recent chunk costs the same however long the view is,
+    /// and however deep its lineage: a source is looked up only when the walk reaches it.
     pub fn walk_back(
         &self,
         session: &Session,
         from: i64,
         mut f: impl FnMut(&RawChunk) -> bool,
     ) -> Result<()> {
-        let segs = self.segments(session)?;
-        for seg in segs.iter().rev() {
-            let hi = seg.hi.min(from);
-            if hi <= seg.lo {
-                continue;
+        let mut seg = (session.id.clone(), session.fork_of.clone(), session.fork_seq);
+        let mut hi = from;
+        let mut depth = 0;
+        loop {
+            let (id, source, lo) = (&seg.0, &seg.1, seg.2.unwrap_or(0));
+            if hi > lo && !self.walk_segment(id, lo, hi, &mut f)? {
+                return Ok(());
             }
-            let mut stmt = self.conn().prepare_cached(
-                "SELECT id, seq, turn_id, step, type, data_json FROM chunks \
-                 WHERE session_id = ?1 AND seq > ?2 AND seq <= ?3 ORDER BY seq DESC",
-            )?;
-            let mut rows = stmt.query(params![seg.session, seg.lo, hi])?;
-            while let Some(r) = rows.next()? {
-                let data: String = r.get(5)?;
-                let c = RawChunk {
-                    id: r.get(0)?,
-                    seq: r.get(1)?,
-                    turn: r.get(2)?,
-                    step: r.get(3)?,
-                    ty: r.get(4)?,
-                    data: serde_json::from_str(&data).unwrap_or(Value::Null),
-                };
-                if !f(&c) {
-                    return Ok(());
-                }
+            let Some(src) = source else {
+                return Ok(());
+            };
+            depth += 1;
+            if depth > MAX_DEPTH {
+                return Err(StoreError::Invalid(format!(
+                    "session {} has a cyclic fork lineage",
+                    session.id
+                )));
+            }
+            let parent = self.session(src)?;
+            hi = hi.min(lo);
+            seg = (parent.id, parent.fork_of, parent.fork_seq);
+        }
+    }
+
+    /// One segment of [`Store::walk_back`], newest first; false once `f` says stop.
+    fn walk_segment(
+        &self,
+        session: &str,
+        lo: i64,
+        hi: i64,
+        f: &mut impl FnMut(&RawChunk) -> bool,
+    ) -> Result<bool> {
+        let mut stmt = self.conn().prepare_cached(
+            "SELECT id, seq, turn_id, step, type, data_json FROM chunks \
+             WHERE session_id = ?1 AND seq > ?2 AND seq <= ?3 ORDER BY seq DESC",
+        )?;
+        let mut rows = stmt.query(params![session, lo, hi])?;
+        while let Some(r) = rows.next()? {
+            let data: String = r.get(5)?;
+            let c = RawChunk {
+                id: r.get(0)?,
+                seq: r.get(1)?,
+                turn: r.get(2)?,
+                step: r.get(3)?,
+                ty: r.get(4)?,
+                data: serde_json::from_str(&data).unwrap_or(Value::Null),
+            };
+            if !f(&c) {
+                return Ok(false);
             }
         }
-        Ok(())
+        Ok(true)
     }
 }
 

@@ -1006,6 +1006,17 @@ fn main() {
         };
         let big = cat_limit(big_home.path(), &big_id);
         let small = cat_limit(small_home.path(), &small_id);
+        let show = |home: &Path, id: &str| -> f64 {
+            median_f(
+                (0..fast_reps)
+                    .map(|_| secs(spawn(ag(home, &["show", id, "--json"]), None, Out::Null).wall))
+                    .collect(),
+            )
+        };
+        let (show_big, show_small) = (
+            show(big_home.path(), &big_id),
+            show(small_home.path(), &small_id),
+        );
         // For scale: the floor of any ag-log process (start, parse args, exit).
         let floor = median_f(
             (0..fast_reps)
@@ -1031,6 +1042,18 @@ fn main() {
             ratio: format!("{:.2}", big / small),
             target: "≤ 20 ms".into(),
             verdict: verdict(big <= 0.020),
+        });
+        rows.push(Row {
+            figure: format!(
+                "show --json, {} session (baseline: {} session)",
+                count(cfg.big_n),
+                count(cfg.small_n)
+            ),
+            measured: ms(show_big),
+            baseline: ms(show_small),
+            ratio: format!("{:.2}", show_big / show_small),
+            target: "≤ 20 ms".into(),
+            verdict: verdict(show_big <= 0.020),
         });
         notes.push(format!(
             "process floor: `ag-log --version` takes {}",

@@ -361,55 +361,6 @@ impl Store {
             Ok(())
         })
     }
-
-    /// How many chunks of each role and type a session's view holds.
-    pub fn type_counts(&self, session: &Session) -> Result<Vec<TypeCount>> {
-        let segs = self.segments(session)?;
-        let (filter, args) = segment_filter(&segs, 0, i64::MAX);
-        let sql = format!(
-            "SELECT role, type, COUNT(*) FROM chunks WHERE {filter} GROUP BY role, type ORDER BY role, type"
-        );
-        let mut stmt = self.conn().prepare(&sql)?;
-        let rows = stmt
-            .query_map(params_from_iter(args), |r| {
-                Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?, r.get(2)?))
-            })?
-            .collect::<rusqlite::Result<Vec<(String, String, i64)>>>()?;
-        Ok(rows
-            .into_iter()
-            .filter_map(|(role, ty, count)| {
-                Some(TypeCount {
-                    role: Role::parse(&role)?,
-                    ty: ChunkType::parse(&ty)?,
-                    count,
-                })
-            })
-            .collect())
-    }
-
-    /// Token usage summed from the `turn_end` records of a session's view.
-    pub fn usage(&self, session: &Session) -> Result<Usage> {
-        let segs = self.segments(session)?;
-        let (filter, args) = segment_filter(&segs, 0, i64::MAX);
-        let sql = format!(
-            "SELECT COUNT(*), \
-               COALESCE(SUM(json_extract(data_json, '$.usage.input')), 0), \
-               COALESCE(SUM(json_extract(data_json, '$.usage.output')), 0), \
-               COALESCE(SUM(json_extract(data_json, '$.usage.cache_read')), 0), \
-               COALESCE(SUM(json_extract(data_json, '$.usage.cache_write')), 0) \
-             FROM chunks WHERE {filter} AND type = 'system' \
-               AND json_extract(data_json, '$.kind') = 'turn_end'"
-        );
-        Ok(self.conn().query_row(&sql, params_from_iter(args), |r| {
-            Ok(Usage {
-                turns: r.get(0)?,
-                input: r.get(1)?,
-                output: r.get(2)?,
-                cache_read: r.get(3)?,
-                cache_write: r.get(4)?,
-            })
-        })?)
-    }
 }
 
 /// Append inside an open write transaction (shared with the queue drain).
@@ -452,6 +403,7 @@ pub(super) fn append_each(
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
     )?;
     let mut count = 0usize;
+    let mut tally = super::stats::Tally::default();
     for (i, c) in chunks.enumerate() {
         let next = first + i as i64;
         let bad = |message: String| StoreError::BadChunk { index: i, message };
@@ -476,10 +428,12 @@ pub(super) fn append_each(
                 )),
                 _ => e.into(),
             })?;
+        tally.add_chunk(&chunk);
         sink(chunk);
         count += 1;
     }
     if count > 0 {
+        tally.store(conn, session_id)?;
         conn.prepare_cached("UPDATE sessions SET updated_at = ?2 WHERE id = ?1")?
             .execute(params![session_id, now])?;
     }

@@ -73,6 +73,8 @@ impl Store {
                 [sid],
             )?;
             tx.execute("DELETE FROM chunks WHERE session_id = ?1", [sid])?;
+            tx.execute("DELETE FROM chunk_counts WHERE session_id = ?1", [sid])?;
+            tx.execute("DELETE FROM turn_totals WHERE session_id = ?1", [sid])?;
             tx.execute("DELETE FROM queued_input WHERE session_id = ?1", [sid])?;
             // Subagents outlive their parent as independent sessions.
             tx.execute(

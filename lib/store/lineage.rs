@@ -147,7 +147,11 @@ impl Store {
         from: i64,
         mut f: impl FnMut(&RawChunk) -> bool,
     ) -> Result<()> {
-        let mut seg = (session.id.clone(), session.fork_of.clone(), session.fork_seq);
+        let mut seg = (
+            session.id.clone(),
+            session.fork_of.clone(),
+            session.fork_seq,
+        );
         let mut hi = from;
         let mut depth = 0;
         loop {

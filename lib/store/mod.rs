@@ -17,6 +17,7 @@ mod run;
 mod schema;
 mod sessions;
 mod spawned;
+mod stats;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;

@@ -114,6 +114,34 @@ const MIGRATIONS: &[&str] = &[
     ALTER TABLE sessions ADD COLUMN tool_pgid INTEGER;
     ALTER TABLE sessions ADD COLUMN tool_pgid_start INTEGER;
     "#,
+    // 6: per-session tallies kept as the log is written (`store::stats`), so `ag-log show` does
+    // not count a million chunks; filled here from the log for existing sessions.
+    r#"
+    CREATE TABLE chunk_counts (
+      session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+      role       TEXT NOT NULL,
+      type       TEXT NOT NULL,
+      count      INTEGER NOT NULL,
+      PRIMARY KEY (session_id, role, type)
+    ) WITHOUT ROWID;
+    INSERT INTO chunk_counts SELECT session_id, role, type, COUNT(*) FROM chunks
+      GROUP BY session_id, role, type;
+    CREATE TABLE turn_totals (
+      session_id  TEXT PRIMARY KEY REFERENCES sessions(id) ON DELETE CASCADE,
+      turns       INTEGER NOT NULL,
+      input       INTEGER NOT NULL,
+      output      INTEGER NOT NULL,
+      cache_read  INTEGER NOT NULL,
+      cache_write INTEGER NOT NULL
+    ) WITHOUT ROWID;
+    INSERT INTO turn_totals SELECT session_id, COUNT(*),
+      COALESCE(SUM(json_extract(data_json, '$.usage.input')), 0),
+      COALESCE(SUM(json_extract(data_json, '$.usage.output')), 0),
+      COALESCE(SUM(json_extract(data_json, '$.usage.cache_read')), 0),
+      COALESCE(SUM(json_extract(data_json, '$.usage.cache_write')), 0)
+      FROM chunks WHERE type = 'system' AND json_extract(data_json, '$.kind') = 'turn_end'
+      GROUP BY session_id;
+    "#,
 ];
 
 pub const VERSION: i64 = MIGRATIONS.len() as i64;

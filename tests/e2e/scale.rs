@@ -82,3 +82,83 @@ fn a_fork_chain_2000_deep_reads_searches_folds_and_forks() {
     let child = env.run("ag-fork", &[&deep, "-q"]).ok();
     assert_eq!(env.chunks(child.stdout.trim()).len(), len);
 }
+
+/// `show`'s counts and usage, taken from the tallies kept as the log is written, match what
+/// the view holds: for a session, and for a fork cut at every seq of a source that went on.
+#[test]
+fn show_counts_and_usage_match_the_view_at_every_cut() {
+    use crate::support::chunk;
+    use std::collections::BTreeMap;
+
+    let env = TestEnv::new();
+    let src = env.new_session("tallied", "first");
+    env.append(
+        &src,
+        &[
+            chunk::assistant("one"),
+            chunk::turn_end(3, 4),
+            chunk::user("second"),
+        ],
+    );
+    env.append(&src, &[chunk::assistant("two"), chunk::turn_end(5, 6)]);
+    let tally_of = |session: &str| {
+        let mut counts = BTreeMap::new();
+        let (mut turns, mut input, mut output) = (0, 0, 0);
+        for c in env.chunks(session) {
+            let key = format!(
+                "{}/{}",
+                c["role"].as_str().unwrap(),
+                c["type"].as_str().unwrap()
+            );
+            *counts.entry(key).or_insert(0) += 1;
+            if c["data"]["kind"] == "turn_end" {
+                turns += 1;
+                input += c["data"]["usage"]["input"].as_i64().unwrap();
+                output += c["data"]["usage"]["output"].as_i64().unwrap();
+            }
+        }
+        (counts, (turns, input, output))
+    };
+    let shown = |session: &str| {
+        let v = env.log(&["show", session, "--json"]).ok().json();
+        let counts: BTreeMap<String, i64> = v["counts"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| {
+                let key = format!(
+                    "{}/{}",
+                    c["role"].as_str().unwrap(),
+                    c["type"].as_str().unwrap()
+                );
+                (key, c["count"].as_i64().unwrap())
+            })
+            .collect();
+        let u = &v["usage"];
+        let usage = (
+            u["turns"].as_i64().unwrap(),
+            u["input"].as_i64().unwrap(),
+            u["output"].as_i64().unwrap(),
+        );
+        (counts, usage)
+    };
+    assert_eq!(shown(&src), tally_of(&src));
+    assert_eq!(shown(&src).1, (2, 8, 10));
+    for at in 1..=6 {
+        let fork = env
+            .run("ag-fork", &[&src, "--at", &at.to_string(), "-q"])
+            .ok();
+        let fork = fork.stdout.trim().to_string();
+        env.append(&fork, &[chunk::user("own words")]);
+        assert_eq!(shown(&fork), tally_of(&fork), "fork at {at}");
+    }
+    // Removing a session takes its tallies with it.
+    let gone = env.new_session("gone", "bye");
+    env.log(&["rm", &gone]).ok();
+    assert_eq!(
+        env.sqlite_count(&format!(
+            "SELECT COUNT(*) FROM chunk_counts WHERE session_id = '{gone}'"
+        )),
+        0
+    );
+}

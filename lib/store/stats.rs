@@ -1,0 +1,197 @@
+//! Per-session tallies kept as the log is written: how many chunks of each role and type a
+//! session holds, and the token usage of its `turn_end` records. `ag-log show` reads a view's
+//! tallies from them (a fork's sources cut short are made up from the shorter side of the
+//! cut), so it costs the same on a million chunks as on ten.
+
+use std::collections::BTreeMap;
+
+use rusqlite::{params, Connection};
+
+use super::chunks::{TypeCount, Usage};
+use super::{Result, Session, Store};
+use crate::log::{Chunk, ChunkData, ChunkType, Role};
+
+/// Chunk counts by (role, type) and `turn_end` usage, over some chunks.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub(super) struct Tally {
+    counts: BTreeMap<(String, String), i64>,
+    usage: Usage,
+}
+
+impl Tally {
+    /// Count one chunk as it is written.
+    pub(super) fn add_chunk(&mut self, c: &Chunk) {
+        let key = (
+            c.role.as_str().to_string(),
+            c.chunk_type().as_str().to_string(),
+        );
+        *self.counts.entry(key).or_default() += 1;
+        if let ChunkData::System(m) = &c.data {
+            if m.get("kind").and_then(|k| k.as_str()) == Some("turn_end") {
+                let n = |k: &str| {
+                    m.get("usage")
+                        .and_then(|u| u.get(k))
+                        .and_then(|v| v.as_i64())
+                };
+                self.usage.turns += 1;
+                self.usage.input += n("input").unwrap_or(0);
+                self.usage.output += n("output").unwrap_or(0);
+                self.usage.cache_read += n("cache_read").unwrap_or(0);
+                self.usage.cache_write += n("cache_write").unwrap_or(0);
+            }
+        }
+    }
+
+    fn merge(&mut self, other: &Tally, sign: i64) {
+        for (k, v) in &other.counts {
+            *self.counts.entry(k.clone()).or_default() += sign * v;
+        }
+        let (u, o) = (&mut self.usage, &other.usage);
+        u.turns += sign * o.turns;
+        u.input += sign * o.input;
+        u.output += sign * o.output;
+        u.cache_read += sign * o.cache_read;
+        u.cache_write += sign * o.cache_write;
+    }
+
+    /// Add this batch's tally to the session's stored one (inside the batch's transaction).
+    pub(super) fn store(&self, conn: &Connection, session_id: &str) -> Result<()> {
+        let mut count = conn.prepare_cached(
+            "INSERT INTO chunk_counts (session_id, role, type, count) VALUES (?1, ?2, ?3, ?4) \
+             ON CONFLICT (session_id, role, type) DO UPDATE SET count = count + excluded.count",
+        )?;
+        for ((role, ty), n) in &self.counts {
+            count.execute(params![session_id, role, ty, n])?;
+        }
+        let u = &self.usage;
+        if u.turns > 0 {
+            conn.prepare_cached(
+                "INSERT INTO turn_totals (session_id, turns, input, output, cache_read, cache_write) \
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6) ON CONFLICT (session_id) DO UPDATE SET \
+                 turns = turns + excluded.turns, input = input + excluded.input, \
+                 output = output + excluded.output, cache_read = cache_read + excluded.cache_read, \
+                 cache_write = cache_write + excluded.cache_write",
+            )?
+            .execute(params![
+                session_id,
+                u.turns,
+                u.input,
+                u.output,
+                u.cache_read,
+                u.cache_write
+            ])?;
+        }
+        Ok(())
+    }
+}
+
+impl Store {
+    /// How many chunks of each role and type a session's view holds.
+    pub fn type_counts(&self, session: &Session) -> Result<Vec<TypeCount>> {
+        let tally = self.view_tally(session)?;
+        Ok(tally
+            .counts
+            .into_iter()
+            .filter(|(_, n)| *n > 0)
+            .filter_map(|((role, ty), count)| {
+                Some(TypeCount {
+                    role: Role::parse(&role)?,
+                    ty: ChunkType::parse(&ty)?,
+                    count,
+                })
+            })
+            .collect())
+    }
+
+    /// Token usage summed from the `turn_end` records of a session's view.
+    pub fn usage(&self, session: &Session) -> Result<Usage> {
+        Ok(self.view_tally(session)?.usage)
+    }
+
+    /// The tally of a view: each segment's stored total, less what lies past the cut when
+    /// a source went on after it (or the cut part counted directly, when that is shorter).
+    fn view_tally(&self, session: &Session) -> Result<Tally> {
+        let mut total = Tally::default();
+        for seg in self.segments(session)? {
+            let own_max: i64 = self.conn().query_row(
+                "SELECT COALESCE(MAX(seq), 0) FROM chunks WHERE session_id = ?1",
+                [&seg.session],
+                |r| r.get(0),
+            )?;
+            if seg.hi >= own_max {
+                total.merge(&self.stored_tally(&seg.session)?, 1);
+            } else if own_max - seg.hi < seg.hi - seg.lo {
+                total.merge(&self.stored_tally(&seg.session)?, 1);
+                total.merge(&self.range_tally(&seg.session, seg.hi, own_max)?, -1);
+            } else {
+                total.merge(&self.range_tally(&seg.session, seg.lo, seg.hi)?, 1);
+            }
+        }
+        Ok(total)
+    }
+
+    fn stored_tally(&self, session_id: &str) -> Result<Tally> {
+        let mut t = Tally::default();
+        let mut stmt = self
+            .conn()
+            .prepare_cached("SELECT role, type, count FROM chunk_counts WHERE session_id = ?1")?;
+        let rows = stmt.query_map([session_id], |r| {
+            Ok(((r.get::<_, String>(0)?, r.get::<_, String>(1)?), r.get(2)?))
+        })?;
+        for row in rows {
+            let (k, n) = row?;
+            t.counts.insert(k, n);
+        }
+        t.usage = self
+            .conn()
+            .prepare_cached(
+                "SELECT turns, input, output, cache_read, cache_write FROM turn_totals \
+                 WHERE session_id = ?1",
+            )?
+            .query_row([session_id], usage_row)
+            .or_else(|e| match e {
+                rusqlite::Error::QueryReturnedNoRows => Ok(Usage::default()),
+                e => Err(e),
+            })?;
+        Ok(t)
+    }
+
+    /// The tally of a session's own chunks with `lo < seq <= hi`, counted from the log.
+    fn range_tally(&self, session_id: &str, lo: i64, hi: i64) -> Result<Tally> {
+        let mut t = Tally::default();
+        let mut stmt = self.conn().prepare_cached(
+            "SELECT role, type, COUNT(*) FROM chunks WHERE session_id = ?1 AND seq > ?2 \
+             AND seq <= ?3 GROUP BY role, type",
+        )?;
+        let rows = stmt.query_map(params![session_id, lo, hi], |r| {
+            Ok(((r.get::<_, String>(0)?, r.get::<_, String>(1)?), r.get(2)?))
+        })?;
+        for row in rows {
+            let (k, n) = row?;
+            t.counts.insert(k, n);
+        }
+        t.usage = self
+            .conn()
+            .prepare_cached(
+                "SELECT COUNT(*), \
+                   COALESCE(SUM(json_extract(data_json, '$.usage.input')), 0), \
+                   COALESCE(SUM(json_extract(data_json, '$.usage.output')), 0), \
+                   COALESCE(SUM(json_extract(data_json, '$.usage.cache_read')), 0), \
+                   COALESCE(SUM(json_extract(data_json, '$.usage.cache_write')), 0) \
+                 FROM chunks WHERE session_id = ?1 AND seq > ?2 AND seq <= ?3 \
+                   AND type = 'system' AND json_extract(data_json, '$.kind') = 'turn_end'",
+            )?
+            .query_row(params![session_id, lo, hi], usage_row)?;
+        Ok(t)
+    }
+}
+
+fn usage_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Usage> {
+    Ok(Usage {
+        turns: r.get(0)?,
+        input: r.get(1)?,
+        output: r.get(2)?,
+        cache_read: r.get(3)?,
+        cache_write: r.get(4)?,
+    })
+}

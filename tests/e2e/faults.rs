@@ -347,3 +347,75 @@ fn a_room_line_after_a_fragment_without_newline_is_not_lost() {
         t.stderr
     );
 }
+
+#[test]
+fn config_values_that_cannot_work_are_refused_before_a_session_exists() {
+    let env = crate::prompt::env_with(
+        None,
+        "[providers.local]\nkind = \"openai\"\nbase_url = \"localhost:11434/v1\"\n",
+    );
+    let run = env
+        .run("ag-prompt", &["-m", "local/model", "hello"])
+        .code(1);
+    assert!(
+        run.stderr.contains("providers.local.base_url") && run.stderr.contains("not a URL"),
+        "{}",
+        run.stderr
+    );
+    assert!(!env.db().exists() || env.log(&["ls", "--json"]).ok().stdout.is_empty());
+
+    let env = crate::prompt::env_with(None, "[agent]\nmax_steps = 0\n");
+    let run = env.run("ag-prompt", &["-m", "echo", "hello"]).code(1);
+    assert!(run.stderr.contains("agent.max_steps"), "{}", run.stderr);
+    let env = crate::prompt::env_with(None, "");
+    let run = env
+        .run("ag-prompt", &["-m", "echo", "--max-steps", "0", "hello"])
+        .code(2);
+    assert!(run.stderr.contains("--max-steps"), "{}", run.stderr);
+
+    let mut env = crate::prompt::env_with(None, "");
+    env.set("OPENAI_BASE_URL", "not a url")
+        .set("OPENAI_API_KEY", "k");
+    let run = env.run("ag-prompt", &["-m", "openai/gpt", "hello"]).code(2);
+    assert!(run.stderr.contains("OPENAI_BASE_URL"), "{}", run.stderr);
+}
+
+#[test]
+fn one_failed_attempt_reads_in_the_singular() {
+    use crate::fake_provider::{FakeProvider, Reply};
+    let fake = FakeProvider::start();
+    let env = crate::prompt::env_with(Some(&fake), "");
+    std::fs::write(
+        env.dir.path().join("config/ag/config.toml"),
+        "[network]\nconnect_timeout_s = 2\nidle_timeout_s = 1\nmax_attempts = 1\n",
+    )
+    .unwrap();
+    fake.push(Reply::Status {
+        code: 503,
+        retry_after: None,
+        body: "{}".into(),
+    });
+    let run = env
+        .run("ag-prompt", &["-m", crate::prompt::MODEL, "hello"])
+        .code(75);
+    assert!(run.stderr.contains("after 1 attempt:"), "{}", run.stderr);
+}
+
+#[test]
+fn a_damaged_store_names_itself_and_how_to_recover() {
+    let env = TestEnv::new();
+    env.new_session("soon damaged", "hello");
+    // Scribble over the schema page, past the file header.
+    let db = env.db();
+    let mut bytes = std::fs::read(&db).unwrap();
+    for b in &mut bytes[100..4096] {
+        *b = 0x5a;
+    }
+    std::fs::write(&db, bytes).unwrap();
+    let run = env.log(&["ls"]).code(1);
+    assert!(
+        run.stderr.contains("is damaged") && run.stderr.contains(".recover"),
+        "{}",
+        run.stderr
+    );
+}

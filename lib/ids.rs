@@ -1,4 +1,5 @@
-//! Identifiers: uuid v7 for sessions, chunks, turns and messages; short display prefixes.
+//! Identifiers: uuid v7 for sessions, chunks, turns and messages; short display prefixes;
+//! the short handles people type (`kqzvxm`).
 //!
 //! Ids are made in bulk (one per chunk), so the random part comes from a per-thread generator
 //! seeded once from the OS rather than a system call per id. Within one millisecond a counter
@@ -63,9 +64,62 @@ pub fn short(id: &str) -> &str {
     &id[..end]
 }
 
+/// Letters of a handle: `k`..`z`, none a hex digit, so a handle never reads as an id prefix
+/// (the way jj keeps change ids apart from commit ids).
+const HANDLE_LETTERS: &[u8; 16] = b"klmnopqrstuvwxyz";
+
+/// Characters in a session or turn handle.
+pub const HANDLE_LEN: usize = 6;
+
+fn letters(mut bits: u64) -> String {
+    (0..HANDLE_LEN)
+        .map(|_| {
+            let c = HANDLE_LETTERS[(bits & 0xf) as usize] as char;
+            bits >>= 4;
+            c
+        })
+        .collect()
+}
+
+/// A new random session handle (OS randomness; the store keeps it unique).
+pub fn new_handle() -> String {
+    let b = *uuid::Uuid::new_v4().as_bytes();
+    letters(u64::from_le_bytes([
+        b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7],
+    ]))
+}
+
+/// A turn's handle, derived from its id: stable in every fork that shares the turn, and
+/// random because the id's tail is.
+pub fn turn_handle(turn_id: &str) -> String {
+    // FNV-1a: a fixed, dependency-free hash whose output never changes between builds.
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in turn_id.bytes() {
+        h ^= u64::from(b);
+        h = h.wrapping_mul(0x0100_0000_01b3);
+    }
+    letters(h ^ (h >> 29))
+}
+
+/// Whether `s` could be (a prefix of) a handle.
+pub fn looks_like_handle(s: &str) -> bool {
+    !s.is_empty() && s.len() <= HANDLE_LEN && s.bytes().all(|b| HANDLE_LETTERS.contains(&b))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn handles_are_letters_k_to_z_and_turn_handles_are_stable() {
+        let h = new_handle();
+        assert_eq!(h.len(), HANDLE_LEN);
+        assert!(looks_like_handle(&h), "{h}");
+        assert!(!looks_like_handle("abc123"));
+        let id = new_id();
+        assert_eq!(turn_handle(&id), turn_handle(&id));
+        assert_ne!(turn_handle(&id), turn_handle(&new_id()));
+    }
 
     #[test]
     fn ids_are_v7_unique_and_increasing() {

@@ -47,6 +47,13 @@ pub fn me() -> (i64, Option<i64>) {
     (pid, start_time(pid))
 }
 
+/// The parent process (the shell or script that ran this command): (pid, start time).
+pub fn parent() -> Option<(i64, i64)> {
+    // SAFETY: getppid(2) takes nothing and cannot fail.
+    let pid = i64::from(unsafe { libc::getppid() });
+    Some((pid, start_time(pid)?))
+}
+
 /// Send `sig` to the process group `pgid`. Never to group 0 (our own) or 1 ("every process
 /// we may signal"): those are refused, and so is a pid that does not fit a `pid_t`.
 pub fn kill_group(pgid: impl TryInto<i32>, sig: i32) -> bool {

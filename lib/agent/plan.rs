@@ -21,11 +21,15 @@ use crate::tools::ToolCtx;
 /// Which session a turn runs in.
 #[derive(Debug, Clone)]
 pub enum SessionChoice {
-    /// A new session in the current directory, titled `title` or after the prompt.
-    New { title: Option<String> },
-    /// An existing session, as the person referred to it (id, prefix, `last`).
+    /// A new session in the current directory, titled `title` or after the prompt, with
+    /// the chosen `id` (`--session-id`) or a new one.
+    New {
+        title: Option<String>,
+        id: Option<String>,
+    },
+    /// An existing session, as the person referred to it (handle, id, title, `last`).
     Existing(String),
-    /// The most recently updated session.
+    /// `-c`: what `last` means here (the store's scope).
     Last,
 }
 
@@ -60,8 +64,6 @@ pub struct TurnRequest {
 /// Why a turn could not be planned.
 #[derive(Debug, thiserror::Error)]
 pub enum PlanError {
-    #[error("there is no session to continue")]
-    NothingToContinue,
     #[error("session {session} is busy (pid {owner} is running a turn)")]
     Busy { session: String, owner: i64 },
     #[error(transparent)]
@@ -146,7 +148,8 @@ pub fn prepare<'s>(
     let existing = match &req.session {
         SessionChoice::New { .. } => None,
         SessionChoice::Existing(r) => Some(store.resolve(r)?),
-        SessionChoice::Last => Some(store.last_session()?.ok_or(PlanError::NothingToContinue)?),
+        // `last` as the store's scope reads it; finding none says what is near.
+        SessionChoice::Last => Some(store.resolve("last")?),
     };
     // A running session takes the prompt as queued input.
     let claim = match &existing {
@@ -301,10 +304,15 @@ fn create(
     let mut settings = Settings::with_tools(grants.0);
     settings.set_sandbox(grants.1);
     let title = match &req.session {
-        SessionChoice::New { title: Some(t) } => t.clone(),
+        SessionChoice::New { title: Some(t), .. } => t.clone(),
         _ => crate::text::headline(req.text.as_deref().unwrap_or(""), 60),
     };
+    let id = match &req.session {
+        SessionChoice::New { id, .. } => id.clone(),
+        _ => None,
+    };
     store.create_session(NewSession {
+        id,
         title,
         cwd: Some(req.cwd.to_string_lossy().into_owned()),
         model: Some(model.to_string()),

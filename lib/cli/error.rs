@@ -129,6 +129,28 @@ impl From<crate::paths::HomeError> for CliError {
     }
 }
 
+/// `intro`, then one line per candidate: its handle, title, kind, directory and age.
+fn candidate_lines(intro: &str, candidates: &[crate::store::Candidate]) -> String {
+    let now = crate::clock::now_ms();
+    let mut h = String::from(intro);
+    for c in candidates {
+        let _ = write!(
+            h,
+            "\n  {}  {}  ({}, {}, {} ago)",
+            c.handle,
+            c.title,
+            c.kind,
+            if c.cwd.is_empty() {
+                "no directory"
+            } else {
+                &c.cwd
+            },
+            crate::clock::age(c.updated_at, now)
+        );
+    }
+    h
+}
+
 impl From<StoreError> for CliError {
     fn from(e: StoreError) -> Self {
         let (exit, hint) = exit_and_hint(&e);
@@ -163,15 +185,28 @@ fn exit_and_hint(e: &StoreError) -> (Exit, Option<String>) {
             }
             StoreError::SessionNotFound(_) => (
                 Exit::NotFound,
-                Some("`ag-log ls` lists sessions; a reference is a full id, a unique prefix or `last`".to_string()),
+                Some("`ag-log ls` lists sessions; a reference is a handle, a full id or unique prefix, a title or title fragment, `last` or `last~N`".to_string()),
             ),
-            StoreError::Ambiguous { candidates, .. } => {
-                let mut h = String::from("use a longer prefix; candidates:");
-                for (id, title) in candidates {
-                    let _ = write!(h, "\n  {id}  {title}");
-                }
-                (Exit::Usage, Some(h))
-            }
+            StoreError::Ambiguous { candidates, .. } => (
+                Exit::Usage,
+                Some(candidate_lines("type one of these handles:", candidates)),
+            ),
+            StoreError::NoLast { nearest, .. } if nearest.is_empty() => (
+                Exit::NotFound,
+                Some("start one with: ag-prompt --new 'hello', or ag-log append --new 'hello'".to_string()),
+            ),
+            StoreError::NoLast { nearest, .. } => (
+                Exit::NotFound,
+                Some(candidate_lines(
+                    "pass -s HANDLE (or --any for the latest chat session anywhere); nearest:",
+                    nearest,
+                )),
+            ),
+            StoreError::SessionExists(_) => (Exit::Conflict, None),
+            StoreError::TurnNotFound { session, .. } => (
+                Exit::NotFound,
+                Some(format!("`ag-log cat {session}` shows each turn's handle in its header")),
+            ),
             StoreError::HasForks { .. } => (Exit::Conflict, None),
             StoreError::Busy => (
                 Exit::Conflict,

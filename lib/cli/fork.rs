@@ -85,7 +85,7 @@ fn fork_error(e: ForkError, source: &Session, side: bool) -> CliError {
         ForkError::NoCompletedTurn(_) if side => CliError::new(Exit::Conflict, fork::NO_TURN_SIDE)
             .with_hint(format!(
                 "finish a turn first, e.g. ag-prompt -s {} 'hello'",
-                crate::ids::short(&source.id)
+                source.handle
             )),
         ForkError::NoCompletedTurn(id) => CliError::new(
             Exit::Conflict,
@@ -149,7 +149,7 @@ fn plain(ctx: &mut Ctx, cli: &Cli) -> CliResult<()> {
         .done(format!("session {} was forked as {}", source.id, child.id));
     ctx.out.note(&format!(
         "forked {} at seq {}{}",
-        crate::ids::short(&source.id),
+        source.handle,
         child.fork_seq.unwrap_or(0),
         if closed > 0 {
             format!("; {closed} open tool call(s) closed with synthetic results")
@@ -239,7 +239,7 @@ fn btw(ctx: &mut Ctx, cli: &Cli, question: &str) -> CliResult<()> {
     .map_err(|e| fork_error(e, &source, true))?;
     ctx.out
         .done(format!("the side chat {} was created", child.id));
-    let short = crate::ids::short(&child.id);
+    let short = child.handle.as_str();
     if ctx.global.json {
         let mut v = describe(&store, &child)?;
         v["type"] = "fork".into();

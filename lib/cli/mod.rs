@@ -38,6 +38,9 @@ pub struct GlobalArgs {
     /// When to colour output (NO_COLOR is honoured by `auto`)
     #[arg(long, global = true, value_name = "WHEN", default_value = "auto")]
     pub color: ColorChoice,
+    /// `last` (and `-c`) mean the latest chat session of any directory, not only this one
+    #[arg(long, global = true)]
+    pub any: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -66,8 +69,23 @@ impl Ctx {
         Ok(Ctx { global, home, out })
     }
 
+    /// The store, with `last` read as this process's scope: `--any`, else `AG_SESSION`, else
+    /// this directory's chat sessions, the calling shell's own first.
     pub fn store(&self) -> CliResult<Store> {
-        Store::open(&self.home).map_err(CliError::from)
+        let mut store = Store::open(&self.home).map_err(CliError::from)?;
+        let cwd = std::env::current_dir()
+            .and_then(std::fs::canonicalize)
+            .ok()
+            .map(|d| d.to_string_lossy().into_owned());
+        store.set_scope(crate::store::Scope {
+            cwd,
+            pinned: std::env::var("AG_SESSION")
+                .ok()
+                .filter(|s| !s.trim().is_empty()),
+            any: self.global.any,
+            shell: crate::proc::parent(),
+        });
+        Ok(store)
     }
 
     /// The end of a command: flush stdout, and say so when its output failed after its change

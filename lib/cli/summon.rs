@@ -448,7 +448,7 @@ fn ps(ctx: &mut Ctx, parent: Option<&str>, all: bool) -> CliResult<()> {
             continue;
         }
         rows.push(vec![
-            store.short_id(&k.id)?,
+            k.handle.clone(),
             k.kind.as_str().into(),
             k.agent.clone().unwrap_or_default(),
             status.as_str().into(),

@@ -162,7 +162,7 @@ impl RoomServer {
             let a = store.activity(&s.id, 1).map_err(|e| e.to_string())?;
             let row = json!({
                 "name": presence::display_name(s),
-                "id": store.short_id(&s.id).map_err(|e| e.to_string())?,
+                "id": s.handle.clone(),
                 "goal": a.goal.unwrap_or_default(),
                 "last_tool": a.tools.first().map(|t| t.0.clone()).unwrap_or_default(),
                 "age": crate::clock::age(a.last_at.unwrap_or(s.updated_at), now),
@@ -257,7 +257,7 @@ fn resolve(store: &Store, t: &str) -> Result<Session, String> {
             "no session matches {t:?}; peer_who lists who is here"
         )),
         Resolved::Ambiguous(c) => Err(format!(
-            "{t:?} matches {} sessions; use an id: {}",
+            "{t:?} matches {} sessions; use a handle: {}",
             c.len(),
             c.iter()
                 .map(|(id, _)| id.as_str())

@@ -1,4 +1,4 @@
-//! Target resolution (DESIGN §6): exact id, unique id prefix, pid, unique title fragment,
+//! Target resolution (DESIGN §6): exact id, handle, unique id prefix, pid, unique title fragment,
 //! unique goal (first prompt) fragment, case-insensitive. Fragments and pids match live
 //! sessions only; ids match any session.
 
@@ -29,15 +29,18 @@ pub fn resolve(store: &Store, target: &str) -> Result<Resolved> {
             }
         }
     }
-    if t.len() >= 4 {
-        match store.resolve(t) {
-            Ok(s) => return Ok(Resolved::One(Box::new(s))),
-            Err(StoreError::Ambiguous { candidates, .. }) => {
-                return Ok(Resolved::Ambiguous(candidates))
-            }
-            Err(StoreError::SessionNotFound(_)) => {}
-            Err(e) => return Err(e),
+    match store.resolve_id(t) {
+        Ok(Some(s)) => return Ok(Resolved::One(Box::new(s))),
+        Ok(None) => {}
+        Err(StoreError::Ambiguous { candidates, .. }) => {
+            return Ok(Resolved::Ambiguous(
+                candidates
+                    .into_iter()
+                    .map(|c| (c.handle, c.title))
+                    .collect(),
+            ))
         }
+        Err(e) => return Err(e),
     }
     let lower = t.to_lowercase();
     let pick = |hits: Vec<&Session>| -> Option<Resolved> {
@@ -46,7 +49,7 @@ pub fn resolve(store: &Store, target: &str) -> Result<Resolved> {
             1 => Some(Resolved::One(Box::new(hits[0].clone()))),
             _ => Some(Resolved::Ambiguous(
                 hits.iter()
-                    .map(|s| (s.id.clone(), s.title.clone()))
+                    .map(|s| (s.handle.clone(), s.title.clone()))
                     .collect(),
             )),
         }

@@ -148,6 +148,7 @@ impl Store {
                 at
             ],
         )?;
+        super::refs::assign_handle(conn, &id)?;
         conn.execute(
             "INSERT INTO imports (session_id, source, source_id, path, tool_version, leaf, \
              parent_source_id, imported_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",

@@ -76,6 +76,47 @@ impl Store {
         }
     }
 
+    /// The turn of `session`'s view that `reference` names: a full turn id, a turn handle
+    /// (or a unique prefix of one), or a unique id prefix of at least 4 characters.
+    pub fn resolve_turn(&self, session: &Session, reference: &str) -> Result<String> {
+        let reference = reference.trim();
+        let segs = self.segments(session)?;
+        let (filter, args) = segment_filter(&segs, 0, i64::MAX);
+        let mut stmt = self.conn().prepare(&format!(
+            "SELECT DISTINCT turn_id FROM chunks WHERE {filter}"
+        ))?;
+        let turns: Vec<String> = stmt
+            .query_map(rusqlite::params_from_iter(args), |r| r.get(0))?
+            .collect::<rusqlite::Result<_>>()?;
+        if turns.iter().any(|t| t == reference) {
+            return Ok(reference.to_string());
+        }
+        let hits: Vec<&String> = turns
+            .iter()
+            .filter(|t| {
+                (crate::ids::looks_like_handle(reference)
+                    && crate::ids::turn_handle(t).starts_with(reference))
+                    || (reference.len() >= 4 && t.starts_with(reference))
+            })
+            .collect();
+        match hits.as_slice() {
+            [one] => Ok((*one).clone()),
+            [] => Err(StoreError::TurnNotFound {
+                session: session.handle.clone(),
+                turn: reference.to_string(),
+            }),
+            many => Err(StoreError::Invalid(format!(
+                "turn {reference:?} matches {} turns of session {}: {}",
+                many.len(),
+                session.handle,
+                many.iter()
+                    .map(|t| crate::ids::turn_handle(t))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ))),
+        }
+    }
+
     /// The lineage of a session, oldest ancestor first: `(session, fork_seq)` pairs where
     /// `fork_seq` is the last seq the next one down inherits. One query however deep the
     /// chain of forks is.

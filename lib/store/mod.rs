@@ -1,9 +1,10 @@
 //! The SQLite store: the only module that writes SQL, and the only one that sees the
-//! connection. `schema` (migrations), `sessions` (rows, references, short ids), `lineage` (a
+//! connection. `schema` (migrations), `sessions` (rows, listing, titles), `lineage` (a
 //! view across fork sources), `forks` (creating and removing), `chunks` (the log, search,
 //! summaries), `queue` (queued input), `run` (who runs a session, turn ends), `spawned`
 //! (children of `ag-summon`), `rooms` (room cursors and presence), `imports` (what was imported
-//! from where), `context` (learned windows, compactions, the context view). Every write
+//! from where), `context` (learned windows, compactions, the context view), `refs` (what a
+//! person types to name a session: handles, prefixes, titles, `last`). Every write
 //! transaction goes through [`Store::write`].
 
 mod chunks;
@@ -12,6 +13,7 @@ mod forks;
 mod imports;
 mod lineage;
 mod queue;
+mod refs;
 mod rooms;
 mod run;
 mod schema;
@@ -30,6 +32,7 @@ pub use chunks::{AppendTarget, Page, SearchHit, TypeCount, Usage};
 pub use imports::{ImportPlan, ImportSource, Imported};
 pub use lineage::{RawChunk, Segment};
 pub use queue::Queued;
+pub use refs::{Candidate, Scope};
 pub use rooms::Activity;
 pub use run::{Claim, TurnEnd};
 pub use sessions::{NewSession, Session, SessionKind, SessionStatus};
@@ -70,8 +73,19 @@ pub enum StoreError {
     #[error("{reference:?} matches {} sessions", candidates.len())]
     Ambiguous {
         reference: String,
-        candidates: Vec<(String, String)>,
+        candidates: Vec<Candidate>,
     },
+    /// `last` (or `-c`) found no chat session in this directory; `nearest` are the sessions
+    /// the person may have meant.
+    #[error("no chat session in {cwd} yet")]
+    NoLast {
+        cwd: String,
+        nearest: Vec<Candidate>,
+    },
+    #[error("session {session} has no turn {turn:?}")]
+    TurnNotFound { session: String, turn: String },
+    #[error("a session with id {0} already exists")]
+    SessionExists(String),
     #[error("session {id} has forks ({}); remove them first or pass --cascade", forks.join(", "))]
     HasForks { id: String, forks: Vec<String> },
     #[error("{0}")]
@@ -119,6 +133,8 @@ pub type Result<T, E = StoreError> = std::result::Result<T, E>;
 pub struct Store {
     conn: Connection,
     path: PathBuf,
+    /// What `last` means for this process (its directory, `AG_SESSION`, `--any`, its shell).
+    scope: Scope,
 }
 
 impl Store {
@@ -174,6 +190,7 @@ impl Store {
             (version == schema::VERSION).then(|| Store {
                 conn,
                 path: path.to_path_buf(),
+                scope: Scope::default(),
             })
         })
     }
@@ -201,6 +218,7 @@ impl Store {
         let store = Store {
             conn,
             path: path.to_path_buf(),
+            scope: Scope::default(),
         };
         store.configure().map_err(|e| classify_open(path, e))?;
         schema::migrate(&store.conn, path)?;

@@ -142,7 +142,20 @@ const MIGRATIONS: &[&str] = &[
       FROM chunks WHERE type = 'system' AND json_extract(data_json, '$.kind') = 'turn_end'
       GROUP BY session_id;
     "#,
+    // 7: references people type: a short random handle per session (filled in for existing
+    // rows by `fill_handles`), and the shell that made a session (its pid and start time), so
+    // `last` in a script means the session that script made.
+    r#"
+    ALTER TABLE sessions ADD COLUMN handle TEXT;
+    ALTER TABLE sessions ADD COLUMN shell_pid INTEGER;
+    ALTER TABLE sessions ADD COLUMN shell_start INTEGER;
+    CREATE UNIQUE INDEX sessions_handle ON sessions(handle);
+    CREATE INDEX sessions_cwd ON sessions(cwd, updated_at);
+    "#,
 ];
+
+/// The version whose migration adds session handles: after it, existing rows get theirs.
+const HANDLES_ADDED: i64 = 7;
 
 pub const VERSION: i64 = MIGRATIONS.len() as i64;
 
@@ -168,6 +181,9 @@ pub fn migrate(conn: &Connection, path: &Path) -> Result<()> {
     while v < VERSION {
         tx.execute_batch(MIGRATIONS[v as usize])?;
         v += 1;
+        if v == HANDLES_ADDED {
+            super::refs::fill_handles(&tx)?;
+        }
         tx.pragma_update(None, "user_version", v)?;
     }
     tx.commit()?;

@@ -1,5 +1,5 @@
-//! Sessions: their row and types, creation, references (full id, unique prefix, `last`),
-//! listing, titles and short ids. Lineage is in `lineage`, forks and removal in `forks`.
+//! Sessions: their row and types, creation, listing and titles. References (what a person
+//! types) are in `refs`, lineage in `lineage`, forks and removal in `forks`.
 
 use rusqlite::{params, OptionalExtension, Row};
 
@@ -69,6 +69,8 @@ impl SessionStatus {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Session {
     pub id: String,
+    /// The short random handle people type (`kqzvxm`); stable for the session's life.
+    pub handle: String,
     pub title: String,
     pub kind: SessionKind,
     pub parent_id: Option<String>,
@@ -89,6 +91,8 @@ pub struct Session {
 /// What a new session starts with; everything else has defaults.
 #[derive(Debug, Clone, Default)]
 pub struct NewSession {
+    /// A chosen id (`--session-id`); a new uuid v7 when `None`.
+    pub id: Option<String>,
     pub title: String,
     pub kind: Option<SessionKind>,
     pub parent_id: Option<String>,
@@ -112,7 +116,7 @@ impl Session {
 
 pub(super) const COLUMNS: &str =
     "id, title, kind, parent_id, fork_of, fork_seq, agent, model, cwd, \
-                       policy_json, status, pid, pid_start, created_at, updated_at";
+                       policy_json, status, pid, pid_start, created_at, updated_at, handle";
 
 pub(super) fn from_row(r: &Row<'_>) -> rusqlite::Result<Session> {
     Ok(Session {
@@ -131,19 +135,29 @@ pub(super) fn from_row(r: &Row<'_>) -> rusqlite::Result<Session> {
         pid_start: r.get(12)?,
         created_at: r.get(13)?,
         updated_at: r.get(14)?,
+        handle: r.get::<_, Option<String>>(15)?.unwrap_or_default(),
     })
 }
 
 impl Store {
     pub fn create_session(&self, new: NewSession) -> Result<Session> {
         let now = clock::now_ms();
-        let id = ids::new_id();
+        let id = match new.id {
+            Some(id) => {
+                if self.session(&id).is_ok() {
+                    return Err(StoreError::SessionExists(id));
+                }
+                id
+            }
+            None => ids::new_id(),
+        };
         let settings = new.settings.unwrap_or_default();
+        let shell = self.scope.shell;
         self.conn()
             .execute(
                 "INSERT INTO sessions (id, title, kind, parent_id, fork_of, fork_seq, agent, model, \
-                 cwd, policy_json, status, created_at, updated_at) \
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, 'idle', ?11, ?11)",
+                 cwd, policy_json, status, created_at, updated_at, shell_pid, shell_start) \
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, 'idle', ?11, ?11, ?12, ?13)",
                 params![
                     id,
                     new.title,
@@ -155,10 +169,13 @@ impl Store {
                     new.model,
                     new.cwd,
                     settings.to_json(),
-                    now
+                    now,
+                    shell.map(|s| s.0),
+                    shell.map(|s| s.1),
                 ],
             )
             .map_err(|e| self.classify(e))?;
+        super::refs::assign_handle(self.conn(), &id)?;
         self.session(&id)
     }
 
@@ -174,56 +191,6 @@ impl Store {
             .ok_or_else(|| StoreError::SessionNotFound(id.to_string()))
     }
 
-    /// Resolve what a person typed: a full id, a unique prefix, or `last`.
-    pub fn resolve(&self, reference: &str) -> Result<Session> {
-        let reference = reference.trim();
-        if reference == "last" {
-            return self
-                .conn()
-                .query_row(
-                    &format!(
-                        "SELECT {COLUMNS} FROM sessions ORDER BY updated_at DESC, id DESC LIMIT 1"
-                    ),
-                    [],
-                    from_row,
-                )
-                .optional()?
-                .ok_or_else(|| StoreError::SessionNotFound("last".into()));
-        }
-        if reference.is_empty() || !reference.chars().all(|c| c.is_ascii_hexdigit() || c == '-') {
-            return Err(StoreError::SessionNotFound(reference.to_string()));
-        }
-        let lower = reference.to_ascii_lowercase();
-        let mut stmt = self.conn().prepare(&format!(
-            "SELECT {COLUMNS} FROM sessions WHERE id >= ?1 AND id < ?1 || 'g' ORDER BY id LIMIT 21"
-        ))?;
-        let found: Vec<Session> = stmt
-            .query_map([&lower], from_row)?
-            .collect::<rusqlite::Result<_>>()?;
-        match found.len() {
-            0 => Err(StoreError::SessionNotFound(reference.to_string())),
-            1 => Ok(found.into_iter().next().unwrap()),
-            _ => {
-                if let Some(exact) = found.iter().find(|s| s.id == lower) {
-                    return Ok(exact.clone());
-                }
-                Err(StoreError::Ambiguous {
-                    reference: reference.to_string(),
-                    candidates: found.into_iter().map(|s| (s.id, s.title)).collect(),
-                })
-            }
-        }
-    }
-
-    /// The most recently updated session (`-c` in `ag-prompt`).
-    pub fn last_session(&self) -> Result<Option<Session>> {
-        match self.resolve("last") {
-            Ok(s) => Ok(Some(s)),
-            Err(StoreError::SessionNotFound(_)) => Ok(None),
-            Err(e) => Err(e),
-        }
-    }
-
     /// Sessions, most recently updated first, each with the length of its view.
     pub fn list_sessions(&self, limit: Option<u64>) -> Result<Vec<(Session, i64)>> {
         let mut stmt = self.conn().prepare(&format!(
@@ -233,7 +200,7 @@ impl Store {
         ))?;
         let limit = limit.map_or(-1, |l| l as i64);
         let rows: Vec<(Session, i64)> = stmt
-            .query_map([limit], |r| Ok((from_row(r)?, r.get::<_, i64>(15)?)))?
+            .query_map([limit], |r| Ok((from_row(r)?, r.get::<_, i64>(16)?)))?
             .collect::<rusqlite::Result<_>>()?;
         Ok(rows.into_iter().map(|(s, n)| (self.reaped(s), n)).collect())
     }
@@ -250,33 +217,5 @@ impl Store {
             return Err(StoreError::SessionNotFound(id.to_string()));
         }
         Ok(())
-    }
-}
-
-impl Store {
-    /// The shortest prefix (at least 8 characters) that names this session alone among all
-    /// sessions in the store: what tables show, and what a person can type back.
-    pub fn short_id(&self, id: &str) -> Result<String> {
-        let neighbour = |sql: &str| -> Result<Option<String>> {
-            Ok(self
-                .conn()
-                .query_row(sql, [id], |r| r.get(0))
-                .optional()?
-                .flatten())
-        };
-        let before = neighbour("SELECT MAX(id) FROM sessions WHERE id < ?1")?;
-        let after = neighbour("SELECT MIN(id) FROM sessions WHERE id > ?1")?;
-        let common = |other: &Option<String>| {
-            other.as_deref().map_or(0, |o| {
-                id.bytes()
-                    .zip(o.bytes())
-                    .take_while(|(a, b)| a == b)
-                    .count()
-            })
-        };
-        let len = (common(&before).max(common(&after)) + 1)
-            .max(8)
-            .min(id.len());
-        Ok(id[..len].to_string())
     }
 }

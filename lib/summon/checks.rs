@@ -102,7 +102,7 @@ pub(super) fn check_may_summon(
     }
     if let (Some(s), Some(t)) = (&spawner.session, &spawner.tools) {
         if !t.allows(Tool::Summon.name()) {
-            let short = store.short_id(&s.id).unwrap_or_else(|_| s.id.clone());
+            let short = s.handle.clone();
             let names = t.names();
             let have = if names.is_empty() {
                 "none".to_string()

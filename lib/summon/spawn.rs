@@ -56,7 +56,7 @@ impl Spawned {
         (!self.dropped.is_empty()).then(|| {
             format!(
                 "tools not granted to {}: {} ({})",
-                crate::ids::short(&self.child.id),
+                &self.child.handle,
                 self.dropped.join(", "),
                 self.dropped_why
                     .as_deref()

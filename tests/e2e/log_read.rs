@@ -426,15 +426,16 @@ fn ls_lists_sessions_as_a_table_and_as_json() {
             .unwrap_or_else(|| panic!("{title} missing:\n{table}"));
         line.split_whitespace().collect()
     };
+    let json = env.log(&["ls", "--json"]).ok().json_lines();
     let r = row("fold demo");
-    assert!(
-        c.s.starts_with(r[0]) && r[0].len() >= 8,
-        "the ID column shows a prefix of the id: {r:?}"
+    assert_eq!(
+        json[1]["handle"], r[0],
+        "the ID column shows the handle: {r:?}"
     );
     assert_eq!(&r[1..6], ["fold", "demo", "chat", "9", "idle"]);
     assert_eq!(r.last(), Some(&"ago"), "{r:?}");
     let r = row("second one");
-    assert!(other.starts_with(r[0]), "{r:?}");
+    assert_eq!(json[0]["handle"], r[0], "{r:?}");
     assert_eq!(&r[1..6], ["second", "one", "chat", "1", "idle"]);
 
     let json = env.log(&["ls", "--json"]).ok().json_lines();
@@ -457,10 +458,9 @@ fn ls_lists_sessions_as_a_table_and_as_json() {
 }
 
 #[test]
-fn ls_shows_ids_that_are_unique_prefixes_usable_as_references() {
-    // DESIGN §2: a session id is "shown as the shortest unique prefix, ≥ 8". uuid v7 ids made
-    // within about a minute of each other share their first 8 hex digits, so a fixed 8-char
-    // prefix is ambiguous for sessions made together.
+fn ls_shows_handles_usable_as_references() {
+    // uuid v7 ids made within about a minute of each other share their first 8 hex digits;
+    // the table shows each session's short random handle instead, which always resolves.
     let env = TestEnv::new();
     let a = env.new_session("first", "a");
     let b = env.new_session("second", "b");
@@ -471,10 +471,7 @@ fn ls_shows_ids_that_are_unique_prefixes_usable_as_references() {
             .find(|l| l.contains(title))
             .unwrap_or_else(|| panic!("{title} missing:\n{table}"));
         let shown = line.split_whitespace().next().unwrap();
-        assert!(
-            shown.len() >= 8 && id.starts_with(shown),
-            "{shown:?} is not a prefix of {id}"
-        );
+        assert_eq!(shown.len(), 6, "{shown:?} is not a handle");
         let run = env.log(&["cat", shown, "--json"]);
         assert_eq!(
             run.code, 0,

@@ -18,6 +18,7 @@ mod network;
 mod prompt;
 mod prompt_queue;
 mod provider;
+mod refs;
 mod room;
 mod room_mcp;
 mod sandbox;

@@ -57,11 +57,11 @@ pub fn script(env: &TestEnv, name: &str, toml: &str) -> String {
     format!("script:{}", path.display())
 }
 
-/// The session id `ag-prompt` printed on stderr (`session ID` on a line of its own).
+/// The session id `ag-prompt` printed on stderr (`session HANDLE ID` on a line of its own).
 pub fn session_of(stderr: &str) -> Option<String> {
     stderr.lines().find_map(|l| {
         let rest = l.strip_prefix("session ")?;
-        let id = rest.trim();
+        let id = rest.split_whitespace().last()?;
         (id.len() == 36 && !id.contains(' ')).then(|| id.to_string())
     })
 }

@@ -188,7 +188,7 @@ fn room_direct_message_is_heard_only_by_its_addressee() {
     // Ambiguous: both titles hold "task".
     let amb = room(&env, &["tell", "--to", "task", "x"]).code(2);
     assert!(
-        amb.stderr.contains(&ida) && amb.stderr.contains(&idb),
+        amb.stderr.contains(&handle(&env, &ida)) && amb.stderr.contains(&handle(&env, &idb)),
         "{}",
         amb.stderr
     );
@@ -845,4 +845,12 @@ fn room_direct_message_from_another_folder_goes_through_the_device_room() {
     assert!(peer_texts(&env, &ida).contains(&"from another folder".to_string()));
     let device = std::fs::read_to_string(env.home.join("rooms/device.jsonl")).unwrap();
     assert!(device.contains("\"delivered\""), "{device}");
+}
+
+/// A session's handle, as `ag-log show` reports it.
+pub fn handle(env: &TestEnv, id: &str) -> String {
+    env.log(&["show", id, "--json"]).ok().json()["handle"]
+        .as_str()
+        .unwrap()
+        .to_string()
 }

@@ -194,7 +194,7 @@ fn a_claim_taken_over_mcp_blocks_an_agents_write_until_released() {
     );
     let row: Value = serde_json::from_str(who.lines().next().unwrap()).unwrap();
     assert_eq!(row["name"], "slow thinker", "{who}");
-    assert!(bg_id.starts_with(row["id"].as_str().unwrap()), "{who}");
+    assert_eq!(row["id"], crate::room::handle(&env, &bg_id), "{who}");
     std::fs::write(&gate, "").unwrap();
     assert_eq!(bg.wait(Duration::from_secs(30)).code, 0);
 

@@ -638,7 +638,7 @@ fn a_session_without_summon_cannot_spawn() {
             &["--parent", &parent, "--agent", "finder", "q"],
         )
         .code(1);
-    let short = &parent[..8];
+    let short = &crate::room::handle(&env, &parent);
     assert!(
         run.stderr.contains(short) && run.stderr.contains("lack `summon`"),
         "{}",

@@ -25,6 +25,10 @@ pub struct Run {
 }
 
 impl Run {
+    pub fn from_output(out: Output) -> Run {
+        Run::from(out)
+    }
+
     fn from(out: Output) -> Run {
         Run {
             code: out.status.code().unwrap_or(-1),

@@ -37,7 +37,7 @@ impl Agent<'_> {
                 "no session matches {target:?}; peer_peek or `ag-room who` lists who is here"
             )),
             Resolved::Ambiguous(c) => Err(format!(
-                "{target:?} matches {} sessions; use an id: {}",
+                "{target:?} matches {} sessions; use a handle: {}",
                 c.len(),
                 c.iter()
                     .map(|(id, t)| format!("{id} ({t})"))

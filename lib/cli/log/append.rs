@@ -10,7 +10,8 @@ use crate::store::{AppendTarget, NewSession, StoreError};
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// The session to append to (full id, unique prefix, or `last`)
+    /// The session to append to: a handle, an id or unique prefix, a title or title fragment,
+    /// `last` (this directory's latest chat session) or `last~N`
     #[arg(
         short,
         long,
@@ -22,6 +23,9 @@ pub struct Args {
     /// Start a new session and append to it
     #[arg(long)]
     new: bool,
+    /// The new session's id, chosen up front (a UUID), so a script knows it before it runs
+    #[arg(long, requires = "new", value_name = "UUID", value_parser = parse_uuid)]
+    session_id: Option<String>,
     /// Title of the new session
     #[arg(long, requires = "new", value_name = "TITLE")]
     title: Option<String>,
@@ -51,6 +55,7 @@ pub fn run(ctx: &mut Ctx, args: Args) -> CliResult<()> {
         let cwd = std::fs::canonicalize(&cwd)
             .map_err(|e| CliError::from(e).context(format!("--cwd {}", cwd.display())))?;
         AppendTarget::New(Box::new(NewSession {
+            id: args.session_id,
             title: args.title.unwrap_or_default(),
             cwd: Some(cwd.to_string_lossy().into_owned()),
             ..Default::default()
@@ -104,8 +109,12 @@ pub fn run(ctx: &mut Ctx, args: Args) -> CliResult<()> {
     let s = if n == 1 { "" } else { "s" };
     ctx.out
         .done(format!("{n} chunk{s} appended to session {}", session.id));
-    if args.new {
-        ctx.out.note(&format!("session {}", session.id));
+    if args.new && quiet {
+        // `-q` with `--new`: the new session's id alone, for `id=$(ag-log append --new -q …)`.
+        ctx.out.line(&session.id)?;
+    } else if args.new {
+        ctx.out
+            .note(&format!("session {} {}", session.handle, session.id));
     }
     for c in &stored {
         ctx.out.line(&c.to_ndjson())?;
@@ -176,6 +185,13 @@ fn spool_file(dir: &Path) -> CliResult<std::fs::File> {
         .map_err(|e| CliError::from(e).context(format!("creating {}", path.display())))?;
     let _ = std::fs::remove_file(&path);
     Ok(file)
+}
+
+/// `--session-id`: a UUID in its canonical lower-case hyphenated form.
+pub(crate) fn parse_uuid(s: &str) -> Result<String, String> {
+    uuid::Uuid::parse_str(s.trim())
+        .map(|u| u.hyphenated().to_string())
+        .map_err(|e| format!("not a UUID ({e})"))
 }
 
 fn read_stdin_text() -> CliResult<String> {

@@ -12,6 +12,7 @@ mod sessions;
 
 use std::process::ExitCode;
 
+pub(crate) use append::parse_uuid;
 pub use fold::text_or_file;
 pub use render::clip;
 

@@ -34,7 +34,7 @@ pub struct CatArgs {
     /// Only chunks with seq above SEQ
     #[arg(long, value_name = "SEQ")]
     after: Option<i64>,
-    /// Only the chunks of one turn
+    /// Only the chunks of one turn (its handle from a turn header, or its id)
     #[arg(long, value_name = "TURN")]
     turn: Option<String>,
     /// Output format
@@ -50,11 +50,15 @@ pub fn cat(ctx: &mut Ctx, args: CatArgs) -> CliResult<()> {
     } else {
         args.format
     };
+    let turn = match args.turn.as_deref() {
+        Some(t) => Some(store.resolve_turn(&session, t)?),
+        None => None,
+    };
     let page = Page {
         limit: args.limit,
         before: args.before,
         after: args.after,
-        turn: args.turn,
+        turn,
     };
     print_page(ctx, &store, &session, &page, format)
 }

@@ -17,7 +17,7 @@ impl Transcript {
             self.turn = Some(c.turn.clone());
             let header = format!(
                 "── turn {} · {} ──",
-                crate::ids::short(&c.turn),
+                crate::ids::turn_handle(&c.turn),
                 crate::clock::iso(c.ts)
             );
             out.line(&out.dim(&header))?;

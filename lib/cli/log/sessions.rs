@@ -17,6 +17,7 @@ pub struct LsArgs {
 pub fn session_json(s: &Session, chunks: i64) -> Value {
     json!({
         "id": s.id,
+        "handle": s.handle,
         "title": s.title,
         "kind": s.kind.as_str(),
         "parent_id": s.parent_id,
@@ -59,7 +60,7 @@ pub fn ls(ctx: &mut Ctx, args: LsArgs) -> CliResult<()> {
     ]];
     for (s, n) in &sessions {
         rows.push([
-            store.short_id(&s.id)?,
+            s.handle.clone(),
             escape_controls(&super::render::clip(&s.title, 48), false),
             s.kind.as_str().into(),
             n.to_string(),

@@ -25,7 +25,7 @@ Examples:
   ag-prompt -m echo 'hello'                        # offline: answers with your words
   ag-prompt -m script:demo.toml --tools all 'go'   # offline: a scripted multi-step run
   ag-prompt -m anthropic/claude-sonnet-4-5 'Summarize README.md'
-  ag-prompt -c 'and the tests?'                    # continue the most recent session
+  ag-prompt -c 'and the tests?'                    # continue this directory's latest session
   ag-prompt --tools read,edit,bash 'fix the tests'  # bash writes only here, no network
   ag-prompt --tools bash --sandbox read-only --net 'check the links'  # reads, network
   git diff | ag-prompt -s last -                   # the prompt from stdin
@@ -76,15 +76,20 @@ pub struct RunArgs {
     /// The prompt (`-` reads it from stdin)
     #[arg(value_name = "PROMPT")]
     prompt: Option<String>,
-    /// Continue this session (full id, unique prefix, or `last`)
+    /// Continue this session: a handle, an id or unique prefix, a title or title fragment,
+    /// `last` or `last~N`
     #[arg(short, long, value_name = "SESSION", conflicts_with_all = ["continue_last", "new"])]
     session: Option<String>,
-    /// Continue the most recent session
+    /// Continue this directory's latest chat session (`--any`: of any directory)
     #[arg(short = 'c', long = "continue", conflicts_with = "new")]
     continue_last: bool,
     /// Start a new session (the default without -s or -c)
     #[arg(long)]
     new: bool,
+    /// The new session's id, chosen up front (a UUID), so a script knows it before it runs
+    #[arg(long, value_name = "UUID", value_parser = super::log::parse_uuid,
+          conflicts_with_all = ["session", "continue_last"])]
+    session_id: Option<String>,
     /// PROVIDER/MODEL, `echo` or `script:FILE` [env: AG_MODEL]
     #[arg(short, long, value_name = "MODEL")]
     model: Option<String>,
@@ -323,6 +328,7 @@ fn prompt(ctx: &mut Ctx, args: RunArgs) -> CliResult<()> {
         (None, true) => SessionChoice::Last,
         (None, false) => SessionChoice::New {
             title: args.title.clone(),
+            id: args.session_id.clone(),
         },
     };
     let req = TurnRequest {
@@ -390,9 +396,6 @@ fn agent_def(ctx: &Ctx, cwd: &std::path::Path, slug: &str) -> CliResult<AgentDef
 /// How a planning refusal reads: what to do about it, and the exit status.
 pub(crate) fn plan_error(e: PlanError) -> CliError {
     match e {
-        PlanError::NothingToContinue => {
-            CliError::new(Exit::NotFound, e.to_string()).with_hint("start one without -c")
-        }
         PlanError::Busy { .. } => CliError::new(Exit::Conflict, e.to_string())
             .with_hint("drop --no-queue to queue the prompt instead"),
         PlanError::Model(ChooseError::NoModel) => CliError::usage("no model given").with_hint(
@@ -420,7 +423,8 @@ pub(crate) fn run_turn_in(
 ) -> CliResult<()> {
     let session = plan.session.clone();
     let compact = plan.compact;
-    ctx.out.note(&format!("session {}", session.id));
+    ctx.out
+        .note(&format!("session {} {}", session.handle, session.id));
     super::announce_model(&ctx.out, &plan.model, &plan.origin, plan.provider.as_ref());
     let interrupt = Arc::new(AtomicBool::new(false));
     // Ctrl-C, a kill and a closed terminal all end the turn and the tool's processes.
@@ -487,8 +491,7 @@ pub(crate) fn run_turn_in(
         Ok(Outcome::Interrupted) => Err(CliError::new(Exit::Interrupted, "interrupted").with_hint(
             format!(
                 "what was written stays in session {}; continue with ag-prompt -s {}",
-                session.id,
-                crate::ids::short(&session.id)
+                session.handle, session.handle
             ),
         )),
         Ok(Outcome::Failed {
@@ -501,7 +504,7 @@ pub(crate) fn run_turn_in(
             };
             Err(CliError::new(exit, message).with_hint(format!(
                 "the turn ended with an error; session {} keeps what was written",
-                session.id
+                session.handle
             )))
         }
     }

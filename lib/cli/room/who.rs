@@ -43,7 +43,7 @@ pub(super) fn who(ctx: &mut Ctx) -> CliResult<()> {
         } else {
             ctx.out.line(&format!(
                 "{}  {}  {}  pid {}  {} ago\n    goal: {}\n    last tool: {}  said: {}",
-                store.short_id(&s.id)?,
+                s.handle.clone(),
                 one_line(&s.title, 40),
                 s.status.as_str(),
                 s.pid.unwrap_or(0),

@@ -23,7 +23,7 @@ _ag__fork() {
 
     case "${cmd}" in
         ag__fork)
-            opts="-q -v -m -h -V --home --json --quiet --verbose --color --at --title --tools --read-only --btw --model --keep-cache --help --version"
+            opts="-q -v -m -h -V --home --json --quiet --verbose --color --any --at --title --tools --read-only --btw --model --keep-cache --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

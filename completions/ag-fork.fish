@@ -10,6 +10,7 @@ complete -c ag-fork -s m -l model -d 'The side chat\'s model [default: AG_MODEL,
 complete -c ag-fork -l json -d 'Print machine-readable JSON (NDJSON for streams)'
 complete -c ag-fork -s q -l quiet -d 'Print nothing on stdout but data that was asked for; no notices on stderr'
 complete -c ag-fork -s v -l verbose -d 'Say more on stderr'
+complete -c ag-fork -l any -d '`last` (and `-c`) mean the latest chat session of any directory, not only this one'
 complete -c ag-fork -l read-only -d 'Give the fork the read-only tools (read, glob, grep)'
 complete -c ag-fork -l keep-cache -d 'Keep the session\'s system prompt and offered tool list byte-identical, so the side chat\'s first request reuses its prompt cache; the rules travel with the question and the guard still denies every tool but read, glob and grep'
 complete -c ag-fork -s h -l help -d 'Print help'

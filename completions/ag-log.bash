@@ -62,7 +62,7 @@ _ag__log() {
 
     case "${cmd}" in
         ag__log)
-            opts="-q -v -h -V --home --json --quiet --verbose --color --help --version append cat tail ls show fold ingest import compact export search title rm"
+            opts="-q -v -h -V --home --json --quiet --verbose --color --any --help --version append cat tail ls show fold ingest import compact export search title rm"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -84,7 +84,7 @@ _ag__log() {
             return 0
             ;;
         ag__subcmd__log__subcmd__append)
-            opts="-s -q -v -h --session --new --title --cwd --home --json --quiet --verbose --color --help"
+            opts="-s -q -v -h --session --new --session-id --title --cwd --home --json --quiet --verbose --color --any --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -95,6 +95,10 @@ _ag__log() {
                     return 0
                     ;;
                 -s)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --session-id)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -122,7 +126,7 @@ _ag__log() {
             return 0
             ;;
         ag__subcmd__log__subcmd__cat)
-            opts="-q -v -h --limit --before --after --turn --format --home --json --quiet --verbose --color --help"
+            opts="-q -v -h --limit --before --after --turn --format --home --json --quiet --verbose --color --any --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -164,7 +168,7 @@ _ag__log() {
             return 0
             ;;
         ag__subcmd__log__subcmd__compact)
-            opts="-q -v -h --summary --no-queue --home --json --quiet --verbose --color --help"
+            opts="-q -v -h --summary --no-queue --home --json --quiet --verbose --color --any --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -190,7 +194,7 @@ _ag__log() {
             return 0
             ;;
         ag__subcmd__log__subcmd__export)
-            opts="-o -q -v -h --format --output --all --here --home --json --quiet --verbose --color --help"
+            opts="-o -q -v -h --format --output --all --here --home --json --quiet --verbose --color --any --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -224,7 +228,7 @@ _ag__log() {
             return 0
             ;;
         ag__subcmd__log__subcmd__fold)
-            opts="-q -v -h --dialect --system --model --stream --pretty --full --home --json --quiet --verbose --color --help"
+            opts="-q -v -h --dialect --system --model --stream --pretty --full --home --json --quiet --verbose --color --any --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -258,7 +262,7 @@ _ag__log() {
             return 0
             ;;
         ag__subcmd__log__subcmd__import)
-            opts="-f -q -v -h --from --follow --home --json --quiet --verbose --color --help"
+            opts="-f -q -v -h --from --follow --home --json --quiet --verbose --color --any --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -284,7 +288,7 @@ _ag__log() {
             return 0
             ;;
         ag__subcmd__log__subcmd__ingest)
-            opts="-s -q -v -h --session --dialect --turn --end-turn --home --json --quiet --verbose --color --help"
+            opts="-s -q -v -h --session --dialect --turn --end-turn --home --json --quiet --verbose --color --any --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -322,7 +326,7 @@ _ag__log() {
             return 0
             ;;
         ag__subcmd__log__subcmd__ls)
-            opts="-q -v -h --limit --home --json --quiet --verbose --color --help"
+            opts="-q -v -h --limit --home --json --quiet --verbose --color --any --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -348,7 +352,7 @@ _ag__log() {
             return 0
             ;;
         ag__subcmd__log__subcmd__rm)
-            opts="-q -v -h --cascade --home --json --quiet --verbose --color --help"
+            opts="-q -v -h --cascade --home --json --quiet --verbose --color --any --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -370,7 +374,7 @@ _ag__log() {
             return 0
             ;;
         ag__subcmd__log__subcmd__search)
-            opts="-s -q -v -h --session --limit --home --json --quiet --verbose --color --help"
+            opts="-s -q -v -h --session --limit --home --json --quiet --verbose --color --any --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -404,7 +408,7 @@ _ag__log() {
             return 0
             ;;
         ag__subcmd__log__subcmd__show)
-            opts="-q -v -h --home --json --quiet --verbose --color --help"
+            opts="-q -v -h --home --json --quiet --verbose --color --any --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -426,7 +430,7 @@ _ag__log() {
             return 0
             ;;
         ag__subcmd__log__subcmd__tail)
-            opts="-n -f -q -v -h --lines --follow --home --json --quiet --verbose --color --help"
+            opts="-n -f -q -v -h --lines --follow --home --json --quiet --verbose --color --any --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -456,7 +460,7 @@ _ag__log() {
             return 0
             ;;
         ag__subcmd__log__subcmd__title)
-            opts="-q -v -h --home --json --quiet --verbose --color --help"
+            opts="-q -v -h --home --json --quiet --verbose --color --any --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

@@ -1,6 +1,6 @@
 # Print an optspec for argparse to handle cmd's options that are independent of any subcommand.
 function __fish_ag_log_global_optspecs
-    string join \n home= json q/quiet v/verbose color= h/help V/version
+    string join \n home= json q/quiet v/verbose color= any h/help V/version
 end
 
 function __fish_ag_log_needs_command
@@ -31,6 +31,7 @@ never\t''"
 complete -c ag-log -n "__fish_ag_log_needs_command" -l json -d 'Print machine-readable JSON (NDJSON for streams)'
 complete -c ag-log -n "__fish_ag_log_needs_command" -s q -l quiet -d 'Print nothing on stdout but data that was asked for; no notices on stderr'
 complete -c ag-log -n "__fish_ag_log_needs_command" -s v -l verbose -d 'Say more on stderr'
+complete -c ag-log -n "__fish_ag_log_needs_command" -l any -d '`last` (and `-c`) mean the latest chat session of any directory, not only this one'
 complete -c ag-log -n "__fish_ag_log_needs_command" -s h -l help -d 'Print help'
 complete -c ag-log -n "__fish_ag_log_needs_command" -s V -l version -d 'Print version'
 complete -c ag-log -n "__fish_ag_log_needs_command" -f -a "append" -d 'Append chunks: one user text, or NDJSON chunks from stdin, in one transaction'
@@ -46,7 +47,8 @@ complete -c ag-log -n "__fish_ag_log_needs_command" -f -a "export" -d 'Write ses
 complete -c ag-log -n "__fish_ag_log_needs_command" -f -a "search" -d 'Full-text search over text chunks'
 complete -c ag-log -n "__fish_ag_log_needs_command" -f -a "title" -d 'Set a session\'s title'
 complete -c ag-log -n "__fish_ag_log_needs_command" -f -a "rm" -d 'Remove sessions and their chunks'
-complete -c ag-log -n "__fish_ag_log_using_subcommand append" -s s -l session -d 'The session to append to (full id, unique prefix, or `last`)' -r
+complete -c ag-log -n "__fish_ag_log_using_subcommand append" -s s -l session -d 'The session to append to: a handle, an id or unique prefix, a title or title fragment, `last` (this directory\'s latest chat session) or `last~N`' -r
+complete -c ag-log -n "__fish_ag_log_using_subcommand append" -l session-id -d 'The new session\'s id, chosen up front (a UUID), so a script knows it before it runs' -r
 complete -c ag-log -n "__fish_ag_log_using_subcommand append" -l title -d 'Title of the new session' -r
 complete -c ag-log -n "__fish_ag_log_using_subcommand append" -l cwd -d 'Working directory recorded for the new session [default: the current directory]' -r -F
 complete -c ag-log -n "__fish_ag_log_using_subcommand append" -l home -d 'The store directory [default: $AG_HOME, else $XDG_DATA_HOME/ag, else ~/.local/share/ag]' -r -F
@@ -57,11 +59,12 @@ complete -c ag-log -n "__fish_ag_log_using_subcommand append" -l new -d 'Start a
 complete -c ag-log -n "__fish_ag_log_using_subcommand append" -l json -d 'Print machine-readable JSON (NDJSON for streams)'
 complete -c ag-log -n "__fish_ag_log_using_subcommand append" -s q -l quiet -d 'Print nothing on stdout but data that was asked for; no notices on stderr'
 complete -c ag-log -n "__fish_ag_log_using_subcommand append" -s v -l verbose -d 'Say more on stderr'
+complete -c ag-log -n "__fish_ag_log_using_subcommand append" -l any -d '`last` (and `-c`) mean the latest chat session of any directory, not only this one'
 complete -c ag-log -n "__fish_ag_log_using_subcommand append" -s h -l help -d 'Print help'
 complete -c ag-log -n "__fish_ag_log_using_subcommand cat" -l limit -d 'Only the newest N chunks (of what the other bounds allow)' -r
 complete -c ag-log -n "__fish_ag_log_using_subcommand cat" -l before -d 'Only chunks with seq below SEQ' -r
 complete -c ag-log -n "__fish_ag_log_using_subcommand cat" -l after -d 'Only chunks with seq above SEQ' -r
-complete -c ag-log -n "__fish_ag_log_using_subcommand cat" -l turn -d 'Only the chunks of one turn' -r
+complete -c ag-log -n "__fish_ag_log_using_subcommand cat" -l turn -d 'Only the chunks of one turn (its handle from a turn header, or its id)' -r
 complete -c ag-log -n "__fish_ag_log_using_subcommand cat" -l format -d 'Output format' -r -f -a "text\t'A compact transcript for people'
 json\t'One JSON chunk per line (same as --json)'
 md\t'Markdown'"
@@ -72,6 +75,7 @@ never\t''"
 complete -c ag-log -n "__fish_ag_log_using_subcommand cat" -l json -d 'Print machine-readable JSON (NDJSON for streams)'
 complete -c ag-log -n "__fish_ag_log_using_subcommand cat" -s q -l quiet -d 'Print nothing on stdout but data that was asked for; no notices on stderr'
 complete -c ag-log -n "__fish_ag_log_using_subcommand cat" -s v -l verbose -d 'Say more on stderr'
+complete -c ag-log -n "__fish_ag_log_using_subcommand cat" -l any -d '`last` (and `-c`) mean the latest chat session of any directory, not only this one'
 complete -c ag-log -n "__fish_ag_log_using_subcommand cat" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c ag-log -n "__fish_ag_log_using_subcommand tail" -s n -l lines -d 'How many of the newest chunks to print first' -r
 complete -c ag-log -n "__fish_ag_log_using_subcommand tail" -l home -d 'The store directory [default: $AG_HOME, else $XDG_DATA_HOME/ag, else ~/.local/share/ag]' -r -F
@@ -82,6 +86,7 @@ complete -c ag-log -n "__fish_ag_log_using_subcommand tail" -s f -l follow -d 'K
 complete -c ag-log -n "__fish_ag_log_using_subcommand tail" -l json -d 'Print machine-readable JSON (NDJSON for streams)'
 complete -c ag-log -n "__fish_ag_log_using_subcommand tail" -s q -l quiet -d 'Print nothing on stdout but data that was asked for; no notices on stderr'
 complete -c ag-log -n "__fish_ag_log_using_subcommand tail" -s v -l verbose -d 'Say more on stderr'
+complete -c ag-log -n "__fish_ag_log_using_subcommand tail" -l any -d '`last` (and `-c`) mean the latest chat session of any directory, not only this one'
 complete -c ag-log -n "__fish_ag_log_using_subcommand tail" -s h -l help -d 'Print help'
 complete -c ag-log -n "__fish_ag_log_using_subcommand ls" -l limit -d 'At most N sessions, most recently updated first' -r
 complete -c ag-log -n "__fish_ag_log_using_subcommand ls" -l home -d 'The store directory [default: $AG_HOME, else $XDG_DATA_HOME/ag, else ~/.local/share/ag]' -r -F
@@ -91,6 +96,7 @@ never\t''"
 complete -c ag-log -n "__fish_ag_log_using_subcommand ls" -l json -d 'Print machine-readable JSON (NDJSON for streams)'
 complete -c ag-log -n "__fish_ag_log_using_subcommand ls" -s q -l quiet -d 'Print nothing on stdout but data that was asked for; no notices on stderr'
 complete -c ag-log -n "__fish_ag_log_using_subcommand ls" -s v -l verbose -d 'Say more on stderr'
+complete -c ag-log -n "__fish_ag_log_using_subcommand ls" -l any -d '`last` (and `-c`) mean the latest chat session of any directory, not only this one'
 complete -c ag-log -n "__fish_ag_log_using_subcommand ls" -s h -l help -d 'Print help'
 complete -c ag-log -n "__fish_ag_log_using_subcommand show" -l home -d 'The store directory [default: $AG_HOME, else $XDG_DATA_HOME/ag, else ~/.local/share/ag]' -r -F
 complete -c ag-log -n "__fish_ag_log_using_subcommand show" -l color -d 'When to colour output (NO_COLOR is honoured by `auto`)' -r -f -a "auto\t''
@@ -99,6 +105,7 @@ never\t''"
 complete -c ag-log -n "__fish_ag_log_using_subcommand show" -l json -d 'Print machine-readable JSON (NDJSON for streams)'
 complete -c ag-log -n "__fish_ag_log_using_subcommand show" -s q -l quiet -d 'Print nothing on stdout but data that was asked for; no notices on stderr'
 complete -c ag-log -n "__fish_ag_log_using_subcommand show" -s v -l verbose -d 'Say more on stderr'
+complete -c ag-log -n "__fish_ag_log_using_subcommand show" -l any -d '`last` (and `-c`) mean the latest chat session of any directory, not only this one'
 complete -c ag-log -n "__fish_ag_log_using_subcommand show" -s h -l help -d 'Print help'
 complete -c ag-log -n "__fish_ag_log_using_subcommand fold" -l dialect -d 'The request dialect' -r -f -a "anthropic\t'Anthropic Messages API'
 openai\t'OpenAI Chat Completions'"
@@ -114,8 +121,9 @@ complete -c ag-log -n "__fish_ag_log_using_subcommand fold" -l full -d 'Fold the
 complete -c ag-log -n "__fish_ag_log_using_subcommand fold" -l json -d 'Print machine-readable JSON (NDJSON for streams)'
 complete -c ag-log -n "__fish_ag_log_using_subcommand fold" -s q -l quiet -d 'Print nothing on stdout but data that was asked for; no notices on stderr'
 complete -c ag-log -n "__fish_ag_log_using_subcommand fold" -s v -l verbose -d 'Say more on stderr'
+complete -c ag-log -n "__fish_ag_log_using_subcommand fold" -l any -d '`last` (and `-c`) mean the latest chat session of any directory, not only this one'
 complete -c ag-log -n "__fish_ag_log_using_subcommand fold" -s h -l help -d 'Print help (see more with \'--help\')'
-complete -c ag-log -n "__fish_ag_log_using_subcommand ingest" -s s -l session -d 'The session to append to (full id, unique prefix, or `last`)' -r
+complete -c ag-log -n "__fish_ag_log_using_subcommand ingest" -s s -l session -d 'The session to append to: a handle, an id or prefix, a title, `last` or `last~N`' -r
 complete -c ag-log -n "__fish_ag_log_using_subcommand ingest" -l dialect -d 'The stream\'s dialect' -r -f -a "anthropic\t'Anthropic Messages API'
 openai\t'OpenAI Chat Completions'"
 complete -c ag-log -n "__fish_ag_log_using_subcommand ingest" -l turn -d 'The turn the step belongs to [default: the session\'s open turn, else a new one]' -r
@@ -127,6 +135,7 @@ complete -c ag-log -n "__fish_ag_log_using_subcommand ingest" -l end-turn -d 'Al
 complete -c ag-log -n "__fish_ag_log_using_subcommand ingest" -l json -d 'Print machine-readable JSON (NDJSON for streams)'
 complete -c ag-log -n "__fish_ag_log_using_subcommand ingest" -s q -l quiet -d 'Print nothing on stdout but data that was asked for; no notices on stderr'
 complete -c ag-log -n "__fish_ag_log_using_subcommand ingest" -s v -l verbose -d 'Say more on stderr'
+complete -c ag-log -n "__fish_ag_log_using_subcommand ingest" -l any -d '`last` (and `-c`) mean the latest chat session of any directory, not only this one'
 complete -c ag-log -n "__fish_ag_log_using_subcommand ingest" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c ag-log -n "__fish_ag_log_using_subcommand import" -l from -d 'Which tool wrote the files' -r -f -a "auto\t'Tell each file\'s format from its lines'
 claude\t'Claude Code session files (~/.claude/projects/*/*.jsonl)'
@@ -140,6 +149,7 @@ complete -c ag-log -n "__fish_ag_log_using_subcommand import" -s f -l follow -d 
 complete -c ag-log -n "__fish_ag_log_using_subcommand import" -l json -d 'Print machine-readable JSON (NDJSON for streams)'
 complete -c ag-log -n "__fish_ag_log_using_subcommand import" -s q -l quiet -d 'Print nothing on stdout but data that was asked for; no notices on stderr'
 complete -c ag-log -n "__fish_ag_log_using_subcommand import" -s v -l verbose -d 'Say more on stderr'
+complete -c ag-log -n "__fish_ag_log_using_subcommand import" -l any -d '`last` (and `-c`) mean the latest chat session of any directory, not only this one'
 complete -c ag-log -n "__fish_ag_log_using_subcommand import" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c ag-log -n "__fish_ag_log_using_subcommand compact" -l summary -d 'The summary: the text, or @FILE (UTF-8). Without it, the session\'s model (or `[context] compact_model`) writes one' -r
 complete -c ag-log -n "__fish_ag_log_using_subcommand compact" -l home -d 'The store directory [default: $AG_HOME, else $XDG_DATA_HOME/ag, else ~/.local/share/ag]' -r -F
@@ -150,6 +160,7 @@ complete -c ag-log -n "__fish_ag_log_using_subcommand compact" -l no-queue -d 'W
 complete -c ag-log -n "__fish_ag_log_using_subcommand compact" -l json -d 'Print machine-readable JSON (NDJSON for streams)'
 complete -c ag-log -n "__fish_ag_log_using_subcommand compact" -s q -l quiet -d 'Print nothing on stdout but data that was asked for; no notices on stderr'
 complete -c ag-log -n "__fish_ag_log_using_subcommand compact" -s v -l verbose -d 'Say more on stderr'
+complete -c ag-log -n "__fish_ag_log_using_subcommand compact" -l any -d '`last` (and `-c`) mean the latest chat session of any directory, not only this one'
 complete -c ag-log -n "__fish_ag_log_using_subcommand compact" -s h -l help -d 'Print help'
 complete -c ag-log -n "__fish_ag_log_using_subcommand export" -l format -d 'What to write' -r -f -a "md\t'Markdown, for reading and pasting'
 html\t'One self-contained HTML page (no network when viewed)'
@@ -164,6 +175,7 @@ complete -c ag-log -n "__fish_ag_log_using_subcommand export" -l here -d 'Every 
 complete -c ag-log -n "__fish_ag_log_using_subcommand export" -l json -d 'Print machine-readable JSON (NDJSON for streams)'
 complete -c ag-log -n "__fish_ag_log_using_subcommand export" -s q -l quiet -d 'Print nothing on stdout but data that was asked for; no notices on stderr'
 complete -c ag-log -n "__fish_ag_log_using_subcommand export" -s v -l verbose -d 'Say more on stderr'
+complete -c ag-log -n "__fish_ag_log_using_subcommand export" -l any -d '`last` (and `-c`) mean the latest chat session of any directory, not only this one'
 complete -c ag-log -n "__fish_ag_log_using_subcommand export" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c ag-log -n "__fish_ag_log_using_subcommand search" -s s -l session -d 'Only this session (and what it inherits from forks)' -r
 complete -c ag-log -n "__fish_ag_log_using_subcommand search" -l limit -d 'At most N hits' -r
@@ -174,6 +186,7 @@ never\t''"
 complete -c ag-log -n "__fish_ag_log_using_subcommand search" -l json -d 'Print machine-readable JSON (NDJSON for streams)'
 complete -c ag-log -n "__fish_ag_log_using_subcommand search" -s q -l quiet -d 'Print nothing on stdout but data that was asked for; no notices on stderr'
 complete -c ag-log -n "__fish_ag_log_using_subcommand search" -s v -l verbose -d 'Say more on stderr'
+complete -c ag-log -n "__fish_ag_log_using_subcommand search" -l any -d '`last` (and `-c`) mean the latest chat session of any directory, not only this one'
 complete -c ag-log -n "__fish_ag_log_using_subcommand search" -s h -l help -d 'Print help'
 complete -c ag-log -n "__fish_ag_log_using_subcommand title" -l home -d 'The store directory [default: $AG_HOME, else $XDG_DATA_HOME/ag, else ~/.local/share/ag]' -r -F
 complete -c ag-log -n "__fish_ag_log_using_subcommand title" -l color -d 'When to colour output (NO_COLOR is honoured by `auto`)' -r -f -a "auto\t''
@@ -182,6 +195,7 @@ never\t''"
 complete -c ag-log -n "__fish_ag_log_using_subcommand title" -l json -d 'Print machine-readable JSON (NDJSON for streams)'
 complete -c ag-log -n "__fish_ag_log_using_subcommand title" -s q -l quiet -d 'Print nothing on stdout but data that was asked for; no notices on stderr'
 complete -c ag-log -n "__fish_ag_log_using_subcommand title" -s v -l verbose -d 'Say more on stderr'
+complete -c ag-log -n "__fish_ag_log_using_subcommand title" -l any -d '`last` (and `-c`) mean the latest chat session of any directory, not only this one'
 complete -c ag-log -n "__fish_ag_log_using_subcommand title" -s h -l help -d 'Print help'
 complete -c ag-log -n "__fish_ag_log_using_subcommand rm" -l home -d 'The store directory [default: $AG_HOME, else $XDG_DATA_HOME/ag, else ~/.local/share/ag]' -r -F
 complete -c ag-log -n "__fish_ag_log_using_subcommand rm" -l color -d 'When to colour output (NO_COLOR is honoured by `auto`)' -r -f -a "auto\t''
@@ -191,4 +205,5 @@ complete -c ag-log -n "__fish_ag_log_using_subcommand rm" -l cascade -d 'Also re
 complete -c ag-log -n "__fish_ag_log_using_subcommand rm" -l json -d 'Print machine-readable JSON (NDJSON for streams)'
 complete -c ag-log -n "__fish_ag_log_using_subcommand rm" -s q -l quiet -d 'Print nothing on stdout but data that was asked for; no notices on stderr'
 complete -c ag-log -n "__fish_ag_log_using_subcommand rm" -s v -l verbose -d 'Say more on stderr'
+complete -c ag-log -n "__fish_ag_log_using_subcommand rm" -l any -d '`last` (and `-c`) mean the latest chat session of any directory, not only this one'
 complete -c ag-log -n "__fish_ag_log_using_subcommand rm" -s h -l help -d 'Print help'

@@ -32,7 +32,7 @@ _ag__prompt() {
 
     case "${cmd}" in
         ag__prompt)
-            opts="-q -v -s -c -m -h -V --home --json --quiet --verbose --color --session --continue --new --model --system --tools --agent --max-steps --thinking --title --no-queue --compact --sandbox --net --trust --allow-protected --help --version models mcp"
+            opts="-q -v -s -c -m -h -V --home --json --quiet --verbose --color --any --session --continue --new --session-id --model --system --tools --agent --max-steps --thinking --title --no-queue --compact --sandbox --net --trust --allow-protected --help --version models mcp"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -51,6 +51,10 @@ _ag__prompt() {
                     return 0
                     ;;
                 -s)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --session-id)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -98,7 +102,7 @@ _ag__prompt() {
             return 0
             ;;
         ag__subcmd__prompt__subcmd__mcp)
-            opts="-q -v -h --home --json --quiet --verbose --color --help list"
+            opts="-q -v -h --home --json --quiet --verbose --color --any --help list"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -120,7 +124,7 @@ _ag__prompt() {
             return 0
             ;;
         ag__subcmd__prompt__subcmd__mcp__subcmd__list)
-            opts="-q -v -h --home --json --quiet --verbose --color --help"
+            opts="-q -v -h --home --json --quiet --verbose --color --any --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -142,7 +146,7 @@ _ag__prompt() {
             return 0
             ;;
         ag__subcmd__prompt__subcmd__models)
-            opts="-q -v -h --home --json --quiet --verbose --color --help"
+            opts="-q -v -h --home --json --quiet --verbose --color --any --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

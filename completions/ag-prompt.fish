@@ -1,6 +1,6 @@
 # Print an optspec for argparse to handle cmd's options that are independent of any subcommand.
 function __fish_ag_prompt_global_optspecs
-    string join \n home= json q/quiet v/verbose color= s/session= c/continue new m/model= system= tools= agent= max-steps= thinking= title= no-queue compact sandbox= net trust allow-protected h/help V/version
+    string join \n home= json q/quiet v/verbose color= any s/session= c/continue new session-id= m/model= system= tools= agent= max-steps= thinking= title= no-queue compact sandbox= net trust allow-protected h/help V/version
 end
 
 function __fish_ag_prompt_needs_command
@@ -28,7 +28,8 @@ complete -c ag-prompt -n "__fish_ag_prompt_needs_command" -l home -d 'The store 
 complete -c ag-prompt -n "__fish_ag_prompt_needs_command" -l color -d 'When to colour output (NO_COLOR is honoured by `auto`)' -r -f -a "auto\t''
 always\t''
 never\t''"
-complete -c ag-prompt -n "__fish_ag_prompt_needs_command" -s s -l session -d 'Continue this session (full id, unique prefix, or `last`)' -r
+complete -c ag-prompt -n "__fish_ag_prompt_needs_command" -s s -l session -d 'Continue this session: a handle, an id or unique prefix, a title or title fragment, `last` or `last~N`' -r
+complete -c ag-prompt -n "__fish_ag_prompt_needs_command" -l session-id -d 'The new session\'s id, chosen up front (a UUID), so a script knows it before it runs' -r
 complete -c ag-prompt -n "__fish_ag_prompt_needs_command" -s m -l model -d 'PROVIDER/MODEL, `echo` or `script:FILE` [env: AG_MODEL]' -r
 complete -c ag-prompt -n "__fish_ag_prompt_needs_command" -l system -d 'System prompt: the text, or @FILE' -r
 complete -c ag-prompt -n "__fish_ag_prompt_needs_command" -l tools -d 'Tools the session may use: names and sets (read-only, all, none), comma-separated; MCP tools as mcp__SERVER__TOOL or mcp__SERVER__*. A new session defaults to read-only; an existing session\'s tools can only narrow' -r
@@ -40,7 +41,8 @@ complete -c ag-prompt -n "__fish_ag_prompt_needs_command" -l sandbox -d 'The san
 complete -c ag-prompt -n "__fish_ag_prompt_needs_command" -l json -d 'Print machine-readable JSON (NDJSON for streams)'
 complete -c ag-prompt -n "__fish_ag_prompt_needs_command" -s q -l quiet -d 'Print nothing on stdout but data that was asked for; no notices on stderr'
 complete -c ag-prompt -n "__fish_ag_prompt_needs_command" -s v -l verbose -d 'Say more on stderr'
-complete -c ag-prompt -n "__fish_ag_prompt_needs_command" -s c -l continue -d 'Continue the most recent session'
+complete -c ag-prompt -n "__fish_ag_prompt_needs_command" -l any -d '`last` (and `-c`) mean the latest chat session of any directory, not only this one'
+complete -c ag-prompt -n "__fish_ag_prompt_needs_command" -s c -l continue -d 'Continue this directory\'s latest chat session (`--any`: of any directory)'
 complete -c ag-prompt -n "__fish_ag_prompt_needs_command" -l new -d 'Start a new session (the default without -s or -c)'
 complete -c ag-prompt -n "__fish_ag_prompt_needs_command" -l no-queue -d 'When the session is busy, fail with status 3 instead of queueing the prompt'
 complete -c ag-prompt -n "__fish_ag_prompt_needs_command" -l compact -d 'Compact the session now: the model summarizes what came before the last few thousand tokens, and the session goes on from that summary (the log keeps everything). Then runs PROMPT, when one is given. Needs -s or -c'
@@ -58,6 +60,7 @@ never\t''"
 complete -c ag-prompt -n "__fish_ag_prompt_using_subcommand models" -l json -d 'Print machine-readable JSON (NDJSON for streams)'
 complete -c ag-prompt -n "__fish_ag_prompt_using_subcommand models" -s q -l quiet -d 'Print nothing on stdout but data that was asked for; no notices on stderr'
 complete -c ag-prompt -n "__fish_ag_prompt_using_subcommand models" -s v -l verbose -d 'Say more on stderr'
+complete -c ag-prompt -n "__fish_ag_prompt_using_subcommand models" -l any -d '`last` (and `-c`) mean the latest chat session of any directory, not only this one'
 complete -c ag-prompt -n "__fish_ag_prompt_using_subcommand models" -s h -l help -d 'Print help'
 complete -c ag-prompt -n "__fish_ag_prompt_using_subcommand mcp; and not __fish_seen_subcommand_from list" -l home -d 'The store directory [default: $AG_HOME, else $XDG_DATA_HOME/ag, else ~/.local/share/ag]' -r -F
 complete -c ag-prompt -n "__fish_ag_prompt_using_subcommand mcp; and not __fish_seen_subcommand_from list" -l color -d 'When to colour output (NO_COLOR is honoured by `auto`)' -r -f -a "auto\t''
@@ -66,6 +69,7 @@ never\t''"
 complete -c ag-prompt -n "__fish_ag_prompt_using_subcommand mcp; and not __fish_seen_subcommand_from list" -l json -d 'Print machine-readable JSON (NDJSON for streams)'
 complete -c ag-prompt -n "__fish_ag_prompt_using_subcommand mcp; and not __fish_seen_subcommand_from list" -s q -l quiet -d 'Print nothing on stdout but data that was asked for; no notices on stderr'
 complete -c ag-prompt -n "__fish_ag_prompt_using_subcommand mcp; and not __fish_seen_subcommand_from list" -s v -l verbose -d 'Say more on stderr'
+complete -c ag-prompt -n "__fish_ag_prompt_using_subcommand mcp; and not __fish_seen_subcommand_from list" -l any -d '`last` (and `-c`) mean the latest chat session of any directory, not only this one'
 complete -c ag-prompt -n "__fish_ag_prompt_using_subcommand mcp; and not __fish_seen_subcommand_from list" -s h -l help -d 'Print help'
 complete -c ag-prompt -n "__fish_ag_prompt_using_subcommand mcp; and not __fish_seen_subcommand_from list" -f -a "list" -d 'Each configured server, whether it starts, and its tools (as mcp__SERVER__TOOL)'
 complete -c ag-prompt -n "__fish_ag_prompt_using_subcommand mcp; and __fish_seen_subcommand_from list" -l home -d 'The store directory [default: $AG_HOME, else $XDG_DATA_HOME/ag, else ~/.local/share/ag]' -r -F
@@ -75,4 +79,5 @@ never\t''"
 complete -c ag-prompt -n "__fish_ag_prompt_using_subcommand mcp; and __fish_seen_subcommand_from list" -l json -d 'Print machine-readable JSON (NDJSON for streams)'
 complete -c ag-prompt -n "__fish_ag_prompt_using_subcommand mcp; and __fish_seen_subcommand_from list" -s q -l quiet -d 'Print nothing on stdout but data that was asked for; no notices on stderr'
 complete -c ag-prompt -n "__fish_ag_prompt_using_subcommand mcp; and __fish_seen_subcommand_from list" -s v -l verbose -d 'Say more on stderr'
+complete -c ag-prompt -n "__fish_ag_prompt_using_subcommand mcp; and __fish_seen_subcommand_from list" -l any -d '`last` (and `-c`) mean the latest chat session of any directory, not only this one'
 complete -c ag-prompt -n "__fish_ag_prompt_using_subcommand mcp; and __fish_seen_subcommand_from list" -s h -l help -d 'Print help'

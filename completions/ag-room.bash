@@ -101,7 +101,7 @@ _ag__room() {
 
     case "${cmd}" in
         ag__room)
-            opts="-q -v -h -V --home --json --quiet --verbose --color --from --help --version tell who peek tail inbox status ack claim release claims guard mcp help"
+            opts="-q -v -h -V --home --json --quiet --verbose --color --any --from --help --version tell who peek tail inbox status ack claim release claims guard mcp help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -127,7 +127,7 @@ _ag__room() {
             return 0
             ;;
         ag__subcmd__room__subcmd__ack)
-            opts="-q -v -h --home --json --quiet --verbose --color --from --help"
+            opts="-q -v -h --home --json --quiet --verbose --color --any --from --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -153,7 +153,7 @@ _ag__room() {
             return 0
             ;;
         ag__subcmd__room__subcmd__claim)
-            opts="-q -v -h --intent --shared --ttl --home --json --quiet --verbose --color --from --help"
+            opts="-q -v -h --intent --shared --ttl --home --json --quiet --verbose --color --any --from --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -187,7 +187,7 @@ _ag__room() {
             return 0
             ;;
         ag__subcmd__room__subcmd__claims)
-            opts="-q -v -h --home --json --quiet --verbose --color --from --help"
+            opts="-q -v -h --home --json --quiet --verbose --color --any --from --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -213,7 +213,7 @@ _ag__room() {
             return 0
             ;;
         ag__subcmd__room__subcmd__guard)
-            opts="-q -v -h --staged --mode --home --json --quiet --verbose --color --from --help"
+            opts="-q -v -h --staged --mode --home --json --quiet --verbose --color --any --from --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -439,7 +439,7 @@ _ag__room() {
             return 0
             ;;
         ag__subcmd__room__subcmd__inbox)
-            opts="-q -v -h --as --peek --home --json --quiet --verbose --color --from --help"
+            opts="-q -v -h --as --peek --home --json --quiet --verbose --color --any --from --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -469,7 +469,7 @@ _ag__room() {
             return 0
             ;;
         ag__subcmd__room__subcmd__mcp)
-            opts="-q -v -h --name --home --json --quiet --verbose --color --from --help"
+            opts="-q -v -h --name --home --json --quiet --verbose --color --any --from --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -499,7 +499,7 @@ _ag__room() {
             return 0
             ;;
         ag__subcmd__room__subcmd__peek)
-            opts="-n -q -v -h --n --home --json --quiet --verbose --color --from --help"
+            opts="-n -q -v -h --n --home --json --quiet --verbose --color --any --from --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -533,7 +533,7 @@ _ag__room() {
             return 0
             ;;
         ag__subcmd__room__subcmd__release)
-            opts="-q -v -h --all --home --json --quiet --verbose --color --from --help"
+            opts="-q -v -h --all --home --json --quiet --verbose --color --any --from --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -559,7 +559,7 @@ _ag__room() {
             return 0
             ;;
         ag__subcmd__room__subcmd__status)
-            opts="-q -v -h --home --json --quiet --verbose --color --from --help"
+            opts="-q -v -h --home --json --quiet --verbose --color --any --from --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -585,7 +585,7 @@ _ag__room() {
             return 0
             ;;
         ag__subcmd__room__subcmd__tail)
-            opts="-f -n -q -v -h --follow --lines --all --home --json --quiet --verbose --color --from --help"
+            opts="-f -n -q -v -h --follow --lines --all --home --json --quiet --verbose --color --any --from --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -619,7 +619,7 @@ _ag__room() {
             return 0
             ;;
         ag__subcmd__room__subcmd__tell)
-            opts="-q -v -h --to --reply-to --device --wait --home --json --quiet --verbose --color --from --help"
+            opts="-q -v -h --to --reply-to --device --wait --home --json --quiet --verbose --color --any --from --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -657,7 +657,7 @@ _ag__room() {
             return 0
             ;;
         ag__subcmd__room__subcmd__who)
-            opts="-q -v -h --home --json --quiet --verbose --color --from --help"
+            opts="-q -v -h --home --json --quiet --verbose --color --any --from --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

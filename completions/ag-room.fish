@@ -1,6 +1,6 @@
 # Print an optspec for argparse to handle cmd's options that are independent of any subcommand.
 function __fish_ag_room_global_optspecs
-    string join \n home= json q/quiet v/verbose color= from= h/help V/version
+    string join \n home= json q/quiet v/verbose color= any from= h/help V/version
 end
 
 function __fish_ag_room_needs_command
@@ -32,6 +32,7 @@ complete -c ag-room -n "__fish_ag_room_needs_command" -l from -d 'Speak as NAME 
 complete -c ag-room -n "__fish_ag_room_needs_command" -l json -d 'Print machine-readable JSON (NDJSON for streams)'
 complete -c ag-room -n "__fish_ag_room_needs_command" -s q -l quiet -d 'Print nothing on stdout but data that was asked for; no notices on stderr'
 complete -c ag-room -n "__fish_ag_room_needs_command" -s v -l verbose -d 'Say more on stderr'
+complete -c ag-room -n "__fish_ag_room_needs_command" -l any -d '`last` (and `-c`) mean the latest chat session of any directory, not only this one'
 complete -c ag-room -n "__fish_ag_room_needs_command" -s h -l help -d 'Print help'
 complete -c ag-room -n "__fish_ag_room_needs_command" -s V -l version -d 'Print version'
 complete -c ag-room -n "__fish_ag_room_needs_command" -f -a "tell" -d 'Post a line to this worktree\'s room, or a direct message; prints the message id'
@@ -59,6 +60,7 @@ complete -c ag-room -n "__fish_ag_room_using_subcommand tell" -l device -d 'Send
 complete -c ag-room -n "__fish_ag_room_using_subcommand tell" -l json -d 'Print machine-readable JSON (NDJSON for streams)'
 complete -c ag-room -n "__fish_ag_room_using_subcommand tell" -s q -l quiet -d 'Print nothing on stdout but data that was asked for; no notices on stderr'
 complete -c ag-room -n "__fish_ag_room_using_subcommand tell" -s v -l verbose -d 'Say more on stderr'
+complete -c ag-room -n "__fish_ag_room_using_subcommand tell" -l any -d '`last` (and `-c`) mean the latest chat session of any directory, not only this one'
 complete -c ag-room -n "__fish_ag_room_using_subcommand tell" -s h -l help -d 'Print help'
 complete -c ag-room -n "__fish_ag_room_using_subcommand who" -l home -d 'The store directory [default: $AG_HOME, else $XDG_DATA_HOME/ag, else ~/.local/share/ag]' -r -F
 complete -c ag-room -n "__fish_ag_room_using_subcommand who" -l color -d 'When to colour output (NO_COLOR is honoured by `auto`)' -r -f -a "auto\t''
@@ -68,6 +70,7 @@ complete -c ag-room -n "__fish_ag_room_using_subcommand who" -l from -d 'Speak a
 complete -c ag-room -n "__fish_ag_room_using_subcommand who" -l json -d 'Print machine-readable JSON (NDJSON for streams)'
 complete -c ag-room -n "__fish_ag_room_using_subcommand who" -s q -l quiet -d 'Print nothing on stdout but data that was asked for; no notices on stderr'
 complete -c ag-room -n "__fish_ag_room_using_subcommand who" -s v -l verbose -d 'Say more on stderr'
+complete -c ag-room -n "__fish_ag_room_using_subcommand who" -l any -d '`last` (and `-c`) mean the latest chat session of any directory, not only this one'
 complete -c ag-room -n "__fish_ag_room_using_subcommand who" -s h -l help -d 'Print help'
 complete -c ag-room -n "__fish_ag_room_using_subcommand peek" -s n -l n -d 'How many tool calls and texts to show' -r
 complete -c ag-room -n "__fish_ag_room_using_subcommand peek" -l home -d 'The store directory [default: $AG_HOME, else $XDG_DATA_HOME/ag, else ~/.local/share/ag]' -r -F
@@ -78,6 +81,7 @@ complete -c ag-room -n "__fish_ag_room_using_subcommand peek" -l from -d 'Speak 
 complete -c ag-room -n "__fish_ag_room_using_subcommand peek" -l json -d 'Print machine-readable JSON (NDJSON for streams)'
 complete -c ag-room -n "__fish_ag_room_using_subcommand peek" -s q -l quiet -d 'Print nothing on stdout but data that was asked for; no notices on stderr'
 complete -c ag-room -n "__fish_ag_room_using_subcommand peek" -s v -l verbose -d 'Say more on stderr'
+complete -c ag-room -n "__fish_ag_room_using_subcommand peek" -l any -d '`last` (and `-c`) mean the latest chat session of any directory, not only this one'
 complete -c ag-room -n "__fish_ag_room_using_subcommand peek" -s h -l help -d 'Print help'
 complete -c ag-room -n "__fish_ag_room_using_subcommand tail" -s n -l lines -d 'Start with the last N lines [default: all; with -f: 10]' -r
 complete -c ag-room -n "__fish_ag_room_using_subcommand tail" -l home -d 'The store directory [default: $AG_HOME, else $XDG_DATA_HOME/ag, else ~/.local/share/ag]' -r -F
@@ -90,6 +94,7 @@ complete -c ag-room -n "__fish_ag_room_using_subcommand tail" -l all -d 'Show ev
 complete -c ag-room -n "__fish_ag_room_using_subcommand tail" -l json -d 'Print machine-readable JSON (NDJSON for streams)'
 complete -c ag-room -n "__fish_ag_room_using_subcommand tail" -s q -l quiet -d 'Print nothing on stdout but data that was asked for; no notices on stderr'
 complete -c ag-room -n "__fish_ag_room_using_subcommand tail" -s v -l verbose -d 'Say more on stderr'
+complete -c ag-room -n "__fish_ag_room_using_subcommand tail" -l any -d '`last` (and `-c`) mean the latest chat session of any directory, not only this one'
 complete -c ag-room -n "__fish_ag_room_using_subcommand tail" -s h -l help -d 'Print help'
 complete -c ag-room -n "__fish_ag_room_using_subcommand inbox" -l as -d 'Read as this session (target) or person (name)' -r
 complete -c ag-room -n "__fish_ag_room_using_subcommand inbox" -l home -d 'The store directory [default: $AG_HOME, else $XDG_DATA_HOME/ag, else ~/.local/share/ag]' -r -F
@@ -101,6 +106,7 @@ complete -c ag-room -n "__fish_ag_room_using_subcommand inbox" -l peek -d 'Show 
 complete -c ag-room -n "__fish_ag_room_using_subcommand inbox" -l json -d 'Print machine-readable JSON (NDJSON for streams)'
 complete -c ag-room -n "__fish_ag_room_using_subcommand inbox" -s q -l quiet -d 'Print nothing on stdout but data that was asked for; no notices on stderr'
 complete -c ag-room -n "__fish_ag_room_using_subcommand inbox" -s v -l verbose -d 'Say more on stderr'
+complete -c ag-room -n "__fish_ag_room_using_subcommand inbox" -l any -d '`last` (and `-c`) mean the latest chat session of any directory, not only this one'
 complete -c ag-room -n "__fish_ag_room_using_subcommand inbox" -s h -l help -d 'Print help'
 complete -c ag-room -n "__fish_ag_room_using_subcommand status" -l home -d 'The store directory [default: $AG_HOME, else $XDG_DATA_HOME/ag, else ~/.local/share/ag]' -r -F
 complete -c ag-room -n "__fish_ag_room_using_subcommand status" -l color -d 'When to colour output (NO_COLOR is honoured by `auto`)' -r -f -a "auto\t''
@@ -110,6 +116,7 @@ complete -c ag-room -n "__fish_ag_room_using_subcommand status" -l from -d 'Spea
 complete -c ag-room -n "__fish_ag_room_using_subcommand status" -l json -d 'Print machine-readable JSON (NDJSON for streams)'
 complete -c ag-room -n "__fish_ag_room_using_subcommand status" -s q -l quiet -d 'Print nothing on stdout but data that was asked for; no notices on stderr'
 complete -c ag-room -n "__fish_ag_room_using_subcommand status" -s v -l verbose -d 'Say more on stderr'
+complete -c ag-room -n "__fish_ag_room_using_subcommand status" -l any -d '`last` (and `-c`) mean the latest chat session of any directory, not only this one'
 complete -c ag-room -n "__fish_ag_room_using_subcommand status" -s h -l help -d 'Print help'
 complete -c ag-room -n "__fish_ag_room_using_subcommand ack" -l home -d 'The store directory [default: $AG_HOME, else $XDG_DATA_HOME/ag, else ~/.local/share/ag]' -r -F
 complete -c ag-room -n "__fish_ag_room_using_subcommand ack" -l color -d 'When to colour output (NO_COLOR is honoured by `auto`)' -r -f -a "auto\t''
@@ -119,6 +126,7 @@ complete -c ag-room -n "__fish_ag_room_using_subcommand ack" -l from -d 'Speak a
 complete -c ag-room -n "__fish_ag_room_using_subcommand ack" -l json -d 'Print machine-readable JSON (NDJSON for streams)'
 complete -c ag-room -n "__fish_ag_room_using_subcommand ack" -s q -l quiet -d 'Print nothing on stdout but data that was asked for; no notices on stderr'
 complete -c ag-room -n "__fish_ag_room_using_subcommand ack" -s v -l verbose -d 'Say more on stderr'
+complete -c ag-room -n "__fish_ag_room_using_subcommand ack" -l any -d '`last` (and `-c`) mean the latest chat session of any directory, not only this one'
 complete -c ag-room -n "__fish_ag_room_using_subcommand ack" -s h -l help -d 'Print help'
 complete -c ag-room -n "__fish_ag_room_using_subcommand claim" -l intent -d 'What you are about to do' -r
 complete -c ag-room -n "__fish_ag_room_using_subcommand claim" -l ttl -d 'How long the claim lasts: 90s, 30m, 2h or seconds [default: 30m]' -r
@@ -131,6 +139,7 @@ complete -c ag-room -n "__fish_ag_room_using_subcommand claim" -l shared -d 'Oth
 complete -c ag-room -n "__fish_ag_room_using_subcommand claim" -l json -d 'Print machine-readable JSON (NDJSON for streams)'
 complete -c ag-room -n "__fish_ag_room_using_subcommand claim" -s q -l quiet -d 'Print nothing on stdout but data that was asked for; no notices on stderr'
 complete -c ag-room -n "__fish_ag_room_using_subcommand claim" -s v -l verbose -d 'Say more on stderr'
+complete -c ag-room -n "__fish_ag_room_using_subcommand claim" -l any -d '`last` (and `-c`) mean the latest chat session of any directory, not only this one'
 complete -c ag-room -n "__fish_ag_room_using_subcommand claim" -s h -l help -d 'Print help'
 complete -c ag-room -n "__fish_ag_room_using_subcommand release" -l home -d 'The store directory [default: $AG_HOME, else $XDG_DATA_HOME/ag, else ~/.local/share/ag]' -r -F
 complete -c ag-room -n "__fish_ag_room_using_subcommand release" -l color -d 'When to colour output (NO_COLOR is honoured by `auto`)' -r -f -a "auto\t''
@@ -141,6 +150,7 @@ complete -c ag-room -n "__fish_ag_room_using_subcommand release" -l all -d 'Rele
 complete -c ag-room -n "__fish_ag_room_using_subcommand release" -l json -d 'Print machine-readable JSON (NDJSON for streams)'
 complete -c ag-room -n "__fish_ag_room_using_subcommand release" -s q -l quiet -d 'Print nothing on stdout but data that was asked for; no notices on stderr'
 complete -c ag-room -n "__fish_ag_room_using_subcommand release" -s v -l verbose -d 'Say more on stderr'
+complete -c ag-room -n "__fish_ag_room_using_subcommand release" -l any -d '`last` (and `-c`) mean the latest chat session of any directory, not only this one'
 complete -c ag-room -n "__fish_ag_room_using_subcommand release" -s h -l help -d 'Print help'
 complete -c ag-room -n "__fish_ag_room_using_subcommand claims" -l home -d 'The store directory [default: $AG_HOME, else $XDG_DATA_HOME/ag, else ~/.local/share/ag]' -r -F
 complete -c ag-room -n "__fish_ag_room_using_subcommand claims" -l color -d 'When to colour output (NO_COLOR is honoured by `auto`)' -r -f -a "auto\t''
@@ -150,6 +160,7 @@ complete -c ag-room -n "__fish_ag_room_using_subcommand claims" -l from -d 'Spea
 complete -c ag-room -n "__fish_ag_room_using_subcommand claims" -l json -d 'Print machine-readable JSON (NDJSON for streams)'
 complete -c ag-room -n "__fish_ag_room_using_subcommand claims" -s q -l quiet -d 'Print nothing on stdout but data that was asked for; no notices on stderr'
 complete -c ag-room -n "__fish_ag_room_using_subcommand claims" -s v -l verbose -d 'Say more on stderr'
+complete -c ag-room -n "__fish_ag_room_using_subcommand claims" -l any -d '`last` (and `-c`) mean the latest chat session of any directory, not only this one'
 complete -c ag-room -n "__fish_ag_room_using_subcommand claims" -s h -l help -d 'Print help'
 complete -c ag-room -n "__fish_ag_room_using_subcommand guard" -l mode -d '`block` exits 1 when a file is under someone else\'s claim; `warn` only says so' -r -f -a "warn\t''
 block\t''"
@@ -162,6 +173,7 @@ complete -c ag-room -n "__fish_ag_room_using_subcommand guard" -l staged -d 'Che
 complete -c ag-room -n "__fish_ag_room_using_subcommand guard" -l json -d 'Print machine-readable JSON (NDJSON for streams)'
 complete -c ag-room -n "__fish_ag_room_using_subcommand guard" -s q -l quiet -d 'Print nothing on stdout but data that was asked for; no notices on stderr'
 complete -c ag-room -n "__fish_ag_room_using_subcommand guard" -s v -l verbose -d 'Say more on stderr'
+complete -c ag-room -n "__fish_ag_room_using_subcommand guard" -l any -d '`last` (and `-c`) mean the latest chat session of any directory, not only this one'
 complete -c ag-room -n "__fish_ag_room_using_subcommand guard" -s h -l help -d 'Print help'
 complete -c ag-room -n "__fish_ag_room_using_subcommand mcp" -l name -d 'Speak as NAME [default: the client\'s name from the MCP handshake, e.g. claude-code]' -r
 complete -c ag-room -n "__fish_ag_room_using_subcommand mcp" -l home -d 'The store directory [default: $AG_HOME, else $XDG_DATA_HOME/ag, else ~/.local/share/ag]' -r -F
@@ -172,6 +184,7 @@ complete -c ag-room -n "__fish_ag_room_using_subcommand mcp" -l from -d 'Speak a
 complete -c ag-room -n "__fish_ag_room_using_subcommand mcp" -l json -d 'Print machine-readable JSON (NDJSON for streams)'
 complete -c ag-room -n "__fish_ag_room_using_subcommand mcp" -s q -l quiet -d 'Print nothing on stdout but data that was asked for; no notices on stderr'
 complete -c ag-room -n "__fish_ag_room_using_subcommand mcp" -s v -l verbose -d 'Say more on stderr'
+complete -c ag-room -n "__fish_ag_room_using_subcommand mcp" -l any -d '`last` (and `-c`) mean the latest chat session of any directory, not only this one'
 complete -c ag-room -n "__fish_ag_room_using_subcommand mcp" -s h -l help -d 'Print help'
 complete -c ag-room -n "__fish_ag_room_using_subcommand help; and not __fish_seen_subcommand_from tell who peek tail inbox status ack claim release claims guard mcp help" -f -a "tell" -d 'Post a line to this worktree\'s room, or a direct message; prints the message id'
 complete -c ag-room -n "__fish_ag_room_using_subcommand help; and not __fish_seen_subcommand_from tell who peek tail inbox status ack claim release claims guard mcp help" -f -a "who" -d 'The live sessions in this worktree: id, title, goal, status, last tool, last words, age'

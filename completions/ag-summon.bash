@@ -35,7 +35,7 @@ _ag__summon() {
 
     case "${cmd}" in
         ag__summon)
-            opts="-q -v -a -h -V --home --json --quiet --verbose --color --agent --parent --top-level --background --tools --cwd --help --version agents retrieve ps cancel"
+            opts="-q -v -a -h -V --home --json --quiet --verbose --color --any --agent --parent --top-level --background --tools --cwd --help --version agents retrieve ps cancel"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -77,7 +77,7 @@ _ag__summon() {
             return 0
             ;;
         ag__subcmd__summon__subcmd__agents)
-            opts="-q -v -h --home --json --quiet --verbose --color --help"
+            opts="-q -v -h --home --json --quiet --verbose --color --any --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -99,7 +99,7 @@ _ag__summon() {
             return 0
             ;;
         ag__subcmd__summon__subcmd__cancel)
-            opts="-q -v -h --grace --home --json --quiet --verbose --color --help"
+            opts="-q -v -h --grace --home --json --quiet --verbose --color --any --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -125,7 +125,7 @@ _ag__summon() {
             return 0
             ;;
         ag__subcmd__summon__subcmd__ps)
-            opts="-q -v -h --parent --all --home --json --quiet --verbose --color --help"
+            opts="-q -v -h --parent --all --home --json --quiet --verbose --color --any --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -151,7 +151,7 @@ _ag__summon() {
             return 0
             ;;
         ag__subcmd__summon__subcmd__retrieve)
-            opts="-q -v -h --timeout --home --json --quiet --verbose --color --help"
+            opts="-q -v -h --timeout --home --json --quiet --verbose --color --any --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

@@ -1,6 +1,6 @@
 # Print an optspec for argparse to handle cmd's options that are independent of any subcommand.
 function __fish_ag_summon_global_optspecs
-    string join \n home= json q/quiet v/verbose color= a/agent= parent= top-level background tools= cwd= h/help V/version
+    string join \n home= json q/quiet v/verbose color= any a/agent= parent= top-level background tools= cwd= h/help V/version
 end
 
 function __fish_ag_summon_needs_command
@@ -35,6 +35,7 @@ complete -c ag-summon -n "__fish_ag_summon_needs_command" -l cwd -d 'The child\'
 complete -c ag-summon -n "__fish_ag_summon_needs_command" -l json -d 'Print machine-readable JSON (NDJSON for streams)'
 complete -c ag-summon -n "__fish_ag_summon_needs_command" -s q -l quiet -d 'Print nothing on stdout but data that was asked for; no notices on stderr'
 complete -c ag-summon -n "__fish_ag_summon_needs_command" -s v -l verbose -d 'Say more on stderr'
+complete -c ag-summon -n "__fish_ag_summon_needs_command" -l any -d '`last` (and `-c`) mean the latest chat session of any directory, not only this one'
 complete -c ag-summon -n "__fish_ag_summon_needs_command" -l top-level -d 'Start a user agent: an independent session (needs `[permissions] user_agents = "allow"`)'
 complete -c ag-summon -n "__fish_ag_summon_needs_command" -l background -d 'Print the child\'s id at once instead of waiting for its answer'
 complete -c ag-summon -n "__fish_ag_summon_needs_command" -s h -l help -d 'Print help'
@@ -50,6 +51,7 @@ never\t''"
 complete -c ag-summon -n "__fish_ag_summon_using_subcommand agents" -l json -d 'Print machine-readable JSON (NDJSON for streams)'
 complete -c ag-summon -n "__fish_ag_summon_using_subcommand agents" -s q -l quiet -d 'Print nothing on stdout but data that was asked for; no notices on stderr'
 complete -c ag-summon -n "__fish_ag_summon_using_subcommand agents" -s v -l verbose -d 'Say more on stderr'
+complete -c ag-summon -n "__fish_ag_summon_using_subcommand agents" -l any -d '`last` (and `-c`) mean the latest chat session of any directory, not only this one'
 complete -c ag-summon -n "__fish_ag_summon_using_subcommand agents" -s h -l help -d 'Print help'
 complete -c ag-summon -n "__fish_ag_summon_using_subcommand retrieve" -l timeout -d 'Give up after this long (e.g. 30s, 5m, 1h; a bare number is seconds); exit 75' -r
 complete -c ag-summon -n "__fish_ag_summon_using_subcommand retrieve" -l home -d 'The store directory [default: $AG_HOME, else $XDG_DATA_HOME/ag, else ~/.local/share/ag]' -r -F
@@ -59,6 +61,7 @@ never\t''"
 complete -c ag-summon -n "__fish_ag_summon_using_subcommand retrieve" -l json -d 'Print machine-readable JSON (NDJSON for streams)'
 complete -c ag-summon -n "__fish_ag_summon_using_subcommand retrieve" -s q -l quiet -d 'Print nothing on stdout but data that was asked for; no notices on stderr'
 complete -c ag-summon -n "__fish_ag_summon_using_subcommand retrieve" -s v -l verbose -d 'Say more on stderr'
+complete -c ag-summon -n "__fish_ag_summon_using_subcommand retrieve" -l any -d '`last` (and `-c`) mean the latest chat session of any directory, not only this one'
 complete -c ag-summon -n "__fish_ag_summon_using_subcommand retrieve" -s h -l help -d 'Print help'
 complete -c ag-summon -n "__fish_ag_summon_using_subcommand ps" -l parent -d 'Only the children of this session [default: $AG_SESSION, else every agent]' -r
 complete -c ag-summon -n "__fish_ag_summon_using_subcommand ps" -l home -d 'The store directory [default: $AG_HOME, else $XDG_DATA_HOME/ag, else ~/.local/share/ag]' -r -F
@@ -69,6 +72,7 @@ complete -c ag-summon -n "__fish_ag_summon_using_subcommand ps" -l all -d 'Every
 complete -c ag-summon -n "__fish_ag_summon_using_subcommand ps" -l json -d 'Print machine-readable JSON (NDJSON for streams)'
 complete -c ag-summon -n "__fish_ag_summon_using_subcommand ps" -s q -l quiet -d 'Print nothing on stdout but data that was asked for; no notices on stderr'
 complete -c ag-summon -n "__fish_ag_summon_using_subcommand ps" -s v -l verbose -d 'Say more on stderr'
+complete -c ag-summon -n "__fish_ag_summon_using_subcommand ps" -l any -d '`last` (and `-c`) mean the latest chat session of any directory, not only this one'
 complete -c ag-summon -n "__fish_ag_summon_using_subcommand ps" -s h -l help -d 'Print help'
 complete -c ag-summon -n "__fish_ag_summon_using_subcommand cancel" -l grace -d 'Seconds to wait after SIGTERM before SIGKILL' -r
 complete -c ag-summon -n "__fish_ag_summon_using_subcommand cancel" -l home -d 'The store directory [default: $AG_HOME, else $XDG_DATA_HOME/ag, else ~/.local/share/ag]' -r -F
@@ -78,4 +82,5 @@ never\t''"
 complete -c ag-summon -n "__fish_ag_summon_using_subcommand cancel" -l json -d 'Print machine-readable JSON (NDJSON for streams)'
 complete -c ag-summon -n "__fish_ag_summon_using_subcommand cancel" -s q -l quiet -d 'Print nothing on stdout but data that was asked for; no notices on stderr'
 complete -c ag-summon -n "__fish_ag_summon_using_subcommand cancel" -s v -l verbose -d 'Say more on stderr'
+complete -c ag-summon -n "__fish_ag_summon_using_subcommand cancel" -l any -d '`last` (and `-c`) mean the latest chat session of any directory, not only this one'
 complete -c ag-summon -n "__fish_ag_summon_using_subcommand cancel" -s h -l help -d 'Print help'

@@ -32,7 +32,7 @@ Examples:
 pub struct Cli {
     #[command(flatten)]
     pub global: GlobalArgs,
-    /// The session to fork (full id, unique prefix, or `last`)
+    /// The session to fork: a handle, an id or prefix, a title, `last` or `last~N`
     #[arg(value_name = "SESSION")]
     session: String,
     /// Cut after this seq (1 to the log's length) instead of the end of the latest completed

@@ -50,7 +50,7 @@ pub enum Sub {
     Agents,
     /// Wait for a subagent to finish; print its final answer (stdout) and status (stderr)
     Retrieve {
-        /// The child session (full id, unique prefix)
+        /// The child session: a handle, an id or prefix
         #[arg(value_name = "ID")]
         id: String,
         /// Give up after this long (e.g. 30s, 5m, 1h; a bare number is seconds); exit 75

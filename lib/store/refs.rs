@@ -235,32 +235,6 @@ impl Store {
             Err(e) => Err(e),
         }
     }
-
-    /// The shortest prefix (at least 8 characters) that names this session alone among all
-    /// sessions in the store.
-    pub fn short_id(&self, id: &str) -> Result<String> {
-        let neighbour = |sql: &str| -> Result<Option<String>> {
-            Ok(self
-                .conn()
-                .query_row(sql, [id], |r| r.get(0))
-                .optional()?
-                .flatten())
-        };
-        let before = neighbour("SELECT MAX(id) FROM sessions WHERE id < ?1")?;
-        let after = neighbour("SELECT MIN(id) FROM sessions WHERE id > ?1")?;
-        let common = |other: &Option<String>| {
-            other.as_deref().map_or(0, |o| {
-                id.bytes()
-                    .zip(o.bytes())
-                    .take_while(|(a, b)| a == b)
-                    .count()
-            })
-        };
-        let len = (common(&before).max(common(&after)) + 1)
-            .max(8)
-            .min(id.len());
-        Ok(id[..len].to_string())
-    }
 }
 
 #[cfg(test)]

@@ -22,7 +22,7 @@ Examples:
 #[derive(Debug, clap::Args)]
 #[command(after_help = EXAMPLES)]
 pub struct Args {
-    /// The session (full id, unique prefix, or `last`)
+    /// The session: a handle, an id or prefix, a title, `last` (this directory's latest chat) or `last~N`
     #[arg(value_name = "SESSION")]
     session: String,
     /// The summary: the text, or @FILE (UTF-8). Without it, the session's model (or

@@ -30,7 +30,7 @@ impl Format {
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// The session (full id, unique prefix, or `last`)
+    /// The session: a handle, an id or prefix, a title, `last` (this directory's latest chat) or `last~N`
     #[arg(value_name = "SESSION", required_unless_present_any = ["all", "here"], conflicts_with_all = ["all", "here"])]
     session: Option<String>,
     /// What to write

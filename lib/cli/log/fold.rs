@@ -22,7 +22,7 @@ impl From<DialectArg> for Dialect {
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// The session (full id, unique prefix, or `last`)
+    /// The session: a handle, an id or prefix, a title, `last` (this directory's latest chat) or `last~N`
     #[arg(value_name = "SESSION", default_value = "last")]
     session: String,
     /// The request dialect

@@ -12,7 +12,7 @@ use crate::store::Page;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// The session to append to (full id, unique prefix, or `last`)
+    /// The session to append to: a handle, an id or prefix, a title, `last` or `last~N`
     #[arg(short, long, value_name = "SESSION")]
     session: String,
     /// The stream's dialect

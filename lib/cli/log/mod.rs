@@ -27,7 +27,10 @@ const EXAMPLES: &str = "\
 Examples:
   ag-log append --new --title demo 'What is in this repo?'
   printf '%s\\n' '{\"role\":\"assistant\",\"type\":\"text\",\"data\":{\"text\":\"Hi\"}}' | ag-log append -s last
-  ag-log cat last                      # the whole session, for people
+  id=$(ag-log append --new -q 'hello')  # -q with --new: the new session's id alone
+  ag-log cat last                      # this directory's latest chat session, for people
+  ag-log cat last~1 --any              # the one before it, from any directory
+  ag-log cat parser --turn ptxqvm      # by title fragment, one turn by its handle
   ag-log cat last --limit 50 --json    # the newest 50 chunks as NDJSON
   ag-log tail -f last                  # follow new chunks as they are written
   ag-log fold last --dialect openai --system @prompt.md | curl … -d @-

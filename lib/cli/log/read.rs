@@ -22,7 +22,7 @@ pub enum Format {
 
 #[derive(Debug, clap::Args)]
 pub struct CatArgs {
-    /// The session (full id, unique prefix, or `last`)
+    /// The session: a handle, an id or prefix, a title, `last` (this directory's latest chat) or `last~N`
     #[arg(value_name = "SESSION", default_value = "last")]
     session: String,
     /// Only the newest N chunks (of what the other bounds allow)
@@ -84,7 +84,7 @@ fn print_page(
 
 #[derive(Debug, clap::Args)]
 pub struct TailArgs {
-    /// The session (full id, unique prefix, or `last`)
+    /// The session: a handle, an id or prefix, a title, `last` (this directory's latest chat) or `last~N`
     #[arg(value_name = "SESSION", default_value = "last")]
     session: String,
     /// How many of the newest chunks to print first
@@ -207,7 +207,7 @@ pub fn search(ctx: &mut Ctx, args: SearchArgs) -> CliResult<()> {
         } else {
             let tag = ctx.out.dim(&format!(
                 "{} #{}",
-                store.short_id(&h.chunk.session)?,
+                store.session(&h.chunk.session)?.handle,
                 h.chunk.seq
             ));
             let line = format!(

@@ -76,7 +76,7 @@ pub fn ls(ctx: &mut Ctx, args: LsArgs) -> CliResult<()> {
 
 #[derive(Debug, clap::Args)]
 pub struct ShowArgs {
-    /// The session (full id, unique prefix, or `last`)
+    /// The session: a handle, an id or prefix, a title, `last` (this directory's latest chat) or `last~N`
     #[arg(value_name = "SESSION", default_value = "last")]
     session: String,
 }
@@ -260,7 +260,7 @@ fn context_use(
 
 #[derive(Debug, clap::Args)]
 pub struct TitleArgs {
-    /// The session (full id, unique prefix, or `last`)
+    /// The session: a handle, an id or prefix, a title, `last` (this directory's latest chat) or `last~N`
     #[arg(value_name = "SESSION")]
     session: String,
     /// The new title
@@ -278,7 +278,7 @@ pub fn title(ctx: &mut Ctx, args: TitleArgs) -> CliResult<()> {
 
 #[derive(Debug, clap::Args)]
 pub struct RmArgs {
-    /// Sessions to remove (full id or unique prefix; `last` too)
+    /// Sessions to remove: handles, ids or prefixes, titles, `last`
     #[arg(value_name = "SESSION", required = true, num_args = 1..)]
     sessions: Vec<String>,
     /// Also remove the sessions forked from these (recursively)

@@ -52,7 +52,7 @@ complete -c ag-prompt -n "__fish_ag_prompt_needs_command" -l allow-protected -d 
 complete -c ag-prompt -n "__fish_ag_prompt_needs_command" -s h -l help -d 'Print help'
 complete -c ag-prompt -n "__fish_ag_prompt_needs_command" -s V -l version -d 'Print version'
 complete -c ag-prompt -n "__fish_ag_prompt_needs_command" -a "models" -d 'List the models and providers this machine can use'
-complete -c ag-prompt -n "__fish_ag_prompt_needs_command" -a "mcp" -d 'MCP servers from the user config ([mcp.NAME])'
+complete -c ag-prompt -n "__fish_ag_prompt_needs_command" -a "mcp" -d 'MCP servers from the user config ([mcp.NAME]) and a trusted folder\'s .mcp.json'
 complete -c ag-prompt -n "__fish_ag_prompt_using_subcommand models" -l home -d 'The store directory [default: $AG_HOME, else $XDG_DATA_HOME/ag, else ~/.local/share/ag]' -r -F
 complete -c ag-prompt -n "__fish_ag_prompt_using_subcommand models" -l color -d 'When to colour output (NO_COLOR is honoured by `auto`)' -r -f -a "auto\t''
 always\t''
@@ -71,7 +71,7 @@ complete -c ag-prompt -n "__fish_ag_prompt_using_subcommand mcp; and not __fish_
 complete -c ag-prompt -n "__fish_ag_prompt_using_subcommand mcp; and not __fish_seen_subcommand_from list" -s v -l verbose -d 'Say more on stderr'
 complete -c ag-prompt -n "__fish_ag_prompt_using_subcommand mcp; and not __fish_seen_subcommand_from list" -l any -d '`last` (and `-c`) mean the latest chat session of any directory, not only this one'
 complete -c ag-prompt -n "__fish_ag_prompt_using_subcommand mcp; and not __fish_seen_subcommand_from list" -s h -l help -d 'Print help'
-complete -c ag-prompt -n "__fish_ag_prompt_using_subcommand mcp; and not __fish_seen_subcommand_from list" -f -a "list" -d 'Each configured server, whether it starts, and its tools (as mcp__SERVER__TOOL)'
+complete -c ag-prompt -n "__fish_ag_prompt_using_subcommand mcp; and not __fish_seen_subcommand_from list" -f -a "list" -d 'Each configured server (user config, or a trusted folder\'s .mcp.json), whether it starts, where it comes from, and its tools (as mcp__SERVER__TOOL)'
 complete -c ag-prompt -n "__fish_ag_prompt_using_subcommand mcp; and __fish_seen_subcommand_from list" -l home -d 'The store directory [default: $AG_HOME, else $XDG_DATA_HOME/ag, else ~/.local/share/ag]' -r -F
 complete -c ag-prompt -n "__fish_ag_prompt_using_subcommand mcp; and __fish_seen_subcommand_from list" -l color -d 'When to colour output (NO_COLOR is honoured by `auto`)' -r -f -a "auto\t''
 always\t''

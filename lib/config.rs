@@ -1,7 +1,8 @@
 //! Configuration: `.ag/config.toml` found upward from the cwd over
 //! `$XDG_CONFIG_HOME/ag/config.toml` (flags and environment variables sit above both, and
-//! are applied by the caller), and which project folders the user trusts. Keys never live
-//! here: a provider names the environment variable that holds its key.
+//! are applied by the caller), the MCP servers of a trusted folder's `.mcp.json`, and which
+//! project folders the user trusts. Keys never live here: a provider names the environment
+//! variable that holds its key.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -10,6 +11,7 @@ use std::time::Duration;
 use serde::Deserialize;
 
 mod check;
+mod mcp_json;
 mod trust;
 
 pub use check::http_url;
@@ -63,6 +65,9 @@ pub struct Config {
     /// MCP servers, by name (`[mcp.NAME]`); only the user file may name them.
     #[serde(default)]
     pub mcp: BTreeMap<String, McpServerConfig>,
+    /// The servers a trusted project's `.mcp.json` added, with that file.
+    #[serde(skip)]
+    pub mcp_from: BTreeMap<String, PathBuf>,
     /// The files this was read from, lowest precedence first.
     #[serde(skip)]
     pub sources: Vec<PathBuf>,
@@ -254,7 +259,36 @@ impl Config {
         config.warnings = warnings;
         config.project_sandbox = project_sandbox;
         config.model_from = model_from;
+        config.add_project_mcp(cwd)?;
         Ok(config)
+    }
+
+    /// The servers of the nearest `.mcp.json`, when its folder is trusted; a name the user
+    /// config defines stays the user's. (An untrusted file is reported by the commands that
+    /// start servers, not by every command.)
+    fn add_project_mcp(&mut self, cwd: &Path) -> Result<(), ConfigError> {
+        let Some(file) = find_upward(cwd, ".mcp.json") else {
+            return Ok(());
+        };
+        if !project_root(&file).is_some_and(|root| is_trusted(&root)) {
+            return Ok(());
+        }
+        let secrets = crate::secrets::Secrets::from_config(self);
+        let (servers, warnings) =
+            mcp_json::read(&file, &|v| secrets.names_key(v), &|v| std::env::var(v).ok())?;
+        self.warnings.extend(warnings);
+        for (name, server) in servers {
+            if self.mcp.contains_key(&name) {
+                self.warnings.push(format!(
+                    "{}: the MCP server {name:?} is ignored: the user config defines one of that name",
+                    file.display()
+                ));
+            } else {
+                self.mcp.insert(name.clone(), server);
+                self.mcp_from.insert(name, file.clone());
+            }
+        }
+        Ok(())
     }
 
     /// The say the configuration has in a session's sandbox (the user's and the project's

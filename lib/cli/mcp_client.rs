@@ -44,15 +44,21 @@ fn all(ctx: &Ctx, config: &Config, notices: bool) -> McpServers {
     )
 }
 
-/// A project's `.mcp.json` would let a cloned repository run commands; until a folder can
-/// be marked trusted, it is not read.
+/// A project's `.mcp.json` would let a cloned repository run commands: it is read only in
+/// a folder the user trusts (the configuration adds its servers then); elsewhere, say so.
 fn project_file_warning(ctx: &Ctx, cwd: &Path) {
-    let file = cwd.join(".mcp.json");
-    if file.is_file() {
-        ctx.out.note(&format!(
-            "warning: {} is ignored: project MCP servers need a trusted folder; \
-             add them as [mcp.NAME] to the user config",
-            file.display()
+    let Some(file) = crate::config::find_upward(cwd, ".mcp.json") else {
+        return;
+    };
+    let Some(root) = crate::config::project_root(&file) else {
+        return;
+    };
+    if !crate::config::is_trusted(&root) {
+        ctx.out.warn(&format!(
+            "{} is ignored: the folder {} is not trusted (`ag-prompt --trust` there trusts \
+             it; or add the servers as [mcp.NAME] to the user config)",
+            file.display(),
+            root.display()
         ));
     }
 }
@@ -69,6 +75,10 @@ pub(super) fn list(ctx: &mut Ctx) -> CliResult<()> {
     }
     let reports = all(ctx, &config, false).report();
     for r in reports {
+        let from = match config.mcp_from.get(&r.name) {
+            Some(file) => file.display().to_string(),
+            None => "user config".to_string(),
+        };
         if ctx.global.json {
             let tools = match &r.tools {
                 Ok(tools) => json!(tools
@@ -83,8 +93,8 @@ pub(super) fn list(ctx: &mut Ctx) -> CliResult<()> {
             };
             let error = r.tools.as_ref().err();
             ctx.out.line(
-                &json!({"server": r.name, "endpoint": r.endpoint, "starts": error.is_none(),
-                        "error": error, "tools": tools})
+                &json!({"server": r.name, "endpoint": r.endpoint, "from": from,
+                        "starts": error.is_none(), "error": error, "tools": tools})
                 .to_string(),
             )?;
             continue;
@@ -93,7 +103,7 @@ pub(super) fn list(ctx: &mut Ctx) -> CliResult<()> {
             Ok(tools) => format!("starts, {} tools", tools.len()),
             Err(e) => format!("does not start: {e}"),
         };
-        let head = format!("{}  {}  ({status})", r.name, r.endpoint);
+        let head = format!("{}  {}  ({status}; from {from})", r.name, r.endpoint);
         ctx.out.line(&escape_controls(&head, false))?;
         for t in r.tools.iter().flatten() {
             let first = t.description.lines().next().unwrap_or_default();

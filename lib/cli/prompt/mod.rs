@@ -60,14 +60,15 @@ pub struct Cli {
 pub enum Sub {
     /// List the models and providers this machine can use
     Models,
-    /// MCP servers from the user config ([mcp.NAME])
+    /// MCP servers from the user config ([mcp.NAME]) and a trusted folder's .mcp.json
     #[command(subcommand)]
     Mcp(McpSub),
 }
 
 #[derive(Debug, Subcommand)]
 pub enum McpSub {
-    /// Each configured server, whether it starts, and its tools (as mcp__SERVER__TOOL)
+    /// Each configured server (user config, or a trusted folder's .mcp.json), whether it
+    /// starts, where it comes from, and its tools (as mcp__SERVER__TOOL)
     List,
 }
 

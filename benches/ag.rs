@@ -11,6 +11,7 @@ mod context;
 #[path = "../tests/e2e/fake_provider.rs"]
 mod fake_provider;
 mod fork;
+mod mcp;
 mod prompt;
 
 use std::fmt::Write as _;
@@ -44,7 +45,9 @@ struct Config {
 }
 
 /// The scenario names `--only` takes.
-const SCENARIOS: &[&str] = &["append", "cat", "rss", "fold", "prompt", "fork", "context"];
+const SCENARIOS: &[&str] = &[
+    "append", "cat", "rss", "fold", "prompt", "fork", "context", "mcp",
+];
 
 impl Config {
     fn from_args() -> Config {
@@ -331,8 +334,18 @@ enum Out {
     File(PathBuf),
 }
 
+/// Where the release binaries are: this bench is `<target>/release/deps/ag-…`, whatever
+/// `CARGO_TARGET_DIR` says.
+fn release_dir() -> PathBuf {
+    let exe = std::env::current_exe().expect("current_exe");
+    exe.parent()
+        .and_then(Path::parent)
+        .map(Path::to_path_buf)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("target/release"))
+}
+
 fn ag_log_path() -> PathBuf {
-    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/release/ag-log");
+    let p = release_dir().join("ag-log");
     if !p.exists() {
         die(&format!(
             "{} is missing: build it first (benches/run.sh runs cargo build --release --bins)",
@@ -811,7 +824,11 @@ fn main() {
         .any(|s| cfg.wants(s));
     // Fail early on a missing binary rather than after minutes of other figures.
     let bin = log_figures.then(ag_log_path);
-    let prompt_bin = (cfg.wants("prompt") || cfg.wants("context")).then(prompt::ag_prompt_path);
+    let prompt_bin = (cfg.wants("prompt") || cfg.wants("context") || cfg.wants("mcp"))
+        .then(prompt::ag_prompt_path);
+    if cfg.wants("mcp") {
+        mcp::fixture_path();
+    }
     let fork_bin = cfg.wants("fork").then(fork::ag_fork_path);
     let total = Instant::now();
     println!(
@@ -844,7 +861,7 @@ fn main() {
     let fast_reps = cfg.reps * 2 + 1;
     let mut stage = Stages {
         // The big session is built once for cat and rss, as a stage of its own.
-        n: ["append", "rss", "fold", "prompt", "fork", "context"]
+        n: ["append", "rss", "fold", "prompt", "fork", "context", "mcp"]
             .iter()
             .filter(|s| cfg.wants(s))
             .count()
@@ -1201,6 +1218,15 @@ fn main() {
     if cfg.wants("context") {
         stage.next("ag-prompt per step on a compacted 100k-chunk session vs. a 1k one");
         context::run(&cfg, &mut rows, &mut notes);
+    }
+
+    // 8. An MCP tool call through ag-prompt vs. the same call from a minimal rmcp client. ----
+    if cfg.wants("mcp") {
+        stage.next(&format!(
+            "MCP: {} calls through ag-prompt vs. from a minimal rmcp client",
+            mcp::CALLS
+        ));
+        mcp::run(&cfg, &mut rows, &mut notes);
     }
 
     println!();

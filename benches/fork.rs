@@ -26,7 +26,7 @@ const FORKS: usize = 20;
 const GROWTH_KIB: f64 = 16.0;
 
 pub fn ag_fork_path() -> PathBuf {
-    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/release/ag-fork");
+    let p = super::release_dir().join("ag-fork");
     if !p.exists() {
         die(&format!(
             "{} is missing: build it first (benches/run.sh runs cargo build --release --bins)",

@@ -37,7 +37,7 @@ delta: fourth line of a.txt\n\
 epsilon: the last line\n";
 
 pub fn ag_prompt_path() -> PathBuf {
-    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/release/ag-prompt");
+    let p = super::release_dir().join("ag-prompt");
     if !p.exists() {
         die(&format!(
             "{} is missing: build it first (benches/run.sh runs cargo build --release --bins)",

@@ -325,6 +325,9 @@ fn write_ndjson(path: &Path, from: u64, to: u64, salt: u64) {
 struct Run {
     wall: Duration,
     max_rss_kib: i64,
+    /// User plus system CPU time of the command (and the children it waited for): unlike the
+    /// wall time, it does not count time spent waiting for a core on a busy machine.
+    cpu: Duration,
     stdout: Vec<u8>,
 }
 
@@ -407,7 +410,7 @@ fn spawn(cmd: Command, stdin: Option<&Path>, out: Out) -> Run {
     let mut f = text
         .split_whitespace()
         .map(|x| x.parse::<i64>().unwrap_or(-1));
-    let (Some(rss), Some(nanos)) = (f.next(), f.next()) else {
+    let (Some(rss), Some(nanos), Some(cpu)) = (f.next(), f.next(), f.next()) else {
         die(&format!("no measurement for {desc}: {stderr}"))
     };
     let stdout = match capture_path {
@@ -421,11 +424,12 @@ fn spawn(cmd: Command, stdin: Option<&Path>, out: Out) -> Run {
     Run {
         wall: Duration::from_nanos(nanos as u64),
         max_rss_kib: rss,
+        cpu: Duration::from_nanos(cpu as u64),
         stdout,
     }
 }
 
-/// The helper side of [`spawn`]: run PROG with our stdio, write "MAXRSS_KIB WALL_NS" to OUT,
+/// The helper side of [`spawn`]: run PROG with our stdio, write "MAXRSS_KIB WALL_NS CPU_NS" to OUT,
 /// exit with its status.
 fn measure_main(args: &[String]) -> ! {
     let [report, prog, rest @ ..] = args else {
@@ -448,14 +452,29 @@ fn measure_main(args: &[String]) -> ! {
         ));
     }
     drop(child); // reaped by wait4
-    std::fs::write(report, format!("{} {}\n", ru.ru_maxrss, wall.as_nanos()))
-        .expect("write report");
+    let cpu = timeval(ru.ru_utime) + timeval(ru.ru_stime);
+    std::fs::write(
+        report,
+        format!("{} {} {}\n", ru.ru_maxrss, wall.as_nanos(), cpu.as_nanos()),
+    )
+    .expect("write report");
     let code = if libc::WIFEXITED(status) {
         libc::WEXITSTATUS(status)
     } else {
         128 + libc::WTERMSIG(status)
     };
     std::process::exit(code)
+}
+
+fn timeval(t: libc::timeval) -> Duration {
+    Duration::from_secs(t.tv_sec as u64) + Duration::from_micros(t.tv_usec as u64)
+}
+
+/// The CPU time (user plus system) this thread has used so far.
+fn thread_cpu() -> Duration {
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    unsafe { libc::getrusage(libc::RUSAGE_THREAD, &mut ru) };
+    timeval(ru.ru_utime) + timeval(ru.ru_stime)
 }
 
 fn ag(home: &Path, args: &[&str]) -> Command {

@@ -80,7 +80,7 @@ fn run_ag(bin: &Path, fixture: &Path, calls: usize) -> Duration {
         .unwrap_or_else(|e| die(&format!("the ag-prompt run left no store: {e}")));
     let echoed: usize = db
         .query_row(
-            "SELECT COUNT(*) FROM chunks WHERE type = 'tool_result' AND data LIKE '%echo: ping%'",
+            "SELECT COUNT(*) FROM chunks WHERE type = 'tool_result' AND data_json LIKE '%echo: ping%'",
             [],
             |r| r.get::<_, i64>(0),
         )

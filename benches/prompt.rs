@@ -85,7 +85,7 @@ pub struct Sent {
 }
 
 /// One whole `ag-prompt` run against a fresh fake; returns its wall time and what it sent.
-fn run_ag(bin: &Path, replies: &[String]) -> (Duration, Sent) {
+fn run_ag(bin: &Path, replies: &[String]) -> (Duration, Duration, Sent) {
     let fake = loaded_fake(replies);
     let home = tempfile::tempdir().unwrap();
     let xdg = tempfile::tempdir().unwrap();
@@ -125,7 +125,7 @@ fn run_ag(bin: &Path, replies: &[String]) -> (Duration, Sent) {
     if let Err(e) = check_run(&reqs, replies.len()) {
         die(&format!("the ag-prompt run is not the scripted one: {e}"));
     }
-    (run.wall, sent_of(&reqs))
+    (run.wall, run.cpu, sent_of(&reqs))
 }
 
 /// What a run sent: its bodies, and the headers of its first request.
@@ -193,7 +193,8 @@ fn check_run(reqs: &[super::fake_provider::Recorded], steps: usize) -> Result<()
 
 /// The baseline: the same bodies POSTed in sequence by a minimal reqwest client on a
 /// current-thread tokio runtime, each response read to the end.
-pub fn run_baseline(sent: &Sent, replies: &[String]) -> (Duration, usize) {
+/// The baseline's wall time, the bytes it read, and the CPU time its (one) thread used.
+pub fn run_baseline(sent: &Sent, replies: &[String]) -> (Duration, usize, Duration) {
     let fake = loaded_fake(replies);
     let url = format!("{}{}", fake.url(), sent.path);
     let rt = tokio::runtime::Builder::new_current_thread()
@@ -205,6 +206,7 @@ pub fn run_baseline(sent: &Sent, replies: &[String]) -> (Duration, usize) {
         .build()
         .unwrap_or_else(|e| die(&format!("baseline client: {e}")));
     let start = Instant::now();
+    let cpu_start = super::thread_cpu();
     let got = rt.block_on(async {
         let mut got = 0usize;
         for body in &sent.bodies {
@@ -225,10 +227,11 @@ pub fn run_baseline(sent: &Sent, replies: &[String]) -> (Duration, usize) {
         got
     });
     let wall = start.elapsed();
+    let cpu = super::thread_cpu().saturating_sub(cpu_start);
     if fake.requests().len() != sent.bodies.len() {
         die("the baseline fake did not see every request");
     }
-    (wall, got)
+    (wall, got, cpu)
 }
 
 /// Runs of the ag-prompt figure: as many as the fast figures, 3 with `--quick`.
@@ -256,18 +259,21 @@ pub fn run(cfg: &Config, rows: &mut Vec<Row>, notes: &mut Vec<String>) {
 
     // One untimed pair first: the page cache, the loader and the bench's own first
     // connections are warm for every timed run.
-    let (_, sent) = run_ag(&bin, &replies);
+    let (_, _, sent) = run_ag(&bin, &replies);
     run_baseline(&sent, &replies);
 
     let (mut ag, mut base, mut ag1, mut base1, mut floor) =
         (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    // CPU time (user + system) of each run: ag50, ag1, baseline50, baseline1.
+    let mut cpu: Vec<(f64, f64, f64, f64)> = Vec::new();
     let mut sent_bytes = (0usize, 0usize, 0usize);
     let mut resp_bytes = 0usize;
     for r in 0..reps {
-        let (a, sent) = run_ag(&bin, &replies);
-        let (b, got) = run_baseline(&sent, &replies);
-        let (a1, sent1) = run_ag(&bin, &one);
-        let (b1, _) = run_baseline(&sent1, &one);
+        let (a, ac, sent) = run_ag(&bin, &replies);
+        let (b, got, bc) = run_baseline(&sent, &replies);
+        let (a1, ac1, sent1) = run_ag(&bin, &one);
+        let (b1, _, bc1) = run_baseline(&sent1, &one);
+        cpu.push((secs(ac), secs(ac1), secs(bc), secs(bc1)));
         ag.push(secs(a));
         base.push(secs(b));
         ag1.push(secs(a1));
@@ -351,6 +357,43 @@ pub fn run(cfg: &Config, rows: &mut Vec<Row>, notes: &mut Vec<String>) {
         measured: ms(marginal),
         baseline: ms((b - b1) / (n - 1.0)),
         ratio: format!("{:.2}", marginal / ((b - b1) / (n - 1.0))),
+        target: "-".into(),
+        verdict: "-",
+    });
+    // The same in CPU time, which a busy machine does not inflate the way it does wall time.
+    let col = |f: fn(&(f64, f64, f64, f64)) -> f64| median_f(cpu.iter().map(f).collect());
+    let (c50, c1, bc50, bc1) = (col(|c| c.0), col(|c| c.1), col(|c| c.2), col(|c| c.3));
+    let cpu_marginal: Vec<f64> = cpu
+        .iter()
+        .map(|c| ((c.0 - c.1) - (c.2 - c.3)) / (n - 1.0))
+        .collect();
+    let cpu_overhead = median_f(cpu_marginal);
+    rows.push(Row {
+        figure: format!(
+            "ag-prompt CPU per step = (cpu{STEPS} − cpu1) / {} (baseline: client CPU per round trip)",
+            STEPS - 1
+        ),
+        measured: ms((c50 - c1) / (n - 1.0)),
+        baseline: ms((bc50 - bc1) / (n - 1.0)),
+        ratio: format!("{:.2}", (c50 - c1) / (bc50 - bc1).max(1e-9)),
+        target: "-".into(),
+        verdict: "-",
+    });
+    rows.push(Row {
+        figure: "ag-prompt loop overhead per step in CPU time = median by run of ((cpu50 − cpu1) − (base50 − base1)) / 49"
+            .into(),
+        measured: ms(cpu_overhead),
+        baseline: ms((bc50 - bc1) / (n - 1.0)),
+        ratio: format!("{:.2}", cpu_overhead / ((bc50 - bc1) / (n - 1.0)).max(1e-9)),
+        target: "≤ 2 ms".into(),
+        verdict: verdict(cpu_overhead <= TARGET_S),
+    });
+    rows.push(Row {
+        figure: "ag-prompt 1-step run, CPU time of the whole process (info; baseline: 1 round trip)"
+            .into(),
+        measured: ms(c1),
+        baseline: ms(bc1),
+        ratio: format!("{:.2}", c1 / bc1.max(1e-9)),
         target: "-".into(),
         verdict: "-",
     });

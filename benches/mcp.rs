@@ -53,9 +53,8 @@ fn run_ag(bin: &Path, fixture: &Path, calls: usize) -> Duration {
         format!("[mcp.fx]\ncommand = {fixture:?}\nargs = [\"stdio\"]\n"),
     )
     .unwrap();
-    let call = |i: usize| {
-        format!("{{ name = \"mcp__fx__echo\", arguments = {{ text = \"ping {i}\" }} }}")
-    };
+    let call =
+        |i: usize| format!("{{ name = \"mcp__fx__echo\", arguments = {{ text = \"ping {i}\" }} }}");
     let script = cwd.path().join("calls.toml");
     std::fs::write(
         &script,
@@ -157,12 +156,7 @@ pub fn run(cfg: &Config, rows: &mut Vec<Row>, notes: &mut Vec<String>) {
     let paired: Vec<f64> = (0..reps)
         .map(|r| ((ag_n[r] - ag_1[r]) - (d_n[r] - d_1[r])) / n)
         .collect();
-    let (an, a1, dn, d1) = (
-        median_f(ag_n),
-        median_f(ag_1),
-        median_f(d_n),
-        median_f(d_1),
-    );
+    let (an, a1, dn, d1) = (median_f(ag_n), median_f(ag_1), median_f(d_n), median_f(d_1));
     let ag_per = (an - a1) / n;
     let direct_per = (dn - d1) / n;
     let overhead = ag_per - direct_per;

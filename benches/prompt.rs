@@ -389,8 +389,9 @@ pub fn run(cfg: &Config, rows: &mut Vec<Row>, notes: &mut Vec<String>) {
         verdict: verdict(cpu_overhead <= TARGET_S),
     });
     rows.push(Row {
-        figure: "ag-prompt 1-step run, CPU time of the whole process (info; baseline: 1 round trip)"
-            .into(),
+        figure:
+            "ag-prompt 1-step run, CPU time of the whole process (info; baseline: 1 round trip)"
+                .into(),
         measured: ms(c1),
         baseline: ms(bc1),
         ratio: format!("{:.2}", c1 / bc1.max(1e-9)),

@@ -293,6 +293,7 @@ fn summon(ctx: &mut Ctx, args: RunArgs) -> CliResult<()> {
         ctx.out.message(note);
     }
     let id = spawned.child.id.clone();
+    ctx.out.done(format!("agent {id} was started"));
     if args.top_level || args.background {
         ctx.out.note(&format!(
             "started {} {} (pid {}; log {})",

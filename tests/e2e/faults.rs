@@ -419,3 +419,24 @@ fn a_damaged_store_names_itself_and_how_to_recover() {
         run.stderr
     );
 }
+
+#[test]
+fn a_posted_room_line_whose_id_cannot_be_printed_exits_74() {
+    let env = TestEnv::new();
+    let out = env
+        .command("ag-room")
+        .args(["tell", "--from", "me", "posted once"])
+        .stdout(dev_full())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(74), "{stderr}");
+    assert!(stderr.contains("was posted"), "{stderr}");
+    let tail = env.run("ag-room", &["tail"]).ok();
+    assert_eq!(
+        tail.stdout.matches("posted once").count(),
+        1,
+        "{}",
+        tail.stdout
+    );
+}

@@ -66,6 +66,7 @@ pub(super) fn tell(ctx: &mut Ctx, from: Option<&str>, a: TellArgs) -> CliResult<
     line.to = to.as_ref().map(|s| s.id.clone());
     let start = file::size(&room.path);
     file::append(&room.path, &line).map_err(room_err)?;
+    ctx.out.done(format!("the line {} was posted", line.id));
     if ctx.global.json {
         ctx.out.line(
             &json!({"id": line.id, "room": room.label(), "to": line.to, "from": line.from})

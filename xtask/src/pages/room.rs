@@ -37,6 +37,7 @@ pub const PAGE: Page = Page {
                 Item("2", "A usage error: an empty or too long text, an ambiguous target (the candidates are listed), a device-wide broadcast, a bad `--ttl`."),
                 Item("3", "`claim`: someone else holds an overlapping claim. Also: the store is busy."),
                 Item("4", "No session matches the target; no such message."),
+                Item("74", "`tell`: the line was posted, but printing its id failed (stdout full or closed); do not post it again."),
                 Item("75", "`tell --wait`: not delivered in time."),
             ],
         },

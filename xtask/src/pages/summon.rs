@@ -40,6 +40,7 @@ pub const PAGE: Page = Page {
                 Item("1", "An error: the child failed or was cancelled (`retrieve`, foreground), a refused summon (permission, nesting, a spawning session without `summon`, a directory outside the parent's), `retrieve` on a user agent."),
                 Item("2", "A usage error: no `--agent`, no task, an unknown tool, a definition of the wrong kind."),
                 Item("4", "The agent definition or the session was not found."),
+                Item("74", "The agent was started, but printing its id or answer failed (stdout full or closed); do not start it again."),
                 Item("75", "`retrieve --timeout`: the child is still running."),
                 Item("130", "Interrupted while waiting; the child keeps running."),
             ],

@@ -911,6 +911,13 @@ fn contains_bytes(hay: &[u8], needle: &[u8]) -> bool {
 fn prompt_key_reaches_only_the_request_header() {
     let fake = FakeProvider::start();
     let env = env_for(&fake);
+    // One attempt per step, with time to spare: under heavy load a 1 s idle timeout could
+    // break the tool call's stream, and its retry would answer without running the tool.
+    std::fs::write(
+        env.dir.path().join("config/ag/config.toml"),
+        "[network]\nconnect_timeout_s = 30\nidle_timeout_s = 60\nmax_attempts = 1\n",
+    )
+    .unwrap();
     fake.push(Reply::Sse(sse::anthropic(
         &[tool(
             "toolu_env",

@@ -226,6 +226,60 @@ pub fn normalize(path: &str, cwd: &Path, key: &Path) -> Result<String, String> {
     }
 }
 
+/// Files looked at when searching claimed directories for another name of a hard-linked file.
+const ALIAS_SEARCH_LIMIT: usize = 20_000;
+
+/// The other names, relative to the worktree `key`, that the claims of `active` give the file
+/// at `resolved` (a canonical path): a hard link to it (same device and inode) under a
+/// claimed path. A second name must not get around a claim on the first. Only a file with more
+/// than one link has other names, so this costs nothing for the usual file.
+pub fn hard_link_names(key: &Path, resolved: &Path, active: &[Claim]) -> Vec<String> {
+    use std::os::unix::fs::MetadataExt;
+    let Ok(md) = std::fs::metadata(resolved) else {
+        return Vec::new();
+    };
+    if !md.is_file() || md.nlink() < 2 {
+        return Vec::new();
+    }
+    let same = |p: &Path| {
+        std::fs::symlink_metadata(p).is_ok_and(|m| m.dev() == md.dev() && m.ino() == md.ino())
+    };
+    let mut out = Vec::new();
+    let mut budget = ALIAS_SEARCH_LIMIT;
+    for held in active.iter().flat_map(|c| &c.paths) {
+        let prefix = literal_prefix(held);
+        // The directory the literal start of the claim names (`src/` of `src/*.rs`).
+        let start = if is_glob(held) {
+            key.join(prefix.rsplit_once('/').map_or("", |(d, _)| d))
+        } else {
+            key.join(held)
+        };
+        let mut stack = vec![start];
+        while let Some(p) = stack.pop() {
+            if budget == 0 {
+                break;
+            }
+            budget -= 1;
+            let Ok(m) = std::fs::symlink_metadata(&p) else {
+                continue;
+            };
+            if m.is_dir() {
+                if let Ok(rd) = std::fs::read_dir(&p) {
+                    stack.extend(rd.filter_map(|e| e.ok().map(|e| e.path())));
+                }
+            } else if same(&p) {
+                if let Ok(rel) = p.strip_prefix(key) {
+                    let rel = rel.to_string_lossy().into_owned();
+                    if !out.contains(&rel) {
+                        out.push(rel);
+                    }
+                }
+            }
+        }
+    }
+    out
+}
+
 /// What `claim` did.
 pub enum Outcome {
     Claimed(Claim),

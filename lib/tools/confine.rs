@@ -9,9 +9,11 @@
 //! directory that does not exist cannot be resolved by the kernel either. A dangling symlink
 //! is followed by hand, so that writing through `link -> /outside/new` is caught too.
 //!
-//! This is a check at one moment: a process that swaps a directory for a symlink between the
-//! check and the write could still win the race. The tools run for one agent in its own cwd;
-//! `bash`, which could do that, is a separately granted tool and is not confined at all.
+//! This is a check at one moment. `read`, `write` and `edit` then open what it returned
+//! beneath the cwd without following any link (`beneath`), so a process that swaps a
+//! directory for a symlink between the check and the open makes the call fail, never leave.
+//! `glob` and `grep` list and search through a walker that does not follow links; a swap in
+//! the middle of a walk is not guarded further.
 
 use std::fs;
 use std::path::{Component, Path, PathBuf};

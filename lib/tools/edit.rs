@@ -4,9 +4,9 @@
 //! an edit reviewable: the model has to quote what it changes, and a stale quote fails loudly
 //! instead of changing the wrong place.
 
-use std::fs;
-use std::io::ErrorKind;
+use std::io::{ErrorKind, Read, Seek, Write};
 
+use super::beneath::Beneath;
 use super::confine::{canonical_root, check_protected, confine_in};
 use super::{shown, Args, ToolCtx, ToolOutput};
 
@@ -33,10 +33,18 @@ pub(super) fn run(args: &Args<'_>, ctx: &ToolCtx) -> Result<ToolOutput, String> 
     if p.is_dir() {
         return Err(format!("{name} is a directory, not a file"));
     }
-    let text = fs::read(&p).map_err(|e| match e.kind() {
-        ErrorKind::NotFound => format!("{name} does not exist"),
-        _ => format!("cannot read {name}: {e}"),
-    })?;
+    // One descriptor, opened beneath the cwd without following links, is read and written:
+    // what is changed is the file that was read.
+    let rel = p.strip_prefix(&root).unwrap_or(&p);
+    let mut file = Beneath::new(&root)
+        .and_then(|d| d.open(rel, libc::O_RDWR))
+        .map_err(|e| match e.kind() {
+            ErrorKind::NotFound => format!("{name} does not exist"),
+            _ => super::beneath::failure("edit", &name, &e),
+        })?;
+    let mut text = Vec::new();
+    file.read_to_end(&mut text)
+        .map_err(|e| format!("cannot read {name}: {e}"))?;
     let text = String::from_utf8(text)
         .map_err(|_| format!("{name} is not valid UTF-8 text; edit changes text files only"))?;
 
@@ -54,7 +62,10 @@ pub(super) fn run(args: &Args<'_>, ctx: &ToolCtx) -> Result<ToolOutput, String> 
     } else {
         text.replacen(old, new, 1)
     };
-    fs::write(&p, updated).map_err(|e| format!("cannot write {name}: {e}"))?;
+    file.set_len(0)
+        .and_then(|()| file.rewind())
+        .and_then(|()| file.write_all(updated.as_bytes()))
+        .map_err(|e| format!("cannot write {name}: {e}"))?;
     let plural = if count == 1 { "" } else { "s" };
     Ok(ToolOutput::ok(format!(
         "replaced {count} occurrence{plural} in {name}"
@@ -66,6 +77,7 @@ mod tests {
     use super::super::run;
     use super::*;
     use serde_json::json;
+    use std::fs;
 
     fn ctx_with(body: &str) -> (tempfile::TempDir, ToolCtx) {
         let dir = tempfile::tempdir().unwrap();

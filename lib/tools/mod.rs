@@ -14,6 +14,7 @@
 //! crash would lose the turn.
 
 mod bash;
+mod beneath;
 mod confine;
 mod edit;
 mod glob;

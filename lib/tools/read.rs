@@ -5,9 +5,9 @@
 //! followed by a tab, as `cat -n` prints them, because models know that shape.
 
 use std::fmt::Write as _;
-use std::fs::{self, File};
 use std::io::{BufRead, BufReader, ErrorKind, Read};
 
+use super::beneath::Beneath;
 use super::confine::{canonical_root, confine_in};
 use super::{
     cap_text, clip_chars, shown, Args, ToolCtx, ToolOutput, DEFAULT_READ_LIMIT, MAX_LINE_CHARS,
@@ -28,10 +28,18 @@ pub(super) fn run(args: &Args<'_>, ctx: &ToolCtx) -> Result<ToolOutput, String> 
     let p = confine_in(&root, path)?;
     let name = shown(&root, &p);
 
-    let md = fs::metadata(&p).map_err(|e| match e.kind() {
-        ErrorKind::NotFound => format!("{name} does not exist"),
-        _ => format!("cannot read {name}: {e}"),
-    })?;
+    // Opened beneath the cwd without following links; non-blocking, so a FIFO cannot hang
+    // the open, and the checks below are on what was opened.
+    let rel = p.strip_prefix(&root).unwrap_or(&p);
+    let file = Beneath::new(&root)
+        .and_then(|d| d.open(rel, libc::O_RDONLY | libc::O_NONBLOCK))
+        .map_err(|e| match e.kind() {
+            ErrorKind::NotFound => format!("{name} does not exist"),
+            _ => super::beneath::failure("read", &name, &e),
+        })?;
+    let md = file
+        .metadata()
+        .map_err(|e| format!("cannot read {name}: {e}"))?;
     if md.is_dir() {
         return Err(format!(
             "{name} is a directory, not a file; use glob to list its files"
@@ -42,7 +50,6 @@ pub(super) fn run(args: &Args<'_>, ctx: &ToolCtx) -> Result<ToolOutput, String> 
         return Err(format!("{name} is not a regular file"));
     }
 
-    let file = File::open(&p).map_err(|e| format!("cannot open {name}: {e}"))?;
     let mut reader = BufReader::new(file);
     let mut sniff = Vec::with_capacity(BINARY_SNIFF);
     (&mut reader)
@@ -107,6 +114,7 @@ mod tests {
     use super::super::run;
     use super::*;
     use serde_json::json;
+    use std::fs;
 
     fn ctx() -> (tempfile::TempDir, ToolCtx) {
         let dir = tempfile::tempdir().unwrap();

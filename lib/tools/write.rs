@@ -1,10 +1,12 @@
 //! `write {path, content}`: create or overwrite a file, creating its parent directories.
 //!
-//! The target is resolved by `confine` before anything is created, so missing parents are made
-//! only inside the cwd and a symlinked directory cannot carry the write outside it.
+//! The target is resolved by `confine` before anything is created, and then created and
+//! opened beneath the cwd without following links (`beneath`), so missing parents are made
+//! only inside the cwd and a directory swapped for a symlink cannot carry the write outside.
 
-use std::fs;
+use std::io::{ErrorKind, Write};
 
+use super::beneath::{swapped, Beneath};
 use super::confine::{canonical_root, check_protected, confine_in};
 use super::{shown, Args, ToolCtx, ToolOutput};
 
@@ -18,16 +20,32 @@ pub(super) fn run(args: &Args<'_>, ctx: &ToolCtx) -> Result<ToolOutput, String> 
     if p.is_dir() {
         return Err(format!("{name} is a directory; give a file path to write"));
     }
-    let existed = p.exists();
-    if let Some(parent) = p.parent() {
-        fs::create_dir_all(parent).map_err(|e| {
-            format!(
-                "cannot create directory {} for {name}: {e}",
-                shown(&root, parent)
-            )
+    let rel = p.strip_prefix(&root).unwrap_or(&p);
+    let failed = |e: std::io::Error| super::beneath::failure("write", &name, &e);
+    let dir = Beneath::new(&root).map_err(failed)?;
+    if let Some(parent) = rel.parent() {
+        dir.create_dirs(parent).map_err(|e| {
+            if swapped(&e) {
+                failed(e)
+            } else {
+                format!(
+                    "cannot create directory {} for {name}: {e}",
+                    shown(&root, &root.join(parent))
+                )
+            }
         })?;
     }
-    fs::write(&p, content).map_err(|e| format!("cannot write {name}: {e}"))?;
+    let (mut file, existed) = match dir.open(rel, libc::O_WRONLY | libc::O_CREAT | libc::O_EXCL) {
+        Ok(f) => (f, false),
+        Err(e) if e.kind() == ErrorKind::AlreadyExists => (
+            dir.open(rel, libc::O_WRONLY | libc::O_TRUNC)
+                .map_err(failed)?,
+            true,
+        ),
+        Err(e) => return Err(failed(e)),
+    };
+    file.write_all(content.as_bytes())
+        .map_err(|e| format!("cannot write {name}: {e}"))?;
     let what = if existed { "overwrote" } else { "created" };
     Ok(ToolOutput::ok(format!(
         "wrote {} bytes to {name} ({what})",
@@ -40,6 +58,7 @@ mod tests {
     use super::super::run;
     use super::*;
     use serde_json::json;
+    use std::fs;
 
     #[test]
     fn creates_parent_dirs_and_overwrites() {

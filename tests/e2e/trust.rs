@@ -410,3 +410,140 @@ fn an_untrusted_definition_grants_no_tool_that_changes_anything() {
     assert!(tools.contains("read"), "{tools}");
     assert!(!mutating.iter().any(|t| tools.contains(t)), "{tools}");
 }
+
+#[test]
+fn a_symlink_swapped_in_while_file_tools_run_never_carries_them_outside() {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::Arc;
+    let env = env_with(None, "");
+    let outside = env.dir.path().join("outside");
+    std::fs::create_dir_all(&outside).unwrap();
+    std::fs::write(outside.join("secret.txt"), "the secret\n").unwrap();
+    env.write_file("d/secret.txt", "inside\n");
+    // Many writes, edits and reads of `d/…` in one step, while `d` flips between a directory
+    // and a symlink to `outside`.
+    let mut calls = String::new();
+    for i in 0..150 {
+        calls.push_str(&format!(
+            "  {{ name = \"write\", arguments = {{ path = \"d/f{i}.txt\", content = \"x\" }} }},\n\
+               {{ name = \"edit\", arguments = {{ path = \"d/secret.txt\", old_string = \"secret\", new_string = \"SECRET\", replace_all = true }} }},\n\
+               {{ name = \"read\", arguments = {{ path = \"d/secret.txt\" }} }},\n"
+        ));
+    }
+    let model = script(
+        &env,
+        "race.toml",
+        &format!("[[step]]\ntool_calls = [\n{calls}]\n[[step]]\ntext = \"done\"\n"),
+    );
+    let stop = Arc::new(AtomicBool::new(false));
+    let swaps = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let swapper = {
+        let (stop, swaps) = (stop.clone(), swaps.clone());
+        let (d, real, outside) = (env.cwd.join("d"), env.cwd.join("d.real"), outside.clone());
+        std::thread::spawn(move || {
+            while !stop.load(Ordering::Relaxed) {
+                if std::fs::rename(&d, &real).is_ok() {
+                    let _ = std::os::unix::fs::symlink(&outside, &d);
+                    std::thread::yield_now();
+                    let _ = std::fs::remove_file(&d);
+                    let _ = std::fs::rename(&real, &d);
+                    swaps.fetch_add(1, Ordering::Relaxed);
+                }
+            }
+        })
+    };
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while swaps.load(Ordering::Relaxed) == 0 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the swapper never ran"
+        );
+        std::thread::yield_now();
+    }
+    let run = env
+        .run(
+            "ag-prompt",
+            &["-m", &model, "--tools", "read,write,edit", "race"],
+        )
+        .ok();
+    stop.store(true, Ordering::Relaxed);
+    swapper.join().unwrap();
+    let out = results(&env, &session_id(&run));
+    assert_eq!(out.len(), 450, "every call answered");
+    let escaped = |r: &&String| r.contains("the secret") || r.contains("SECRET");
+    assert!(
+        !out.iter().any(|r| escaped(&r)),
+        "a read or edit reached outside: {:?}",
+        out.iter().find(escaped)
+    );
+    let left: Vec<_> = std::fs::read_dir(&outside)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(left, ["secret.txt"], "written outside: {left:?}");
+    assert_eq!(
+        std::fs::read_to_string(outside.join("secret.txt")).unwrap(),
+        "the secret\n"
+    );
+}
+
+#[test]
+fn another_name_for_a_claimed_file_is_still_claimed() {
+    let env = env_with(None, "");
+    git_init(&env);
+    env.write_file("src/main.rs", "fn main() {}\n");
+    env.write_file("sub/keep", "");
+    std::os::unix::fs::symlink("src", env.cwd.join("link")).unwrap();
+    std::os::unix::fs::symlink("src/main.rs", env.cwd.join("alias.rs")).unwrap();
+    std::fs::hard_link(env.cwd.join("src/main.rs"), env.cwd.join("hard.rs")).unwrap();
+    env.run(
+        "ag-room",
+        &[
+            "claim",
+            "src/main.rs",
+            "--intent",
+            "rewriting main",
+            "--from",
+            "alice",
+        ],
+    )
+    .ok();
+    let names = [
+        "link/main.rs",
+        "alias.rs",
+        "hard.rs",
+        "/proc/self/cwd/src/main.rs",
+        "sub/../src/main.rs",
+    ];
+    let calls: Vec<String> = names
+        .iter()
+        .map(|p| {
+            format!(
+                "{{ name = \"edit\", arguments = {{ path = \"{p}\", old_string = \"main\", new_string = \"pwned\" }} }}"
+            )
+        })
+        .collect();
+    let model = script(
+        &env,
+        "aliases.toml",
+        &format!(
+            "[[step]]\ntool_calls = [\n{}\n]\n[[step]]\ntext = \"done\"\n",
+            calls.join(",\n")
+        ),
+    );
+    let run = env
+        .run("ag-prompt", &["-m", &model, "--tools", "edit", "edit main"])
+        .ok();
+    let out = results(&env, &session_id(&run));
+    assert_eq!(out.len(), names.len(), "{out:?}");
+    for (r, name) in out.iter().zip(names) {
+        assert!(
+            r.contains("claimed exclusively by alice") && r.contains("nothing was written"),
+            "{name}: {r}"
+        );
+    }
+    assert_eq!(
+        std::fs::read_to_string(env.cwd.join("src/main.rs")).unwrap(),
+        "fn main() {}\n"
+    );
+}

@@ -239,8 +239,11 @@ impl Agent<'_> {
         let path = args["path"].as_str()?;
         let key = crate::room::worktree_key(&self.cwd());
         let room = Room::of_key(self.home, key.clone());
-        // A path outside this worktree is in no claim of its room.
-        let rel = claims::normalize(path, &self.cwd(), &key).ok()?;
+        // A path outside this worktree is in no claim of its room. The file is named as it is
+        // reached: through symlinks and `..` (and `/proc/self/cwd`), the way the tool will
+        // open it; a path the tool will refuse anyway is left to it.
+        let resolved = crate::tools::confine(&self.cwd(), path).ok()?;
+        let rel = claims::normalize(&resolved.to_string_lossy(), &self.cwd(), &key).ok()?;
         // Fail closed: a claim that cannot be read may be one that covers this path.
         let active = match claims::active(self.store, &room, &mut |w| self.warn(w)) {
             Ok(a) => a,
@@ -250,7 +253,12 @@ impl Agent<'_> {
                 )))
             }
         };
-        let found = claims::conflicts(&active, &self.me().from, std::slice::from_ref(&rel), true);
+        // Every name it has: the spelled one, the resolved one, and its hard links under a
+        // claimed path.
+        let mut names = vec![rel.clone()];
+        names.extend(claims::normalize(path, &self.cwd(), &key));
+        names.extend(claims::hard_link_names(&key, &resolved, &active));
+        let found = claims::conflicts(&active, &self.me().from, &names, true);
         let c = found.first()?;
         Some(ToolOutput::error(format!(
             "{name} refused, nothing was written: {rel} is claimed exclusively by {} (claim {}, \

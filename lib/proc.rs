@@ -64,6 +64,24 @@ pub fn kill_group(pgid: impl TryInto<i32>, sig: i32) -> bool {
     }
 }
 
+/// Whether this process has exactly one thread (Linux: `/proc/self/status`); elsewhere
+/// `false`, the safe answer for [`crate::secrets::withdraw`].
+pub fn single_threaded() -> bool {
+    #[cfg(target_os = "linux")]
+    {
+        std::fs::read_to_string("/proc/self/status")
+            .ok()
+            .and_then(|s| {
+                s.lines()
+                    .find_map(|l| l.strip_prefix("Threads:"))
+                    .map(|n| n.trim() == "1")
+            })
+            .unwrap_or(false)
+    }
+    #[cfg(not(target_os = "linux"))]
+    false
+}
+
 /// Make this process non-dumpable: no core file, and another process of the same user (a
 /// tool's command) cannot read its memory or `/proc/PID/environ`, where the provider keys
 /// it started with still are.

@@ -1,12 +1,65 @@
 //! Provider keys as the tools must never see them: the variables that hold keys (the built-in
-//! providers' and every `api_key_env` the configuration names), which are kept out of tool
-//! environments, and the keys' exact values, which are cut out of tool results before they
-//! are stored or sent.
+//! providers' and every `api_key_env` the configuration names), which are taken out of this
+//! process's own environment once read ([`withdraw`]) so no child inherits them, and kept
+//! out of tool environments; and the keys' exact values, which are cut out of tool results
+//! before they are stored or sent.
+
+use std::collections::BTreeMap;
+use std::sync::Mutex;
 
 use crate::config::Config;
 
 /// The key variables of the built-in providers.
-const BUILT_IN: [&str; 2] = ["ANTHROPIC_API_KEY", "OPENAI_API_KEY"];
+pub const BUILT_IN: [&str; 2] = ["ANTHROPIC_API_KEY", "OPENAI_API_KEY"];
+
+/// Key variables taken out of the environment, by name.
+static WITHDRAWN: Mutex<BTreeMap<String, String>> = Mutex::new(BTreeMap::new());
+
+fn withdrawn_map() -> std::sync::MutexGuard<'static, BTreeMap<String, String>> {
+    WITHDRAWN.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// Take the key variables `names` out of this process's environment, keeping their values
+/// here for [`var`], so that no child — a tool, an MCP server, git run by a hook — inherits
+/// them. Only while the process has one thread: changing the environment while another
+/// thread may read it is unsound, so a multi-threaded caller leaves it as it is (the tools'
+/// own environments are still scrubbed by name). Returns whether the environment was changed.
+pub fn withdraw<'a>(names: impl IntoIterator<Item = &'a str>) -> bool {
+    if !crate::proc::single_threaded() {
+        return false;
+    }
+    let mut map = withdrawn_map();
+    for name in names {
+        if name.is_empty() || name.contains(['=', '\0']) {
+            continue;
+        }
+        if let Some(v) = std::env::var_os(name) {
+            if let Ok(v) = v.into_string() {
+                map.insert(name.to_string(), v);
+            }
+            std::env::remove_var(name);
+        }
+    }
+    true
+}
+
+/// A key variable: withdrawn, else still in the environment; empty counts as unset.
+pub fn var(name: &str) -> Option<String> {
+    withdrawn_map()
+        .get(name)
+        .cloned()
+        .or_else(|| std::env::var(name).ok())
+        .filter(|v| !v.trim().is_empty())
+}
+
+/// The withdrawn keys, for the one kind of child that needs them explicitly: a summoned
+/// `ag-prompt`, which talks to the provider itself (and withdraws them in turn).
+pub fn withdrawn() -> Vec<(String, String)> {
+    withdrawn_map()
+        .iter()
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect()
+}
 
 /// Shorter values are not scrubbed: a one-letter "key" would blank out every result.
 const MIN_SCRUBBED_LEN: usize = 8;
@@ -33,7 +86,7 @@ impl Secrets {
                     .filter_map(|p| p.api_key_env.clone()),
             )
             .collect();
-        let values = names.iter().filter_map(|n| std::env::var(n).ok()).collect();
+        let values = names.iter().filter_map(|n| var(n)).collect();
         Secrets::new(names, values)
     }
 

@@ -116,6 +116,13 @@ impl Ctx {
 /// The configuration for `cwd`, reporting on stderr what a project file was not allowed to set.
 pub fn load_config(out: &Out, cwd: &std::path::Path) -> CliResult<crate::config::Config> {
     let config = crate::config::Config::load(cwd).map_err(CliError::cause)?;
+    // The variables the configuration names as keys leave the environment too.
+    crate::secrets::withdraw(
+        config
+            .providers
+            .values()
+            .filter_map(|p| p.api_key_env.as_deref()),
+    );
     for w in &config.warnings {
         out.warn(w);
     }
@@ -173,6 +180,8 @@ pub fn parse<T: clap::Parser>(program: &'static str) -> T {
     output::set_program(program);
     output::guard_std_fds();
     crate::proc::make_undumpable();
+    // Before any thread starts: the built-in key variables leave the environment at once.
+    crate::secrets::withdraw(crate::secrets::BUILT_IN);
     match T::try_parse() {
         Ok(t) => t,
         Err(e) => {

@@ -95,9 +95,10 @@ pub enum ModelError {
 /// change the process environment to choose a key.
 pub type Vars<'a> = dyn Fn(&str) -> Option<String> + 'a;
 
-/// The process environment, as [`Vars`].
+/// The process environment, as [`Vars`], with the keys [`crate::secrets::withdraw`] took out
+/// of it.
 pub fn process_vars(var: &str) -> Option<String> {
-    std::env::var(var).ok()
+    crate::secrets::var(var)
 }
 
 /// Resolve a model reference to a provider: `echo`, `script:FILE`, `anthropic/NAME`,

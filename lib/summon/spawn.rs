@@ -215,6 +215,8 @@ fn start(
         .env_remove("AG_SESSION")
         .env_remove("AG_MODEL")
         .env("AG_HOME", &home.dir)
+        // The child talks to the provider itself: it gets the keys this process withdrew.
+        .envs(crate::secrets::withdrawn())
         .stdin(Stdio::null())
         .stdout(Stdio::from(out))
         .stderr(Stdio::from(err))

@@ -522,3 +522,46 @@ fn a_trusted_folders_mcp_json_adds_servers_under_the_users_own() {
     let fx = list.iter().find(|s| s["server"] == "fx").unwrap();
     assert_eq!(fx["from"], "user config");
 }
+
+#[test]
+fn a_key_variable_the_config_names_leaves_the_environment_of_every_child() {
+    // A name no rule recognises as a secret: only the configuration says it holds a key.
+    let mut env = mcp_env(
+        None,
+        "",
+        "[providers.router]\nkind = \"openai\"\nbase_url = \"http://127.0.0.1:9/v1\"\n\
+         api_key_env = \"ROUTER_CREDENTIAL\"\n",
+    );
+    env.set("ROUTER_CREDENTIAL", KEY).set("OPENAI_API_KEY", KEY);
+    let model = script(
+        &env,
+        "keys.toml",
+        r#"
+[[step]]
+tool_calls = [
+  { name = "mcp__fx__env", arguments = { name = "ROUTER_CREDENTIAL" } },
+  { name = "mcp__fx__env", arguments = { name = "OPENAI_API_KEY" } },
+  { name = "mcp__fx__env", arguments = { name = "FIXTURE_VAR" } },
+]
+[[step]]
+text = "done"
+"#,
+    );
+    let run = env
+        .run(
+            "ag-prompt",
+            &["-m", &model, "--tools", "mcp__fx__env", "go"],
+        )
+        .ok();
+    let results = results(&env, &run);
+    assert_eq!(text_of(&results[0]), "unset");
+    assert_eq!(text_of(&results[1]), "unset");
+    assert_eq!(text_of(&results[2]), "given");
+    // The key is still there for the provider that needs it: `models` sees it set.
+    let run = env.run("ag-prompt", &["models"]).ok();
+    assert!(
+        run.stdout.contains("ROUTER_CREDENTIAL set"),
+        "{}",
+        run.stdout
+    );
+}

@@ -672,3 +672,22 @@ fn a_session_without_summon_cannot_spawn() {
     let run = env.run("ag-summon", &["--agent", "finder", "q"]).ok();
     assert!(run.stdout.contains("The answer is 42."), "{}", run.stdout);
 }
+
+#[test]
+fn a_summoned_agent_still_gets_the_key_it_needs() {
+    // ag-summon takes the key out of its own environment; the ag-prompt it starts talks to
+    // the provider, so it is given the key explicitly.
+    let fake = FakeProvider::start();
+    let mut env = env_for(&fake);
+    env.set("AG_MODEL", crate::prompt::MODEL);
+    fake.push(Reply::Sse(sse::anthropic_text("found it")));
+    let run = env
+        .run("ag-summon", &["--agent", "explorer", "where is it?"])
+        .ok();
+    assert!(run.stdout.contains("found it"), "{}", run.stderr);
+    let req = fake.requests().pop().unwrap();
+    assert_eq!(
+        req.headers.get("x-api-key").map(String::as_str),
+        Some(crate::prompt::KEY)
+    );
+}

@@ -170,7 +170,7 @@ fn run(cli: Cli) -> CliResult<()> {
 fn models(ctx: &mut Ctx) -> CliResult<()> {
     let cwd = std::env::current_dir()?;
     let config = super::load_config(&ctx.out, &cwd)?;
-    let key = |v: &str| std::env::var_os(v).is_some_and(|x| !x.is_empty());
+    let key = |v: &str| crate::secrets::var(v).is_some();
     let mut rows: Vec<(String, String, String)> = vec![
         (
             "echo".into(),

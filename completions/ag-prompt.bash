@@ -32,7 +32,7 @@ _ag__prompt() {
 
     case "${cmd}" in
         ag__prompt)
-            opts="-q -v -s -c -m -h -V --home --json --quiet --verbose --color --any --session --continue --new --session-id --model --system --tools --agent --max-steps --thinking --title --no-queue --compact --sandbox --net --trust --allow-protected --help --version models mcp"
+            opts="-q -v -s -c -a -o -m -h -V --home --json --quiet --verbose --color --any --session --continue --new --attach --output --output-file --session-id --model --system --tools --agent --max-steps --thinking --title --no-queue --compact --sandbox --net --trust --allow-protected --help --version models mcp"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -51,6 +51,26 @@ _ag__prompt() {
                     return 0
                     ;;
                 -s)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --attach)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -a)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --output)
+                    COMPREPLY=($(compgen -W "text json" -- "${cur}"))
+                    return 0
+                    ;;
+                --output-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -o)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -1,6 +1,6 @@
 # Print an optspec for argparse to handle cmd's options that are independent of any subcommand.
 function __fish_ag_prompt_global_optspecs
-    string join \n home= json q/quiet v/verbose color= any s/session= c/continue new session-id= m/model= system= tools= agent= max-steps= thinking= title= no-queue compact sandbox= net trust allow-protected h/help V/version
+    string join \n home= json q/quiet v/verbose color= any s/session= c/continue new a/attach= output= o/output-file= session-id= m/model= system= tools= agent= max-steps= thinking= title= no-queue compact sandbox= net trust allow-protected h/help V/version
 end
 
 function __fish_ag_prompt_needs_command
@@ -29,6 +29,10 @@ complete -c ag-prompt -n "__fish_ag_prompt_needs_command" -l color -d 'When to c
 always\t''
 never\t''"
 complete -c ag-prompt -n "__fish_ag_prompt_needs_command" -s s -l session -d 'Continue this session: a handle, an id or unique prefix, a title or title fragment, `last` or `last~N`' -r
+complete -c ag-prompt -n "__fish_ag_prompt_needs_command" -s a -l attach -d 'Attach a text file as context (repeatable); it goes before the prompt, marked with its path' -r -F
+complete -c ag-prompt -n "__fish_ag_prompt_needs_command" -l output -d 'What stdout carries: the streamed answer (text), or only the result object (json: {session, handle, turn, answer, stop_reason, usage}) for scripts' -r -f -a "text\t'The answer as it streams (the default)'
+json\t'Only the result object: {session, handle, turn, answer, stop_reason, usage}'"
+complete -c ag-prompt -n "__fish_ag_prompt_needs_command" -s o -l output-file -d 'Also write the turn\'s final answer to FILE' -r -F
 complete -c ag-prompt -n "__fish_ag_prompt_needs_command" -l session-id -d 'The new session\'s id, chosen up front (a UUID), so a script knows it before it runs' -r
 complete -c ag-prompt -n "__fish_ag_prompt_needs_command" -s m -l model -d 'PROVIDER/MODEL, `echo` or `script:FILE` [env: AG_MODEL]' -r
 complete -c ag-prompt -n "__fish_ag_prompt_needs_command" -l system -d 'System prompt: the text, or @FILE' -r
@@ -49,7 +53,7 @@ complete -c ag-prompt -n "__fish_ag_prompt_needs_command" -l compact -d 'Compact
 complete -c ag-prompt -n "__fish_ag_prompt_needs_command" -l net -d 'Let sandboxed bash commands use the network [config: sandbox.network]'
 complete -c ag-prompt -n "__fish_ag_prompt_needs_command" -l trust -d 'Trust this folder (the one holding the nearest .ag/, else the current one), so its project config may choose the model, providers and MCP servers. Recorded in trusted-folders in the user config directory; without a prompt, only records'
 complete -c ag-prompt -n "__fish_ag_prompt_needs_command" -l allow-protected -d 'Let this turn\'s write and edit tools change .git/, .ag/ and .claude/ (refused otherwise: files there run code or change what ag trusts) [config: permissions.protected_writes = "allow"]'
-complete -c ag-prompt -n "__fish_ag_prompt_needs_command" -s h -l help -d 'Print help'
+complete -c ag-prompt -n "__fish_ag_prompt_needs_command" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c ag-prompt -n "__fish_ag_prompt_needs_command" -s V -l version -d 'Print version'
 complete -c ag-prompt -n "__fish_ag_prompt_needs_command" -a "models" -d 'List the models and providers this machine can use'
 complete -c ag-prompt -n "__fish_ag_prompt_needs_command" -a "mcp" -d 'MCP servers from the user config ([mcp.NAME]) and a trusted folder\'s .mcp.json'

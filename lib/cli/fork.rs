@@ -260,7 +260,15 @@ fn btw(ctx: &mut Ctx, cli: &Cli, question: &str) -> CliResult<()> {
             e => super::prompt::plan_error(e),
         })
         .and_then(|plan| {
-            super::prompt::run_turn_in(ctx, &store, plan, Some(&text), &config, &cwd_now)
+            super::prompt::run_turn_in(
+                ctx,
+                &store,
+                plan,
+                Some(&text),
+                &config,
+                &cwd_now,
+                &super::prompt::Want::default(),
+            )
         });
     result.map_err(|e| {
         if e.is_stdout_failure() {

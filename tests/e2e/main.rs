@@ -2,6 +2,7 @@
 
 mod support;
 
+mod answers;
 mod compaction;
 mod compaction_peers;
 mod export;

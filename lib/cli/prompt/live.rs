@@ -27,6 +27,10 @@ pub(super) struct LiveView<'a> {
     pending: String,
     /// The first failure to write stdout other than a closed pipe; the turn goes on.
     stdout_error: Option<std::io::Error>,
+    /// `--output json`: stdout gets only the result object, so the stream is not printed.
+    pub(super) mute: bool,
+    /// What the turn ended with (the `turn-done` event), for the `result` object.
+    pub(super) turn_done: Option<Value>,
 }
 
 impl<'a> LiveView<'a> {
@@ -47,6 +51,8 @@ impl<'a> LiveView<'a> {
             attempt_printed: false,
             pending: String::new(),
             stdout_error: None,
+            mute: false,
+            turn_done: None,
         };
         if json {
             view.emit(json!({"type": "session", "session": session, "sandbox": sandbox.to_json()}));
@@ -56,6 +62,9 @@ impl<'a> LiveView<'a> {
 
     /// Write to stdout; a failure is kept (the first one) and never ends the turn.
     fn write(&mut self, s: &str) {
+        if self.mute {
+            return;
+        }
         let r = self.ctx.out.raw(s).and_then(|()| self.ctx.out.flush());
         if let Err(e) = r {
             if e.kind() != std::io::ErrorKind::BrokenPipe && self.stdout_error.is_none() {
@@ -70,11 +79,14 @@ impl<'a> LiveView<'a> {
         }
     }
 
-    fn emit(&mut self, v: Value) {
+    pub(super) fn emit(&mut self, v: Value) {
         self.write(&format!("{v}\n"));
     }
 
     pub(super) fn event(&mut self, ev: Event) {
+        if let Event::TurnDone { .. } = &ev {
+            self.turn_done = self.json_event(ev.clone());
+        }
         if self.json {
             if let Some(v) = self.json_event(ev) {
                 self.emit(v);

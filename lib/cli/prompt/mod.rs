@@ -1,9 +1,9 @@
 //! `ag-prompt`: run a turn of an agent against a model, streaming, with tools. The flags and
 //! the call into the library are here; `live` prints the turn as it happens.
 
+mod answer;
 mod live;
 
-use std::io::Read;
 use std::process::ExitCode;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
@@ -11,6 +11,7 @@ use std::sync::Arc;
 use clap::{CommandFactory, Parser, Subcommand};
 use serde_json::json;
 
+pub(crate) use answer::Want;
 use live::LiveView;
 
 use super::{escape_controls, finish, CliError, CliResult, Ctx, Exit, GlobalArgs};
@@ -29,7 +30,11 @@ Examples:
   ag-prompt --tools read,edit,bash 'fix the tests'  # bash writes only here, no network
   ag-prompt --tools bash --sandbox read-only --net 'check the links'  # reads, network
   git diff | ag-prompt -s last -                   # the prompt from stdin
-  ag-prompt --json -m echo hi | jq -c 'select(.type==\"turn-done\")'
+  git diff | ag-prompt 'review this'               # piped stdin and the prompt, both sent
+  ag-prompt -a notes.md 'what is still open?'      # a text file as context
+  ag-prompt --output json -m echo hi | jq -r .answer   # only the result object
+  ag-prompt -o answer.md 'write the release notes' # the final answer to a file too
+  ag-prompt --json -m echo hi | jq -c 'select(.type==\"result\")'
   ag-prompt -s last --compact                      # summarize the session now; it goes on from the summary
   ag-prompt -c --compact 'now write the tests'     # compact, then run the prompt
   ag-prompt --trust                                # this project's config may choose its model
@@ -87,6 +92,17 @@ pub struct RunArgs {
     /// Start a new session (the default without -s or -c)
     #[arg(long)]
     new: bool,
+    /// Attach a text file as context (repeatable); it goes before the prompt, marked with
+    /// its path
+    #[arg(short = 'a', long = "attach", value_name = "FILE")]
+    attach: Vec<std::path::PathBuf>,
+    /// What stdout carries: the streamed answer (text), or only the result object (json:
+    /// {session, handle, turn, answer, stop_reason, usage}) for scripts
+    #[arg(long, value_name = "FORMAT", default_value = "text")]
+    output: answer::Output,
+    /// Also write the turn's final answer to FILE
+    #[arg(short = 'o', long = "output-file", value_name = "FILE")]
+    output_file: Option<std::path::PathBuf>,
     /// The new session's id, chosen up front (a UUID), so a script knows it before it runs
     #[arg(long, value_name = "UUID", value_parser = super::log::parse_uuid,
           conflicts_with_all = ["session", "continue_last"])]
@@ -269,27 +285,6 @@ fn models(ctx: &mut Ctx) -> CliResult<()> {
     Ok(())
 }
 
-fn read_prompt(arg: Option<String>) -> CliResult<String> {
-    let text = match arg.as_deref() {
-        Some("-") => {
-            let mut s = String::new();
-            std::io::stdin()
-                .read_to_string(&mut s)
-                .map_err(|e| CliError::from(e).context("reading the prompt from stdin"))?;
-            s
-        }
-        Some(t) => t.to_string(),
-        None => {
-            return Err(CliError::usage("no prompt given")
-                .with_hint("pass the prompt as an argument, or `-` to read it from stdin"))
-        }
-    };
-    if text.trim().is_empty() {
-        return Err(CliError::usage("the prompt is empty"));
-    }
-    Ok(text.trim_end_matches('\n').to_string())
-}
-
 fn prompt(ctx: &mut Ctx, args: RunArgs) -> CliResult<()> {
     if args.trust {
         super::trust_here(&ctx.out)?;
@@ -299,7 +294,12 @@ fn prompt(ctx: &mut Ctx, args: RunArgs) -> CliResult<()> {
     }
     let text = match (&args.prompt, args.compact) {
         (None, true) => None,
-        _ => Some(read_prompt(args.prompt.clone())?),
+        _ => Some(answer::build(args.prompt.clone(), &args.attach)?),
+    };
+    let want = answer::Want {
+        result_event: ctx.global.json,
+        result_only: args.output == answer::Output::Json,
+        file: args.output_file.clone(),
     };
     if args.compact && args.session.is_none() && !args.continue_last {
         return Err(CliError::usage(
@@ -379,7 +379,15 @@ fn prompt(ctx: &mut Ctx, args: RunArgs) -> CliResult<()> {
     for n in &plan.warnings {
         ctx.out.warn(n);
     }
-    run_turn_in(ctx, &store, *plan, text.as_deref(), &config, &cwd_now)
+    run_turn_in(
+        ctx,
+        &store,
+        *plan,
+        text.as_deref(),
+        &config,
+        &cwd_now,
+        &want,
+    )
 }
 
 /// An agent definition by its slug, reporting on stderr the definitions that could not be read.
@@ -421,6 +429,7 @@ pub(crate) fn run_turn_in(
     text: Option<&str>,
     config: &Config,
     cwd_now: &std::path::Path,
+    want: &answer::Want,
 ) -> CliResult<()> {
     let session = plan.session.clone();
     let compact = plan.compact;
@@ -448,6 +457,7 @@ pub(crate) fn run_turn_in(
         );
     }
     let mut view = LiveView::new(ctx, &session.id, &agent.tool_ctx.sandbox);
+    view.mute = want.result_only;
     if compact {
         match agent.compact_now(&mut |ev| view.event(ev)) {
             Ok(crate::agent::Manual::Done(_)) => {}
@@ -474,7 +484,23 @@ pub(crate) fn run_turn_in(
         return stdout_error.map_or(Ok(()), |e| Err(e.into()));
     };
     let outcome = agent.run_turn(text, &mut |ev| view.event(ev));
-    let stdout_error = view.close();
+    let mut stdout_error = view.close();
+    if let Some(done) = view.turn_done.take() {
+        let (result, text) = answer::result(store, &session, &done)?;
+        if want.result_event {
+            view.emit(result.clone());
+        }
+        if want.result_only {
+            view.mute = false;
+            view.emit(result);
+        }
+        stdout_error = stdout_error.or_else(|| view.close());
+        if let Some(path) = &want.file {
+            std::fs::write(path, format!("{text}\n")).map_err(|e| {
+                CliError::from(e).context(format!("-o {}: writing the answer", path.display()))
+            })?;
+        }
+    }
     // The turn is recorded whatever happened to stdout: a failed write says so (exit 74).
     ctx.out.done(format!(
         "the turn ran and is recorded in session {}",

@@ -1,0 +1,158 @@
+//! What a script gets from `ag-prompt`: the prompt built from the argument, piped stdin and
+//! `-a` files; and the turn's answer as one `result` object (`--json`, `--output json`) or
+//! as a file (`-o`).
+
+use std::io::{IsTerminal, Read};
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+use crate::cli::{CliError, CliResult};
+use crate::log::{ChunkData, Role};
+use crate::store::{Page, Session, Store};
+
+/// Attached files larger than this are refused: the model gets text, not a dump.
+const MAX_ATTACHMENT: u64 = 1 << 20;
+
+/// `--output`: what stdout carries.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Output {
+    /// The answer as it streams (the default)
+    Text,
+    /// Only the result object: {session, handle, turn, answer, stop_reason, usage}
+    Json,
+}
+
+/// Where the answer goes besides the live view.
+#[derive(Debug, Clone, Default)]
+pub struct Want {
+    /// `--json`: the live events end with a `result` event.
+    pub result_event: bool,
+    /// `--output json`: stdout is the result object alone.
+    pub result_only: bool,
+    /// `-o FILE`: the answer is written there.
+    pub file: Option<PathBuf>,
+}
+
+/// The prompt: the argument (or stdin for `-`), after piped stdin when both are given (so
+/// `git diff | ag-prompt 'review this'` sends the diff), after each `-a` file.
+pub(super) fn build(arg: Option<String>, attach: &[PathBuf]) -> CliResult<String> {
+    let mut parts = Vec::new();
+    for path in attach {
+        parts.push(attachment(path)?);
+    }
+    let piped = match arg.as_deref() {
+        Some("-") | None => None,
+        Some(_) if std::io::stdin().is_terminal() => None,
+        Some(_) => Some(read_stdin()?).filter(|s| !s.trim().is_empty()),
+    };
+    if let Some(s) = piped {
+        parts.push(format!("<stdin>\n{}\n</stdin>", s.trim_end_matches('\n')));
+    }
+    let text = match arg.as_deref() {
+        Some("-") => read_stdin()?,
+        Some(t) => t.to_string(),
+        None if !parts.is_empty() => String::new(),
+        None => {
+            return Err(CliError::usage("no prompt given")
+                .with_hint("pass the prompt as an argument, or `-` to read it from stdin"))
+        }
+    };
+    let text = text.trim_end_matches('\n').to_string();
+    if text.trim().is_empty() && parts.is_empty() {
+        return Err(CliError::usage("the prompt is empty"));
+    }
+    if !text.trim().is_empty() {
+        parts.push(text);
+    }
+    Ok(parts.join("\n\n"))
+}
+
+fn read_stdin() -> CliResult<String> {
+    let mut s = String::new();
+    std::io::stdin()
+        .read_to_string(&mut s)
+        .map_err(|e| CliError::from(e).context("reading the prompt from stdin"))?;
+    Ok(s)
+}
+
+/// `-a FILE`: the file's text, marked with its path.
+fn attachment(path: &Path) -> CliResult<String> {
+    let what = || format!("-a {}", path.display());
+    let meta = std::fs::metadata(path).map_err(|e| CliError::from(e).context(what()))?;
+    if meta.len() > MAX_ATTACHMENT {
+        return Err(CliError::usage(format!(
+            "{}: {} bytes is more than the {} an attachment may have",
+            what(),
+            meta.len(),
+            MAX_ATTACHMENT
+        )));
+    }
+    let bytes = std::fs::read(path).map_err(|e| CliError::from(e).context(what()))?;
+    let text = String::from_utf8(bytes).map_err(|e| {
+        CliError::usage(format!(
+            "{}: not UTF-8 text (byte {}); only text files can be attached",
+            what(),
+            e.utf8_error().valid_up_to()
+        ))
+    })?;
+    Ok(format!(
+        "<file path=\"{}\">\n{}\n</file>",
+        path.display(),
+        text.trim_end_matches('\n')
+    ))
+}
+
+/// The turn's answer: the text of its last step's assistant text chunks, leaving out those
+/// of abandoned attempts.
+pub(super) fn answer(store: &Store, session: &Session, turn: &str) -> CliResult<String> {
+    let mut chunks = Vec::new();
+    let page = Page {
+        turn: Some(turn.to_string()),
+        ..Default::default()
+    };
+    store.for_each_chunk(session, &page, |c| {
+        chunks.push(c);
+        Ok::<(), crate::store::StoreError>(())
+    })?;
+    let abandoned: Vec<String> = chunks
+        .iter()
+        .filter(|c| c.data.system_kind() == Some("attempt_abandoned"))
+        .filter_map(|c| match &c.data {
+            ChunkData::System(m) => m.get("chunk_ids").and_then(Value::as_array).cloned(),
+            _ => None,
+        })
+        .flatten()
+        .filter_map(|v| v.as_str().map(str::to_string))
+        .collect();
+    let texts: Vec<(i64, &str)> = chunks
+        .iter()
+        .filter(|c| c.role == Role::Assistant && !abandoned.contains(&c.id))
+        .filter_map(|c| match &c.data {
+            ChunkData::Text { text } => Some((c.step, text.as_str())),
+            _ => None,
+        })
+        .collect();
+    let last = texts.iter().map(|(s, _)| *s).max();
+    Ok(texts
+        .iter()
+        .filter(|(s, _)| Some(*s) == last)
+        .map(|(_, t)| *t)
+        .collect::<Vec<_>>()
+        .join(""))
+}
+
+/// The `result` object of a turn that ended (`turn_done` is its `turn-done` event).
+pub(super) fn result(
+    store: &Store,
+    session: &Session,
+    turn_done: &Value,
+) -> CliResult<(Value, String)> {
+    let turn = turn_done["turn"].as_str().unwrap_or_default();
+    let text = answer(store, session, turn)?;
+    let mut v = turn_done.clone();
+    v["type"] = "result".into();
+    v["handle"] = session.handle.clone().into();
+    v["answer"] = text.clone().into();
+    Ok((v, text))
+}

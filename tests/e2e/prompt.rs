@@ -471,7 +471,9 @@ fn prompt_json_prints_live_events() {
         assert_eq!(s["id"], c["id"]);
         assert_eq!(s["data"], c["data"]);
     }
-    let done = events.last().unwrap();
+    // The turn-done event, then the result object that ends every --json run.
+    assert_eq!(events.last().unwrap()["type"], "result");
+    let done = &events[events.len() - 2];
     assert_eq!(done["type"], "turn-done");
     assert_eq!(done["stop_reason"], "end_turn");
     assert_eq!(done["turn"], chunks[0]["turn"]);

@@ -125,6 +125,30 @@ pub fn in_worktree(s: &Session, key: &Path) -> bool {
         .is_some_and(|c| super::worktree_key(Path::new(c)) == key)
 }
 
+/// Whether a model speaking as `me` from `dir` may look at `s` (`peer_peek`): a live session
+/// of its own worktree, or one that has addressed it directly in one of its rooms. Every
+/// other session on the device is a human's to list (`ag-room`, `ag-log`), not a model's.
+pub fn within_reach(home: &crate::paths::Home, dir: &Path, me: &Me, s: &Session) -> bool {
+    if is_live(s) && in_worktree(s, &super::worktree_key(dir)) {
+        return true;
+    }
+    let mut found = false;
+    for room in super::inbox::rooms_for(home, dir) {
+        let _ = super::file::scan(&room.path, 0, &mut |_| {}, &mut |_, line| {
+            let to_me = line.to.as_deref().is_some_and(|t| me.is_addressed(t));
+            if line.ty == "say" && to_me && line.from.session.as_deref() == Some(s.id.as_str()) {
+                found = true;
+                return super::file::Flow::Stop;
+            }
+            super::file::Flow::Go
+        });
+        if found {
+            return true;
+        }
+    }
+    false
+}
+
 /// What `peek` shows of a session: its goal, last prompt, newest tool calls and texts. Never
 /// consumes anything.
 pub fn peek_text(store: &Store, s: &Session, n: usize) -> Result<String> {

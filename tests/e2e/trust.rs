@@ -547,3 +547,67 @@ fn another_name_for_a_claimed_file_is_still_claimed() {
         "fn main() {}\n"
     );
 }
+
+#[test]
+fn a_model_peeks_only_at_its_own_worktree_and_reads_no_live_inbox() {
+    let env = env_with(None, "");
+    git_init(&env);
+    // A session of another project on this device.
+    let other = env.dir.path().join("other-project");
+    std::fs::create_dir_all(&other).unwrap();
+    let run = env
+        .command("ag-prompt")
+        .args(["-m", "echo", "the other project's secret plan"])
+        .current_dir(&other)
+        .output()
+        .unwrap();
+    assert!(run.status.success(), "{run:?}");
+    let theirs = crate::prompt::session_of(&String::from_utf8_lossy(&run.stderr)).unwrap();
+    let model = script(
+        &env,
+        "peek.toml",
+        &format!(
+            "[[step]]\ntool_calls = [{{ name = \"peer_peek\", arguments = {{ session = \"{theirs}\" }} }}]\n\
+             [[step]]\ntext = \"done\"\n"
+        ),
+    );
+    let run = env.run("ag-prompt", &["-m", &model, "peek"]).ok();
+    let out = results(&env, &session_id(&run));
+    assert_eq!(out.len(), 1, "{out:?}");
+    assert!(!out[0].contains("secret plan"), "{}", out[0]);
+    assert!(
+        out[0].contains("not a live session of this worktree"),
+        "{}",
+        out[0]
+    );
+
+    // A running session's inbox is its own to read.
+    let gate = env.dir.path().join("never");
+    let held = script(
+        &env,
+        "held.toml",
+        &format!(
+            "[[step]]\ntext = \"holding\"\nwait_for = \"{}\"\n",
+            gate.display()
+        ),
+    );
+    let mut bg = crate::prompt::spawn(&env, &["-m", &held, "hold on"]);
+    let id = bg.session();
+    assert!(crate::prompt::wait_until(
+        std::time::Duration::from_secs(30),
+        || env.sqlite_count("SELECT COUNT(*) FROM sessions WHERE status = 'running'") == 1
+    ));
+    env.run(
+        "ag-room",
+        &["tell", "--from", "alice", "--to", &id, "for you only"],
+    )
+    .ok();
+    let r = env.run("ag-room", &["inbox", "--as", &id]).code(3);
+    assert!(r.stderr.contains("is running"), "{}", r.stderr);
+    assert!(!r.stdout.contains("for you only"), "{}", r.stdout);
+    let r = env.run("ag-room", &["inbox", "--as", &id, "--peek"]).ok();
+    assert!(r.stdout.contains("for you only"), "{}", r.stdout);
+    std::fs::write(&gate, "").unwrap();
+    let done = bg.wait(std::time::Duration::from_secs(60));
+    assert_eq!(done.code, 0, "{}", done.stderr);
+}

@@ -146,6 +146,12 @@ impl Agent<'_> {
             return Err("session is required".into());
         }
         let s = self.resolve(t)?;
+        if !presence::within_reach(self.home, &self.cwd(), &self.me(), &s) {
+            return Err(format!(
+                "{t:?} is not a live session of this worktree and has not written to you; \
+                 peer_peek looks only at the sessions here (the roster lists them)"
+            ));
+        }
         Ok(ToolOutput::ok(
             presence::peek_text(self.store, &s, 3).map_err(|e| e.to_string())?,
         ))

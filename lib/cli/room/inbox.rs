@@ -28,7 +28,25 @@ pub(super) fn inbox_cmd(ctx: &mut Ctx, from: Option<&str>, a: InboxArgs) -> CliR
     let me = match &a.as_ {
         None => me(&store, from)?,
         Some(t) => match target::resolve(&store, t)? {
-            Resolved::One(s) => Me::session(&s),
+            Resolved::One(s) => {
+                // Reading is consuming: it would take a running session's messages from it and
+                // write receipts in its name.
+                let own = std::env::var("AG_SESSION").is_ok_and(|id| id.trim() == s.id);
+                if !a.peek && !own && crate::room::presence::is_live(&s) {
+                    return Err(CliError::new(
+                        Exit::Conflict,
+                        format!(
+                            "session {} is running: reading its inbox would take its messages \
+                             from it and write receipts in its name",
+                            crate::ids::short(&s.id)
+                        ),
+                    )
+                    .with_hint(
+                        "`--peek` shows them without consuming; the session reads its own",
+                    ));
+                }
+                Me::session(&s)
+            }
             Resolved::Ambiguous(c) => return Err(ambiguous(t, &c)),
             Resolved::None => Me::named(t, "human"),
         },

@@ -9,7 +9,8 @@
 //! fake provider's 50 scripted replies (49 × `read a.txt`, then a final text), whole process;
 //! its baseline replays the exact 50 bodies it sent with a minimal `reqwest` client. Overhead per
 //! step = (ag − baseline − floor) / 50, floor = `ag-prompt --version`. The runs alternate
-//! between the sessions, so each grows by the same 100 chunks per run.
+//! between the sessions, and each starts from a copy of its store taken just after the
+//! compaction, so every run folds the same view (the kept suffix and the run's own steps).
 
 use std::path::Path;
 use std::process::Command;
@@ -26,6 +27,8 @@ const RATIO: f64 = 1.2;
 
 /// A store holding one session of `n` generated chunks, compacted near its end.
 struct Compacted {
+    /// Holds `pristine.db`, the store just after the compaction.
+    pristine: tempfile::TempDir,
     home: tempfile::TempDir,
     cwd: tempfile::TempDir,
     xdg: tempfile::TempDir,
@@ -72,7 +75,17 @@ fn compacted(n: u64, salt: u64) -> Compacted {
             )
         })
         .expect("set the session's cwd");
+    // Every run starts from this state: the store as compacted, its WAL folded in.
+    rusqlite::Connection::open(home.path().join("ag.db"))
+        .and_then(|c| c.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(())))
+        .expect("checkpoint the compacted store");
+    std::fs::copy(
+        home.path().join("ag.db"),
+        scratch.path().join("pristine.db"),
+    )
+    .expect("keep the compacted store");
     Compacted {
+        pristine: scratch,
         home,
         cwd,
         xdg: tempfile::tempdir().unwrap(),
@@ -95,6 +108,15 @@ fn count_compactions(home: &Path, id: &str) -> i64 {
 /// One whole `ag-prompt -s ID` run of the 50 scripted steps; its wall time and what it sent.
 /// Wall time, CPU time (both in seconds) and the requests of one run.
 fn run_ag(bin: &Path, s: &Compacted, replies: &[String]) -> (f64, f64, Vec<Recorded>) {
+    // Back to the store as it was compacted, so every run folds the same view.
+    for f in ["ag.db-wal", "ag.db-shm"] {
+        let _ = std::fs::remove_file(s.home.path().join(f));
+    }
+    std::fs::copy(
+        s.pristine.path().join("pristine.db"),
+        s.home.path().join("ag.db"),
+    )
+    .expect("restore the compacted store");
     let fake = loaded_fake(replies);
     let mut c = Command::new(bin);
     c.current_dir(s.cwd.path())

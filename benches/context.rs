@@ -155,7 +155,9 @@ fn check(reqs: &[Recorded], steps: usize) -> Result<(), String> {
     }
     let last = reqs.last().unwrap().body["messages"].as_array().unwrap();
     let block = &last[last.len() - 1]["content"][0];
-    if block["type"] != "tool_result" || !block["content"].to_string().contains("epsilon") {
+    if steps > 1 && block["type"] != "tool_result"
+        || !block["content"].to_string().contains("epsilon")
+    {
         return Err(format!(
             "the last request does not end with read's result: {block}"
         ));
@@ -183,6 +185,9 @@ pub fn run(cfg: &Config, rows: &mut Vec<Row>, notes: &mut Vec<String>) {
     let mut per = [Vec::new(), Vec::new()];
     // CPU time per step beyond the baseline client's, which load does not inflate as much.
     let mut cpu = [Vec::new(), Vec::new()];
+    // The same with the setup left out: ((cpu50 − cpu1) − (base50 − base1)) / 49.
+    let mut marginal = [Vec::new(), Vec::new()];
+    let one = vec![replies[STEPS - 1].clone()];
     let mut view = [0usize, 0usize];
     for r in 0..reps {
         let f = floor();
@@ -193,6 +198,9 @@ pub fn run(cfg: &Config, rows: &mut Vec<Row>, notes: &mut Vec<String>) {
             per[k].push((a - b - f) / STEPS as f64);
             cpu[k].push((ac - secs(bc)) / STEPS as f64);
             view[k] = reqs[0].raw_body.len();
+            let (_, ac1, reqs1) = run_ag(&bin, s, &one);
+            let (_, _, bc1) = run_baseline(&sent_of(&reqs1), &one);
+            marginal[k].push(((ac - ac1) - (secs(bc) - secs(bc1))) / (STEPS - 1) as f64);
         }
         progress(&format!(
             "run {}: overhead per step {} on {} chunks, {} on {}",
@@ -245,6 +253,20 @@ pub fn run(cfg: &Config, rows: &mut Vec<Row>, notes: &mut Vec<String>) {
         ratio: format!("{cpu_ratio:.2}"),
         target: format!("≤ {RATIO}×, each ≤ 2 ms"),
         verdict: verdict((cpu_ratio <= RATIO || bc - sc <= 0.0002) && bc <= TARGET_S),
+    });
+    let (bm, sm) = (median_f(marginal[0].clone()), median_f(marginal[1].clone()));
+    let m_ratio = bm / sm.max(1e-6);
+    rows.push(Row {
+        figure: format!(
+            "ag-prompt CPU per step, setup left out = ((cpu50 − cpu1) − (base50 − base1)) / 49, {} vs. {} chunks",
+            count(big.n),
+            count(small.n)
+        ),
+        measured: ms(bm),
+        baseline: ms(sm),
+        ratio: format!("{m_ratio:.2}"),
+        target: format!("≤ {RATIO}×, each ≤ 2 ms"),
+        verdict: verdict((m_ratio <= RATIO || bm - sm <= 0.0002) && bm.max(sm) <= TARGET_S),
     });
     notes.push(format!(
         "context: {reps} runs per session, interleaved; first request body {} B ({} chunks) vs {} B ({} chunks)",

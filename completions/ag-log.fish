@@ -44,7 +44,7 @@ complete -c ag-log -n "__fish_ag_log_needs_command" -f -a "ingest" -d 'Append a 
 complete -c ag-log -n "__fish_ag_log_needs_command" -f -a "import" -d 'Import Claude Code sessions, Codex rollouts and ag exports as sessions'
 complete -c ag-log -n "__fish_ag_log_needs_command" -f -a "compact" -d 'Compact a session: a summary stands for its older part in later requests (the log keeps everything)'
 complete -c ag-log -n "__fish_ag_log_needs_command" -f -a "export" -d 'Write sessions as Markdown, a self-contained HTML page, or NDJSON to import elsewhere'
-complete -c ag-log -n "__fish_ag_log_needs_command" -f -a "search" -d 'Full-text search over text chunks'
+complete -c ag-log -n "__fish_ag_log_needs_command" -f -a "search" -d 'Full-text search over text chunks; exits 1 when nothing matched, like grep'
 complete -c ag-log -n "__fish_ag_log_needs_command" -f -a "title" -d 'Set a session\'s title'
 complete -c ag-log -n "__fish_ag_log_needs_command" -f -a "rm" -d 'Remove sessions and their chunks'
 complete -c ag-log -n "__fish_ag_log_using_subcommand append" -s s -l session -d 'The session to append to: a handle, an id or unique prefix, a title or title fragment, `last` (this directory\'s latest chat session) or `last~N`' -r

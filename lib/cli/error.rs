@@ -96,8 +96,13 @@ impl CliError {
     pub fn render(&self, program: &str) {
         let mut s = String::new();
         let mut chain = self.error.chain();
-        if let Some(top) = chain.next() {
-            let _ = writeln!(s, "{program}: error: {top}");
+        match chain.next() {
+            // An empty message is a status without an error (`search` that matched nothing).
+            Some(top) if top.to_string().is_empty() => return,
+            Some(top) => {
+                let _ = writeln!(s, "{program}: error: {top}");
+            }
+            None => {}
         }
         for cause in chain {
             let _ = writeln!(s, "  caused by: {cause}");

@@ -182,7 +182,14 @@ pub fn parse<T: clap::Parser>(program: &'static str) -> T {
     crate::proc::make_undumpable();
     // Before any thread starts: the built-in key variables leave the environment at once.
     crate::secrets::withdraw(crate::secrets::BUILT_IN);
-    match T::try_parse() {
+    // `help` works the same in every command: `PROG help [SUB…]` is `PROG [SUB…] --help`, so
+    // `ag-prompt help` is never sent to a model as a prompt.
+    let mut argv: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    if argv.get(1).is_some_and(|a| a == "help") {
+        argv.remove(1);
+        argv.push("--help".into());
+    }
+    match T::try_parse_from(argv) {
         Ok(t) => t,
         Err(e) => {
             use clap::error::ErrorKind;

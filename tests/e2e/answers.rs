@@ -124,3 +124,38 @@ fn a_attaches_text_files_and_refuses_binary_ones() {
         "refusals create nothing"
     );
 }
+
+#[test]
+fn help_is_the_same_in_every_command_and_never_a_prompt() {
+    let env = TestEnv::new();
+    for (cmd, args) in [
+        ("ag-prompt", vec!["help"]),
+        ("ag-log", vec!["help"]),
+        ("ag-log", vec!["help", "cat"]),
+        ("ag-fork", vec!["help"]),
+        ("ag-room", vec!["help"]),
+        ("ag-summon", vec!["help"]),
+    ] {
+        let run = env.run(cmd, &args).ok();
+        assert!(
+            run.stdout.contains("Usage:"),
+            "{cmd} {args:?}: {}",
+            run.stdout
+        );
+    }
+    assert!(env.log(&["help", "cat"]).ok().stdout.contains("--turn"));
+    assert!(
+        !env.db().exists() || env.sqlite_count("SELECT COUNT(*) FROM sessions") == 0,
+        "no prompt was sent"
+    );
+}
+
+#[test]
+fn search_that_matches_nothing_exits_1_like_grep() {
+    let env = TestEnv::new();
+    env.new_session("s", "the quick brown fox");
+    env.log(&["search", "fox"]).ok();
+    let run = env.log(&["search", "zebra"]).code(1);
+    assert_eq!(run.stdout, "");
+    assert!(!run.stderr.contains("error"), "{}", run.stderr);
+}

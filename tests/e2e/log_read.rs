@@ -961,16 +961,16 @@ fn search_finds_words_and_brackets_the_hit() {
 }
 
 #[test]
-fn search_without_a_match_prints_nothing_and_succeeds() {
+fn search_without_a_match_prints_nothing_and_exits_1() {
     let env = TestEnv::new();
     let s = env.new_session("one", "nothing to see here");
-    let run = env.log(&["search", "zebra"]).ok();
+    let run = env.log(&["search", "zebra"]).code(1);
     assert_eq!(run.stdout, "");
-    let run = env.log(&["search", "zebra", "--json", "-s", &s]).ok();
+    let run = env.log(&["search", "zebra", "--json", "-s", &s]).code(1);
     assert_eq!(run.stdout, "");
     // Only text chunks are indexed: a tool result's words are not hits.
     env.append(&s, &[chunk::result("c1", "read", "zebra crossing")]);
-    assert_eq!(env.log(&["search", "zebra"]).ok().stdout, "");
+    assert_eq!(env.log(&["search", "zebra"]).code(1).stdout, "");
 }
 
 // ---------------------------------------------------------------------------------------------

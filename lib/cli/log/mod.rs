@@ -99,7 +99,7 @@ pub enum Verb {
     /// Write sessions as Markdown, a self-contained HTML page, or NDJSON to import elsewhere
     #[command(after_help = EXPORT_EXAMPLES)]
     Export(export::Args),
-    /// Full-text search over text chunks
+    /// Full-text search over text chunks; exits 1 when nothing matched, like grep
     Search(read::SearchArgs),
     /// Set a session's title
     Title(sessions::TitleArgs),

@@ -6,7 +6,7 @@ use std::time::Duration;
 use serde_json::json;
 
 use super::render::{markdown, Transcript};
-use crate::cli::{CliError, CliResult, Ctx};
+use crate::cli::{CliError, CliResult, Ctx, Exit};
 use crate::log::Chunk;
 use crate::store::{Page, Session, Store};
 
@@ -219,7 +219,9 @@ pub fn search(ctx: &mut Ctx, args: SearchArgs) -> CliResult<()> {
         }
     }
     if hits.is_empty() {
+        // Like grep: nothing matched is status 1, with no error line.
         ctx.out.note("no matches");
+        return Err(CliError::new(Exit::Error, ""));
     }
     Ok(())
 }

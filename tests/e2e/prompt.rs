@@ -23,6 +23,10 @@ pub const MODEL: &str = "anthropic/claude-test";
 
 /// A test environment with fast network settings in `$XDG_CONFIG_HOME/ag/config.toml`
 /// (plus `extra` config lines), pointed at `fake` when given.
+/// The idle timeout the tests' config sets: long enough that a busy machine never breaks a
+/// healthy stream (the tests of the idle timeout itself set their own).
+pub const IDLE_S: u64 = 10;
+
 pub fn env_with(fake: Option<&FakeProvider>, extra: &str) -> TestEnv {
     let mut env = TestEnv::new();
     let dir = env.dir.path().join("config").join("ag");
@@ -30,7 +34,7 @@ pub fn env_with(fake: Option<&FakeProvider>, extra: &str) -> TestEnv {
     std::fs::write(
         dir.join("config.toml"),
         format!(
-            "{extra}\n[network]\nconnect_timeout_s = 2\nidle_timeout_s = 1\nmax_attempts = 3\n\
+            "{extra}\n[network]\nconnect_timeout_s = 10\nidle_timeout_s = {IDLE_S}\nmax_attempts = 3\n\
              retry_base_ms = 10\nretry_max_ms = 2000\n"
         ),
     )
@@ -504,6 +508,14 @@ fn status(code: u16, retry_after: Option<u64>) -> Reply {
 fn recovers_after(first: Reply) -> (FakeProvider, TestEnv, Run, Vec<Value>) {
     let fake = FakeProvider::start();
     let env = env_for(&fake);
+    recovers_in(fake, env, first)
+}
+
+fn recovers_in(
+    fake: FakeProvider,
+    env: TestEnv,
+    first: Reply,
+) -> (FakeProvider, TestEnv, Run, Vec<Value>) {
     fake.push(first);
     fake.push(Reply::Sse(sse::anthropic_text("recovered answer")));
     let run = prompt(&env, &[], "hello there").ok();
@@ -600,11 +612,22 @@ fn prompt_malformed_event_is_retried() {
 
 #[test]
 fn prompt_stall_past_idle_timeout_is_a_failed_attempt() {
+    let fake = FakeProvider::start();
+    let env = env_for(&fake);
+    let config = env.dir.path().join("config/ag/config.toml");
+    let text = std::fs::read_to_string(&config).unwrap();
+    let one = text.replace(&format!("idle_timeout_s = {IDLE_S}"), "idle_timeout_s = 1");
+    assert_ne!(text, one);
+    std::fs::write(&config, one).unwrap();
     let start = Instant::now();
-    let (fake, _env, _run, chunks) = recovers_after(Reply::Stall {
-        prefix: cut_after_first_block("stalled words"),
-        for_: Duration::from_secs(3),
-    });
+    let (fake, _env, _run, chunks) = recovers_in(
+        fake,
+        env,
+        Reply::Stall {
+            prefix: cut_after_first_block("stalled words"),
+            for_: Duration::from_secs(3),
+        },
+    );
     assert!(
         start.elapsed() >= Duration::from_secs(1),
         "idle timeout is 1 s"

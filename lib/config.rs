@@ -82,11 +82,31 @@ pub struct Config {
 #[derive(Debug, Clone, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct ProviderConfig {
-    /// The wire protocol: `openai` (Chat Completions) or `anthropic` (Messages).
-    pub kind: String,
+    pub kind: ProviderKind,
     pub base_url: String,
     /// The environment variable that holds the key; none for local servers.
     pub api_key_env: Option<String>,
+}
+
+/// The wire protocol of a `[providers.NAME]` entry; any other word fails when the
+/// configuration loads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+pub enum ProviderKind {
+    /// Chat Completions (OpenAI, Ollama, llama.cpp, vLLM, LM Studio, OpenRouter).
+    #[serde(rename = "openai")]
+    OpenAi,
+    /// Messages.
+    #[serde(rename = "anthropic")]
+    Anthropic,
+}
+
+impl ProviderKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ProviderKind::OpenAi => "openai",
+            ProviderKind::Anthropic => "anthropic",
+        }
+    }
 }
 
 /// One MCP server: a command to run on stdio, or the URL of a streamable HTTP endpoint.
@@ -152,10 +172,20 @@ impl Network {
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct Permissions {
-    /// `allow` lets agents start top-level user agents; anything else denies.
-    pub user_agents: Option<String>,
+    /// `allow` lets agents start top-level user agents.
+    pub user_agents: Grant,
     /// `allow` lets `write` and `edit` change `.git/`, `.ag/` and `.claude/` in every session.
-    pub protected_writes: Option<String>,
+    pub protected_writes: Grant,
+}
+
+/// A `[permissions]` value: `allow` or `deny` (the default). Any other word fails when the
+/// configuration loads, so a typo never reads as a quiet "deny".
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Grant {
+    Allow,
+    #[default]
+    Deny,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -302,11 +332,11 @@ impl Config {
     }
 
     pub fn protected_writes_allowed(&self) -> bool {
-        self.permissions.protected_writes.as_deref() == Some("allow")
+        self.permissions.protected_writes == Grant::Allow
     }
 
     pub fn user_agents_allowed(&self) -> bool {
-        self.permissions.user_agents.as_deref() == Some("allow")
+        self.permissions.user_agents == Grant::Allow
     }
 }
 
@@ -315,11 +345,14 @@ fn read_table(f: &Path) -> Result<toml::Table, ConfigError> {
         path: f.to_path_buf(),
         source,
     })?;
-    text.parse()
-        .map_err(|e: toml::de::Error| ConfigError::Parse {
-            path: f.to_path_buf(),
-            message: describe_toml_error(&text, &e),
-        })
+    let bad = |e: toml::de::Error| ConfigError::Parse {
+        path: f.to_path_buf(),
+        message: describe_toml_error(&text, &e),
+    };
+    // Each file is checked against the whole schema on its own first, so a wrong word (a
+    // provider kind, a permission) is reported with its line; the merged table has none.
+    toml::from_str::<Config>(&text).map_err(bad)?;
+    text.parse().map_err(bad)
 }
 
 /// A project file sits in the tree agents work in, and an agent with `write` can change it.

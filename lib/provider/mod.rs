@@ -78,8 +78,6 @@ pub enum ModelError {
     BadScript { path: String, message: String },
     #[error("cannot set up the network for {model}: {message}")]
     Network { model: String, message: String },
-    #[error("[providers.{provider}] has kind {kind:?}; use \"openai\" or \"anthropic\"")]
-    BadKind { provider: String, kind: String },
     #[error(
         "{var} is {url:?}, which is not a URL ({why}); write it like \"http://127.0.0.1:8080\""
     )]

@@ -28,4 +28,5 @@ mod scale;
 mod stop_reasons;
 mod summon;
 mod trust;
+mod typed_config;
 mod walkthrough;

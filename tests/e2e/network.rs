@@ -7,7 +7,7 @@ use std::net::{Shutdown, TcpListener, TcpStream};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use ag::config::{Config, ProviderConfig};
+use ag::config::{Config, ProviderConfig, ProviderKind};
 use ag::provider::Provider;
 
 use crate::fake_provider::sse;
@@ -26,7 +26,7 @@ fn local(fake: &FakeProvider, tweak: impl FnOnce(&mut Config)) -> Box<dyn Provid
     config.providers.insert(
         "local".into(),
         ProviderConfig {
-            kind: "anthropic".into(),
+            kind: ProviderKind::Anthropic,
             base_url: fake.url(),
             api_key_env: None,
         },

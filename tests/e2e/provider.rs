@@ -3,7 +3,7 @@
 
 use std::time::{Duration, Instant};
 
-use ag::config::{Config, ProviderConfig};
+use ag::config::{Config, ProviderConfig, ProviderKind};
 use ag::log::{ChunkData, ChunkType, Role, StopReason};
 use ag::provider::{AttemptError, ModelError, Provider};
 use ag::reduce::{ChunkOp, StepEnd, Usage};
@@ -37,7 +37,10 @@ fn provider_at(base_url: &str, kind: &str) -> Box<dyn Provider> {
     config.providers.insert(
         "fake".into(),
         ProviderConfig {
-            kind: kind.into(),
+            kind: match kind {
+                "openai" => ProviderKind::OpenAi,
+                _ => ProviderKind::Anthropic,
+            },
             base_url: base_url.into(),
             api_key_env: Some(var),
         },
@@ -473,7 +476,7 @@ fn missing_and_unknown_providers_are_model_errors() {
     config.providers.insert(
         "nokey".into(),
         ProviderConfig {
-            kind: "openai".into(),
+            kind: ProviderKind::OpenAi,
             base_url: "http://127.0.0.1:9/v1".into(),
             api_key_env: Some("AG_E2E_PROVIDER_KEY_NEVER_SET".into()),
         },
@@ -507,7 +510,7 @@ fn a_local_server_without_a_key_variable_gets_no_auth_header() {
     config.providers.insert(
         "ollama".into(),
         ProviderConfig {
-            kind: "openai".into(),
+            kind: ProviderKind::OpenAi,
             base_url: format!("{}/v1/", fake.url()),
             api_key_env: None,
         },

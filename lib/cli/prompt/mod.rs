@@ -230,7 +230,7 @@ fn models(ctx: &mut Ctx) -> CliResult<()> {
         };
         rows.push((
             format!("{name}/MODEL"),
-            p.kind.clone(),
+            p.kind.as_str().to_string(),
             format!("{} · {k}", p.base_url),
         ));
     }

@@ -13,9 +13,11 @@ use serde::Deserialize;
 mod check;
 mod mcp_json;
 mod trust;
+mod words;
 
 pub use check::http_url;
 pub use trust::{is_trusted, project_root, trust, trusted_folders_file};
+pub use words::{Grant, ProviderKind};
 
 use crate::sandbox::SandboxConfig;
 
@@ -88,27 +90,6 @@ pub struct ProviderConfig {
     pub api_key_env: Option<String>,
 }
 
-/// The wire protocol of a `[providers.NAME]` entry; any other word fails when the
-/// configuration loads.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
-pub enum ProviderKind {
-    /// Chat Completions (OpenAI, Ollama, llama.cpp, vLLM, LM Studio, OpenRouter).
-    #[serde(rename = "openai")]
-    OpenAi,
-    /// Messages.
-    #[serde(rename = "anthropic")]
-    Anthropic,
-}
-
-impl ProviderKind {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ProviderKind::OpenAi => "openai",
-            ProviderKind::Anthropic => "anthropic",
-        }
-    }
-}
-
 /// One MCP server: a command to run on stdio, or the URL of a streamable HTTP endpoint.
 #[derive(Debug, Clone, Default, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
@@ -176,16 +157,6 @@ pub struct Permissions {
     pub user_agents: Grant,
     /// `allow` lets `write` and `edit` change `.git/`, `.ag/` and `.claude/` in every session.
     pub protected_writes: Grant,
-}
-
-/// A `[permissions]` value: `allow` or `deny` (the default). Any other word fails when the
-/// configuration loads, so a typo never reads as a quiet "deny".
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Grant {
-    Allow,
-    #[default]
-    Deny,
 }
 
 #[derive(Debug, Clone, Deserialize)]

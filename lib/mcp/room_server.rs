@@ -21,7 +21,7 @@ use crate::room::claims::{self, Outcome};
 use crate::room::inbox::{self, Heard};
 use crate::room::presence::{self, Me};
 use crate::room::target::{self, Resolved};
-use crate::room::{file, Line, Room};
+use crate::room::{file, Line, LineKind, Room};
 use crate::store::{Session, Store};
 use crate::text::clip_bytes as clip;
 
@@ -83,7 +83,7 @@ impl RoomServer {
     }
 
     fn message(&self, store: &Store, args: &Value, me: &Me) -> Result<String, String> {
-        let mut line = Line::new("say", me.from.clone());
+        let mut line = Line::new(LineKind::Say, me.from.clone());
         line.text = Some(str_arg(args, "text")?.to_owned());
         line.in_reply_to = args["in_reply_to"].as_str().map(str::to_owned);
         let key = crate::room::worktree_key(&self.cwd);

@@ -10,7 +10,7 @@ use serde::Serialize;
 
 use super::file::{self, Flow};
 use super::presence::{self, Me};
-use super::{From, Line, Room, RoomError};
+use super::{From, Line, LineKind, Room, RoomError};
 use crate::store::Store;
 
 pub const DEFAULT_TTL_S: u64 = 1800;
@@ -85,8 +85,8 @@ pub fn active(
     let mut claims: Vec<Claim> = Vec::new();
     let mut released: std::collections::HashSet<String> = Default::default();
     file::scan(&room.path, 0, warn, &mut |_, l| {
-        match l.ty.as_str() {
-            "claim" => {
+        match l.ty {
+            LineKind::Claim => {
                 let ttl = l.ttl_s.unwrap_or(DEFAULT_TTL_S);
                 claims.push(Claim {
                     expires_ms: l.ts_ms() + ttl as i64 * 1000,
@@ -99,7 +99,7 @@ pub fn active(
                     ts: l.ts,
                 });
             }
-            "release" => released.extend(l.claims.unwrap_or_default()),
+            LineKind::Release => released.extend(l.claims.unwrap_or_default()),
             _ => {}
         }
         Flow::Go
@@ -315,7 +315,7 @@ pub fn claim(
         if !found.is_empty() {
             return Ok((None, Outcome::Refused(found)));
         }
-        let mut l = Line::new("claim", me.from.clone());
+        let mut l = Line::new(LineKind::Claim, me.from.clone());
         l.paths = Some(paths.clone());
         l.intent = Some(intent.trim().to_string());
         l.mode = Some(if shared { "shared" } else { "exclusive" }.into());
@@ -354,7 +354,7 @@ pub fn release(
         if mine.is_empty() {
             return Ok((None, mine));
         }
-        let mut l = Line::new("release", me.from.clone());
+        let mut l = Line::new(LineKind::Release, me.from.clone());
         l.claims = Some(mine.iter().map(|c| c.id.clone()).collect());
         Ok((Some(l), mine))
     })

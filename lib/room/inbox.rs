@@ -5,7 +5,7 @@ use std::path::Path;
 
 use super::file::{self, Flow};
 use super::presence::Me;
-use super::{Line, Room, RoomError};
+use super::{Line, LineKind, Room, RoomError};
 use crate::paths::Home;
 use crate::store::Store;
 
@@ -25,7 +25,7 @@ pub fn rooms_for(home: &Home, dir: &Path) -> Vec<Room> {
 /// Whether `me` takes `line` of `room` in: speech (`say`) that is not its own, to the room
 /// (worktree rooms only) or addressed to it.
 pub fn hears(room: &Room, line: &Line, me: &Me) -> bool {
-    line.ty == "say"
+    line.ty == LineKind::Say
         && !line.from.same(&me.from)
         && match &line.to {
             None => !room.is_device(),
@@ -68,7 +68,7 @@ pub fn read_new(
 /// Write a `delivered` receipt for each line: it reached `me`'s context (or screen).
 pub fn deliver(me: &Me, heard: &[&Heard]) -> Result<(), RoomError> {
     for h in heard {
-        let mut l = Line::new("delivered", me.from.clone());
+        let mut l = Line::new(LineKind::Delivered, me.from.clone());
         l.in_reply_to = Some(h.line.id.clone());
         l.to = Some(
             h.line
@@ -106,7 +106,7 @@ pub fn status(
             match &found {
                 None => {
                     if (line.id == msg || (msg.len() >= 8 && line.id.starts_with(&msg)))
-                        && line.ty == "say"
+                        && line.ty == LineKind::Say
                     {
                         found = Some(Heard {
                             room: room.clone(),
@@ -131,10 +131,10 @@ pub fn status(
                 replies: vec![],
             };
             for l in st_lines {
-                match l.ty.as_str() {
-                    "delivered" => st.delivered.push(l),
-                    "ack" => st.acked.push(l),
-                    "say" => st.replies.push(l),
+                match l.ty {
+                    LineKind::Delivered => st.delivered.push(l),
+                    LineKind::Ack => st.acked.push(l),
+                    LineKind::Say => st.replies.push(l),
                     _ => {}
                 }
             }

@@ -9,6 +9,7 @@
 pub mod claims;
 pub mod file;
 pub mod inbox;
+mod kind;
 pub mod presence;
 pub mod target;
 
@@ -17,6 +18,8 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use crate::paths::Home;
+
+pub use kind::LineKind;
 
 /// The longest line a room takes, newline included.
 pub const MAX_LINE: usize = 64 * 1024;
@@ -93,7 +96,7 @@ pub struct Line {
     pub id: String,
     pub ts: String,
     #[serde(rename = "type")]
-    pub ty: String,
+    pub ty: LineKind,
     pub from: From,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub to: Option<String>,
@@ -114,12 +117,12 @@ pub struct Line {
 }
 
 impl Line {
-    pub fn new(ty: &str, from: From) -> Line {
+    pub fn new(ty: LineKind, from: From) -> Line {
         Line {
             v: 1,
             id: crate::ids::new_id(),
             ts: crate::clock::iso(crate::clock::now_ms()),
-            ty: ty.to_string(),
+            ty,
             from,
             to: None,
             in_reply_to: None,
@@ -272,7 +275,7 @@ mod tests {
         let p = dir.join("r.jsonl");
         let mk = |t: &str| {
             let mut l = Line::new(
-                "say",
+                LineKind::Say,
                 From {
                     session: None,
                     name: "a".into(),

@@ -426,7 +426,7 @@ fn room_concurrent_writers_leave_every_line_whole() {
             std::thread::spawn(move || {
                 for i in 0..2000 {
                     let mut l = ag::room::Line::new(
-                        "say",
+                        ag::room::LineKind::Say,
                         ag::room::From {
                             session: None,
                             name: format!("w{t}"),

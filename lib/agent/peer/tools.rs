@@ -11,7 +11,7 @@ use crate::room::claims::{self, Outcome};
 use crate::room::inbox::{self, Heard};
 use crate::room::presence;
 use crate::room::target::{self, Resolved};
-use crate::room::{file, Line, Room};
+use crate::room::{file, Line, LineKind, Room};
 use crate::text::clip_bytes as clip;
 use crate::tools::ToolOutput;
 
@@ -53,7 +53,7 @@ impl Agent<'_> {
             return Err("text is required".into());
         }
         let me = self.me();
-        let mut line = Line::new("say", me.from.clone());
+        let mut line = Line::new(LineKind::Say, me.from.clone());
         line.text = Some(text.to_string());
         line.in_reply_to = args["in_reply_to"]
             .as_str()

@@ -11,7 +11,7 @@ use crate::room::file;
 use crate::room::inbox::{self, Heard};
 use crate::room::presence::Me;
 use crate::room::target::{self, Resolved};
-use crate::room::Line;
+use crate::room::{Line, LineKind};
 
 #[derive(Debug, clap::Args)]
 pub struct InboxArgs {
@@ -160,7 +160,7 @@ pub(super) fn ack(ctx: &mut Ctx, from: Option<&str>, msg: &str) -> CliResult<()>
     let st = find(ctx, msg)?;
     let store = ctx.store()?;
     let me = me(&store, from)?;
-    let mut l = Line::new("ack", me.from.clone());
+    let mut l = Line::new(LineKind::Ack, me.from.clone());
     l.in_reply_to = Some(st.message.line.id.clone());
     l.to = Some(
         st.message

@@ -7,7 +7,7 @@ use crate::cli::{escape_controls, CliError, CliResult, Ctx};
 use crate::room::claims;
 use crate::room::file::{self, Flow};
 use crate::room::presence::Me;
-use crate::room::{Line, Room};
+use crate::room::{Line, LineKind, Room};
 
 #[derive(Debug, clap::Args)]
 pub struct TailArgs {
@@ -29,13 +29,13 @@ fn render(l: &Line) -> String {
         l.to.as_deref()
             .map(|t| format!(" → {}", crate::room::short13(t)))
             .unwrap_or_default();
-    let body = match l.ty.as_str() {
-        "say" => format!(
+    let body = match &l.ty {
+        LineKind::Say => format!(
             "{}{to}: {}",
             l.from.display(),
             escape_controls(l.text.as_deref().unwrap_or(""), true)
         ),
-        "claim" => format!(
+        LineKind::Claim => format!(
             "{} claims {} ({}, {} s): {} [{}]",
             l.from.display(),
             l.paths.clone().unwrap_or_default().join(", "),
@@ -44,12 +44,12 @@ fn render(l: &Line) -> String {
             escape_controls(l.intent.as_deref().unwrap_or(""), false),
             l.id
         ),
-        "release" => format!(
+        LineKind::Release => format!(
             "{} releases {}",
             l.from.display(),
             l.claims.clone().unwrap_or_default().join(", ")
         ),
-        other => format!(
+        other @ (LineKind::Delivered | LineKind::Ack | LineKind::Other(_)) => format!(
             "{} {other} {}",
             l.from.display(),
             l.in_reply_to.as_deref().unwrap_or("")
@@ -68,13 +68,13 @@ fn shown(l: &Line, me: &Me, all: bool) -> bool {
     if all {
         return true;
     }
-    match l.ty.as_str() {
-        "say" => match &l.to {
+    match l.ty {
+        LineKind::Say => match &l.to {
             None => true,
             Some(t) => me.is_addressed(t) || l.from.same(&me.from),
         },
-        "claim" | "release" | "ack" => true,
-        _ => false,
+        LineKind::Claim | LineKind::Release | LineKind::Ack => true,
+        LineKind::Delivered | LineKind::Other(_) => false,
     }
 }
 

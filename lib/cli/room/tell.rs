@@ -9,7 +9,7 @@ use super::{cwd, me, read_text, resolve, room_err};
 use crate::cli::{CliError, CliResult, Ctx, Exit};
 use crate::room::file::{self, Flow};
 use crate::room::presence;
-use crate::room::{Line, Room};
+use crate::room::{Line, LineKind, Room};
 
 #[derive(Debug, clap::Args)]
 pub struct TellArgs {
@@ -44,7 +44,7 @@ pub(super) fn tell(ctx: &mut Ctx, from: Option<&str>, a: TellArgs) -> CliResult<
     let me = me(&store, from)?;
     let key = crate::room::worktree_key(&cwd()?);
     let here = Room::of_key(&ctx.home, key.clone());
-    let mut line = Line::new("say", me.from.clone());
+    let mut line = Line::new(LineKind::Say, me.from.clone());
     line.text = Some(text);
     line.in_reply_to = a.reply_to.clone();
     let (room, to) = match &a.to {
@@ -90,7 +90,8 @@ pub(super) fn tell(ctx: &mut Ctx, from: Option<&str>, a: TellArgs) -> CliResult<
         loop {
             let mut got: Option<Line> = None;
             file::scan(&room.path, start, &mut |_| {}, &mut |_, l| {
-                if l.ty == "delivered" && l.in_reply_to.as_deref() == Some(line.id.as_str()) {
+                if l.ty == LineKind::Delivered && l.in_reply_to.as_deref() == Some(line.id.as_str())
+                {
                     got = Some(l);
                     return Flow::Stop;
                 }

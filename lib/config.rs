@@ -12,6 +12,7 @@ use serde::Deserialize;
 
 mod check;
 mod mcp_json;
+pub mod toml_error;
 mod trust;
 mod words;
 
@@ -318,7 +319,7 @@ fn read_table(f: &Path) -> Result<toml::Table, ConfigError> {
     })?;
     let bad = |e: toml::de::Error| ConfigError::Parse {
         path: f.to_path_buf(),
-        message: describe_toml_error(&text, &e),
+        message: toml_error::describe(&text, &e),
     };
     // Each file is checked against the whole schema on its own first, so a wrong word (a
     // provider kind, a permission) is reported with its line; the merged table has none.
@@ -443,16 +444,6 @@ fn restrict_untrusted(table: &mut toml::Table, path: &Path) -> Vec<String> {
             )
         })
         .collect()
-}
-
-fn describe_toml_error(text: &str, e: &toml::de::Error) -> String {
-    match e.span() {
-        Some(span) => {
-            let line = text[..span.start.min(text.len())].matches('\n').count() + 1;
-            format!("line {line}: {}", e.message())
-        }
-        None => e.message().to_string(),
-    }
 }
 
 fn merge(into: &mut toml::Table, from: toml::Table) {
@@ -615,9 +606,9 @@ mode = \"wide\"
         let text = "model = \"echo\"\n[network\n";
         let e = text.parse::<toml::Table>().unwrap_err();
         assert!(
-            describe_toml_error(text, &e).starts_with("line 2"),
+            toml_error::describe(text, &e).starts_with("line 2"),
             "{}",
-            describe_toml_error(text, &e)
+            toml_error::describe(text, &e)
         );
     }
 }

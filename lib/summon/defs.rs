@@ -387,10 +387,7 @@ fn parse_toml(file: &Path, text: &str, problems: &mut Vec<String>) -> ParseResul
         ));
     }
     let def: TomlDef = toml::from_str(text).map_err(|e| {
-        let line = e
-            .span()
-            .map(|s| text[..s.start.min(text.len())].matches('\n').count() + 1)
-            .unwrap_or(1);
+        let line = crate::config::toml_error::line_of(text, &e).unwrap_or(1);
         (line, e.message().trim().to_string())
     })?;
     let tools_line = text

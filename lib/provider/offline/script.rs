@@ -66,16 +66,8 @@ impl ScriptProvider {
             path: path.into(),
             message,
         };
-        let file: ScriptFile = toml::from_str(text).map_err(|e| {
-            let message = e.message().trim().to_owned();
-            bad(match e.span() {
-                Some(span) => {
-                    let line = text[..span.start.min(text.len())].matches('\n').count() + 1;
-                    format!("line {line}: {message}")
-                }
-                None => message,
-            })
-        })?;
+        let file: ScriptFile =
+            toml::from_str(text).map_err(|e| bad(crate::config::toml_error::describe(text, &e)))?;
         for (n, step) in file.step.iter().enumerate() {
             for (i, call) in step.tool_calls.iter().enumerate() {
                 let at = format!("step {}, tool call {}", n + 1, i + 1);

@@ -68,6 +68,21 @@ fn results(env: &TestEnv, run: &crate::support::Run) -> Vec<Value> {
         .collect()
 }
 
+/// One turn whose script makes `calls` (TOML inline tables) and then says "done", with
+/// `tools` allowed: the tool results it stored.
+fn turn_with_calls(env: &TestEnv, calls: &[&str], tools: &str) -> Vec<Value> {
+    let calls: Vec<String> = calls.iter().map(|c| format!("  {c},")).collect();
+    let toml = format!(
+        "[[step]]\ntool_calls = [\n{}\n]\n[[step]]\ntext = \"done\"\n",
+        calls.join("\n")
+    );
+    let model = script(env, "calls.toml", &toml);
+    let run = env
+        .run("ag-prompt", &["-m", &model, "--tools", tools, "go"])
+        .ok();
+    results(env, &run)
+}
+
 fn text_of(result: &Value) -> &str {
     result["data"]["result"].as_str().unwrap()
 }
@@ -114,24 +129,15 @@ fn mcp_tools_are_offered_with_their_schemas_only_when_allowed() {
 #[test]
 fn an_mcp_call_runs_and_its_result_is_stored_with_other_content_described() {
     let env = mcp_env(None, "", "");
-    let model = script(
+    let results = turn_with_calls(
         &env,
-        "call.toml",
-        r#"
-[[step]]
-tool_calls = [
-  { name = "mcp__fx__echo", arguments = { text = "hello" } },
-  { name = "mcp__fx__picture" },
-  { name = "mcp__fx__fail" },
-]
-[[step]]
-text = "done"
-"#,
+        &[
+            r#"{ name = "mcp__fx__echo", arguments = { text = "hello" } }"#,
+            r#"{ name = "mcp__fx__picture" }"#,
+            r#"{ name = "mcp__fx__fail" }"#,
+        ],
+        "mcp__fx__*",
     );
-    let run = env
-        .run("ag-prompt", &["-m", &model, "--tools", "mcp__fx__*", "go"])
-        .ok();
-    let results = results(&env, &run);
     assert_eq!(results.len(), 3);
     assert_eq!(results[0]["data"]["name"], "mcp__fx__echo");
     assert_eq!(text_of(&results[0]), "echo: hello");
@@ -158,28 +164,16 @@ text = "done"
 #[test]
 fn a_denied_mcp_call_never_reaches_the_server() {
     let env = mcp_env(None, "", "");
-    let model = script(
+    let results = turn_with_calls(
         &env,
-        "denied.toml",
-        r#"
-[[step]]
-tool_calls = [
-  { name = "mcp__fx__add", arguments = { a = 1, b = 2 } },
-  { name = "mcp__fx__echo", arguments = { text = "allowed" } },
-  { name = "mcp__fx__*", arguments = {} },
-  { name = "mcp__other__echo", arguments = { text = "no such server" } },
-]
-[[step]]
-text = "done"
-"#,
+        &[
+            r#"{ name = "mcp__fx__add", arguments = { a = 1, b = 2 } }"#,
+            r#"{ name = "mcp__fx__echo", arguments = { text = "allowed" } }"#,
+            r#"{ name = "mcp__fx__*", arguments = {} }"#,
+            r#"{ name = "mcp__other__echo", arguments = { text = "no such server" } }"#,
+        ],
+        "mcp__fx__echo",
     );
-    let run = env
-        .run(
-            "ag-prompt",
-            &["-m", &model, "--tools", "mcp__fx__echo", "go"],
-        )
-        .ok();
-    let results = results(&env, &run);
     assert!(
         text_of(&results[0]).contains("not allowed"),
         "{}",
@@ -307,27 +301,15 @@ text = "carried on"
 fn provider_keys_never_reach_an_mcp_server_but_its_own_env_does() {
     let mut env = mcp_env(None, "", "");
     env.set("ANTHROPIC_API_KEY", KEY).set("GITHUB_TOKEN", KEY);
-    let model = script(
+    let results = turn_with_calls(
         &env,
-        "keys.toml",
-        r#"
-[[step]]
-tool_calls = [
-  { name = "mcp__fx__env", arguments = { name = "ANTHROPIC_API_KEY" } },
-  { name = "mcp__fx__env", arguments = { name = "GITHUB_TOKEN" } },
-  { name = "mcp__fx__env", arguments = { name = "FIXTURE_VAR" } },
-]
-[[step]]
-text = "done"
-"#,
+        &[
+            r#"{ name = "mcp__fx__env", arguments = { name = "ANTHROPIC_API_KEY" } }"#,
+            r#"{ name = "mcp__fx__env", arguments = { name = "GITHUB_TOKEN" } }"#,
+            r#"{ name = "mcp__fx__env", arguments = { name = "FIXTURE_VAR" } }"#,
+        ],
+        "mcp__fx__env",
     );
-    let run = env
-        .run(
-            "ag-prompt",
-            &["-m", &model, "--tools", "mcp__fx__env", "go"],
-        )
-        .ok();
-    let results = results(&env, &run);
     assert_eq!(text_of(&results[0]), "unset");
     assert_eq!(text_of(&results[1]), "unset");
     assert_eq!(text_of(&results[2]), "given");

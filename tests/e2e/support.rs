@@ -203,8 +203,15 @@ impl TestEnv {
     }
 }
 
+/// A read-only connection for looking behind the binaries' back. It waits (up to 30 s) when
+/// a running `ag` holds the store: under load a read can land while a writer checkpoints.
 pub fn rusqlite_open(path: &Path) -> rusqlite::Connection {
-    rusqlite::Connection::open_with_flags(path, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY).unwrap()
+    let conn =
+        rusqlite::Connection::open_with_flags(path, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
+            .unwrap();
+    conn.busy_timeout(std::time::Duration::from_secs(30))
+        .unwrap();
+    conn
 }
 
 fn path_with_bins() -> String {

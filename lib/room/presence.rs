@@ -4,7 +4,7 @@
 use std::io::IsTerminal;
 use std::path::Path;
 
-use super::From;
+use super::{From, LineKind};
 use crate::proc;
 use crate::store::{Result, Session, SessionStatus, Store};
 
@@ -136,7 +136,10 @@ pub fn within_reach(home: &crate::paths::Home, dir: &Path, me: &Me, s: &Session)
     for room in super::inbox::rooms_for(home, dir) {
         let _ = super::file::scan(&room.path, 0, &mut |_| {}, &mut |_, line| {
             let to_me = line.to.as_deref().is_some_and(|t| me.is_addressed(t));
-            if line.ty == "say" && to_me && line.from.session.as_deref() == Some(s.id.as_str()) {
+            if line.ty == LineKind::Say
+                && to_me
+                && line.from.session.as_deref() == Some(s.id.as_str())
+            {
                 found = true;
                 return super::file::Flow::Stop;
             }

@@ -68,6 +68,10 @@ pub struct Config {
     /// MCP servers, by name (`[mcp.NAME]`); only the user file may name them.
     #[serde(default)]
     pub mcp: BTreeMap<String, McpServerConfig>,
+    /// A project's `.mcp.json` that was not read because its folder is not trusted: what to
+    /// say about it, for the commands that start servers (not every command reads MCP).
+    #[serde(skip)]
+    pub mcp_json_ignored: Option<String>,
     /// The servers a trusted project's `.mcp.json` added, with that file.
     #[serde(skip)]
     pub mcp_from: BTreeMap<String, PathBuf>,
@@ -272,7 +276,16 @@ impl Config {
         let Some(file) = find_upward(cwd, ".mcp.json") else {
             return Ok(());
         };
-        if !project_root(&file).is_some_and(|root| is_trusted(&root)) {
+        let Some(root) = project_root(&file) else {
+            return Ok(());
+        };
+        if !is_trusted(&root) {
+            self.mcp_json_ignored = Some(format!(
+                "{} is ignored: the folder {} is not trusted (`ag-prompt --trust` there trusts \
+                 it; or add the servers as [mcp.NAME] to the user config)",
+                file.display(),
+                root.display()
+            ));
             return Ok(());
         }
         let secrets = crate::secrets::Secrets::from_config(self);

@@ -1,7 +1,6 @@
 //! `ag-prompt`'s side of MCP: the servers of a run (with their one-line notices on stderr),
 //! the warning for a project's `.mcp.json`, and `ag-prompt mcp list`.
 
-use std::path::Path;
 use std::sync::Arc;
 
 use serde_json::json;
@@ -13,13 +12,8 @@ use crate::policy::Policy;
 
 /// The servers a run may use under `policy`, or none when the policy names no MCP tool of
 /// a configured server. Nothing starts here: a server starts when a turn first needs it.
-pub(super) fn servers(
-    ctx: &Ctx,
-    config: &Config,
-    cwd: &Path,
-    policy: &Policy,
-) -> Option<Arc<McpServers>> {
-    project_file_warning(ctx, cwd);
+pub(super) fn servers(ctx: &Ctx, config: &Config, policy: &Policy) -> Option<Arc<McpServers>> {
+    project_file_warning(ctx, config);
     if !config.mcp.keys().any(|s| policy.may_use_server(s)) {
         return None;
     }
@@ -44,22 +38,10 @@ fn all(ctx: &Ctx, config: &Config, notices: bool) -> McpServers {
     )
 }
 
-/// A project's `.mcp.json` would let a cloned repository run commands: it is read only in
-/// a folder the user trusts (the configuration adds its servers then); elsewhere, say so.
-fn project_file_warning(ctx: &Ctx, cwd: &Path) {
-    let Some(file) = crate::config::find_upward(cwd, ".mcp.json") else {
-        return;
-    };
-    let Some(root) = crate::config::project_root(&file) else {
-        return;
-    };
-    if !crate::config::is_trusted(&root) {
-        ctx.out.warn(&format!(
-            "{} is ignored: the folder {} is not trusted (`ag-prompt --trust` there trusts \
-             it; or add the servers as [mcp.NAME] to the user config)",
-            file.display(),
-            root.display()
-        ));
+/// A project's `.mcp.json` that the configuration left unread (its folder is not trusted).
+fn project_file_warning(ctx: &Ctx, config: &Config) {
+    if let Some(w) = &config.mcp_json_ignored {
+        ctx.out.warn(w);
     }
 }
 
@@ -67,7 +49,7 @@ fn project_file_warning(ctx: &Ctx, cwd: &Path) {
 pub(super) fn list(ctx: &mut Ctx) -> CliResult<()> {
     let cwd = std::env::current_dir()?;
     let config = super::load_config(&ctx.out, &cwd)?;
-    project_file_warning(ctx, &cwd);
+    project_file_warning(ctx, &config);
     if config.mcp.is_empty() {
         ctx.out
             .note("no MCP servers configured; add [mcp.NAME] to the user config");

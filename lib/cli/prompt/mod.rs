@@ -447,8 +447,7 @@ pub(crate) fn run_turn_in(
     }
     let home = ctx.home.clone();
     let mut agent = plan.into_agent(store, &home, config, cwd_now, interrupt);
-    let tool_cwd = agent.tool_ctx.cwd.clone();
-    agent.tool_ctx.mcp = super::mcp_client::servers(ctx, config, &tool_cwd, &agent.policy);
+    agent.tool_ctx.mcp = super::mcp_client::servers(ctx, config, &agent.policy);
     if agent.policy.allows(crate::policy::Tool::Bash.name())
         && agent.tool_ctx.sandbox.mode == crate::sandbox::Mode::Off
     {

@@ -635,16 +635,35 @@ fn room_claim_exit_codes_and_release() {
         2,
         "bob released his shared claim with --all: {all:?}"
     );
-    // An expired claim is no claim.
-    env.run(
-        "ag-room",
+    // An expired claim is no claim: zed claims for one second, and amy comes two seconds
+    // later on the pinned clock.
+    let at = |ms: i64, args: &[&str]| {
+        let out = env
+            .command("ag-room")
+            .env("AG_FAKE_NOW_MS", ms.to_string())
+            .args(args)
+            .output()
+            .expect("spawn");
+        crate::support::Run::from_output(out)
+    };
+    let t0: i64 = 1_790_000_000_000;
+    at(
+        t0,
         &[
             "claim", "old", "--intent", "t", "--ttl", "1s", "--from", "zed",
         ],
     )
     .ok();
-    std::thread::sleep(Duration::from_millis(1100));
-    room(&env, &["claim", "old", "--intent", "t", "--from", "amy"]).ok();
+    let early = at(
+        t0 + 500,
+        &["claim", "old", "--intent", "t", "--from", "amy"],
+    );
+    assert_ne!(early.code, 0, "zed's claim still holds: {}", early.stdout);
+    at(
+        t0 + 2_000,
+        &["claim", "old", "--intent", "t", "--from", "amy"],
+    )
+    .ok();
 }
 
 #[test]

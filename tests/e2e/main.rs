@@ -25,6 +25,7 @@ mod room_mcp;
 mod sandbox;
 mod sandbox_procs;
 mod scale;
+mod snapshots;
 mod stop_reasons;
 mod summon;
 mod trust;

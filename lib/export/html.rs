@@ -262,7 +262,6 @@ fn plain(out: &mut String, text: &str) {
 }
 
 fn tool_call(out: &mut String, name: &str, args: &Value, result: Option<&Chunk>) {
-    let s = |k: &str| args.get(k).and_then(Value::as_str);
     let is_error = matches!(
         result.map(|c| &c.data),
         Some(ChunkData::ToolResult { is_error: true, .. })
@@ -277,7 +276,7 @@ fn tool_call(out: &mut String, name: &str, args: &Value, result: Option<&Chunk>)
         "query",
     ]
     .iter()
-    .find_map(|k| s(k))
+    .find_map(|k| args.get(*k).and_then(Value::as_str))
     .map(|p| super::clip(p, 90))
     .unwrap_or_default();
     let _ = write!(
@@ -287,6 +286,19 @@ fn tool_call(out: &mut String, name: &str, args: &Value, result: Option<&Chunk>)
         esc(name),
         esc(&preview)
     );
+    tool_arguments(out, name, args);
+    if let Some(r) = result {
+        tool_result(out, r);
+    } else {
+        out.push_str("<p class=\"note\">no result in this log</p>");
+    }
+    out.push_str("</details>\n");
+}
+
+/// A call's arguments as the reader wants them: edits as diffs, a written file as code, a
+/// patch as a patch, a command as shell, anything else as JSON.
+fn tool_arguments(out: &mut String, name: &str, args: &Value) {
+    let s = |k: &str| args.get(k).and_then(Value::as_str);
     let path = s("file_path").or(s("path")).unwrap_or("");
     match name.to_ascii_lowercase().as_str() {
         "edit" if s("old_string").is_some() => {
@@ -323,17 +335,7 @@ fn tool_call(out: &mut String, name: &str, args: &Value, result: Option<&Chunk>)
             let _ = write!(out, "<pre class=\"diff\">{}</pre>", patch(text));
         }
         _ => {
-            let command = match args.get("command").or(args.get("cmd")) {
-                Some(Value::String(c)) => Some(c.clone()),
-                Some(Value::Array(a)) => Some(
-                    a.iter()
-                        .map(|v| v.as_str().map(str::to_string).unwrap_or(v.to_string()))
-                        .collect::<Vec<_>>()
-                        .join(" "),
-                ),
-                _ => None,
-            };
-            let (text, lang) = match command {
+            let (text, lang) = match command_line(args) {
                 Some(c) => (c, "sh"),
                 None => (
                     serde_json::to_string_pretty(args).unwrap_or_default(),
@@ -343,12 +345,20 @@ fn tool_call(out: &mut String, name: &str, args: &Value, result: Option<&Chunk>)
             let _ = write!(out, "<pre><code>{}</code></pre>", code(&text, lang));
         }
     }
-    if let Some(r) = result {
-        tool_result(out, r);
-    } else {
-        out.push_str("<p class=\"note\">no result in this log</p>");
+}
+
+/// `command` (or `cmd`) as one line, whether given as a string or an argv array.
+fn command_line(args: &Value) -> Option<String> {
+    match args.get("command").or(args.get("cmd")) {
+        Some(Value::String(c)) => Some(c.clone()),
+        Some(Value::Array(a)) => Some(
+            a.iter()
+                .map(|v| v.as_str().map(str::to_string).unwrap_or(v.to_string()))
+                .collect::<Vec<_>>()
+                .join(" "),
+        ),
+        _ => None,
     }
-    out.push_str("</details>\n");
 }
 
 fn tool_result(out: &mut String, c: &Chunk) {

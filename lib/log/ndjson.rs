@@ -80,125 +80,146 @@ pub fn decode_line(line_no: usize, line: &str) -> Result<NewChunk, DecodeError> 
 
 /// The careful path: every problem named by line and field.
 fn decode_slow(line_no: usize, line: &str) -> Result<NewChunk, DecodeError> {
-    let err = |field: Option<&str>, message: String| DecodeError {
-        line: line_no,
-        field: field.map(str::to_string),
-        message,
-    };
-    let value: Value =
-        serde_json::from_str(line).map_err(|e| err(None, format!("malformed JSON: {e}")))?;
-    let Value::Object(mut obj) = value else {
-        return Err(err(
-            None,
-            format!("expected a JSON object, found {}", json_kind(&value)),
-        ));
-    };
-    const KNOWN: [&str; 9] = [
-        "id", "session", "seq", "turn", "step", "role", "type", "data", "ts",
-    ];
-    if let Some(k) = obj.keys().find(|k| !KNOWN.contains(&k.as_str())) {
-        return Err(err(
-            Some(k),
-            format!("unknown field (expected one of {})", KNOWN.join(", ")),
-        ));
+    let fields = Fields::parse(line_no, line)?;
+    fields.chunk()
+}
+
+/// One line's JSON object, taken apart field by field; each error names its field.
+struct Fields {
+    line: usize,
+    obj: Map<String, Value>,
+}
+
+const KNOWN_FIELDS: [&str; 9] = [
+    "id", "session", "seq", "turn", "step", "role", "type", "data", "ts",
+];
+
+impl Fields {
+    fn parse(line: usize, text: &str) -> Result<Fields, DecodeError> {
+        let fail = |message: String| DecodeError {
+            line,
+            field: None,
+            message,
+        };
+        let value: Value =
+            serde_json::from_str(text).map_err(|e| fail(format!("malformed JSON: {e}")))?;
+        let Value::Object(obj) = value else {
+            return Err(fail(format!(
+                "expected a JSON object, found {}",
+                json_kind(&value)
+            )));
+        };
+        let fields = Fields { line, obj };
+        if let Some(k) = fields
+            .obj
+            .keys()
+            .find(|k| !KNOWN_FIELDS.contains(&k.as_str()))
+        {
+            return Err(fields.err(
+                k,
+                format!(
+                    "unknown field (expected one of {})",
+                    KNOWN_FIELDS.join(", ")
+                ),
+            ));
+        }
+        Ok(fields)
     }
-    let opt_str = |obj: &mut Map<String, Value>, f: &str| -> Result<Option<String>, DecodeError> {
-        match obj.remove(f) {
+
+    fn chunk(mut self) -> Result<NewChunk, DecodeError> {
+        let id = self.opt_str("id")?;
+        let session = self.opt_str("session")?;
+        let seq = self.opt_int("seq", 1)?;
+        let turn = self.opt_str("turn")?;
+        let step = self.opt_int("step", 0)?.unwrap_or(0);
+        let role = self.named("role", Role::parse, || {
+            "expected user, assistant, tool, system or peer".into()
+        })?;
+        let ty = self.named("type", ChunkType::parse, || {
+            "expected text, thinking, tool_call, tool_result, error, system or peer".into()
+        })?;
+        let data = match self.obj.remove("data") {
+            None | Some(Value::Null) => return Err(self.err("data", "missing".into())),
+            Some(v) => ChunkData::from_value(ty, v).map_err(|m| self.err("data", m))?,
+        };
+        let ts = self.ts()?;
+        check_role_type(role, ty).map_err(|m| self.err("role", m))?;
+        Ok(NewChunk {
+            id,
+            session,
+            seq,
+            turn,
+            step,
+            role,
+            data,
+            ts,
+        })
+    }
+
+    fn err(&self, field: &str, message: String) -> DecodeError {
+        DecodeError {
+            line: self.line,
+            field: Some(field.to_string()),
+            message,
+        }
+    }
+
+    fn wrong_kind(&self, field: &str, expected: &str, found: &Value) -> DecodeError {
+        self.err(
+            field,
+            format!("expected {expected}, found {}", json_kind(found)),
+        )
+    }
+
+    fn opt_str(&mut self, f: &str) -> Result<Option<String>, DecodeError> {
+        match self.obj.remove(f) {
             None | Some(Value::Null) => Ok(None),
             Some(Value::String(s)) if !s.is_empty() => Ok(Some(s)),
-            Some(Value::String(_)) => Err(err(Some(f), "must not be empty".into())),
-            Some(v) => Err(err(
-                Some(f),
-                format!("expected a string, found {}", json_kind(&v)),
-            )),
+            Some(Value::String(_)) => Err(self.err(f, "must not be empty".into())),
+            Some(v) => Err(self.wrong_kind(f, "a string", &v)),
         }
-    };
-    let opt_int =
-        |obj: &mut Map<String, Value>, f: &str, min: i64| -> Result<Option<i64>, DecodeError> {
-            match obj.remove(f) {
-                None | Some(Value::Null) => Ok(None),
-                Some(Value::Number(n)) => match n.as_i64() {
-                    Some(i) if i >= min => Ok(Some(i)),
-                    _ => Err(err(
-                        Some(f),
-                        format!("expected an integer ≥ {min}, found {n}"),
-                    )),
-                },
-                Some(v) => Err(err(
-                    Some(f),
-                    format!("expected an integer, found {}", json_kind(&v)),
-                )),
+    }
+
+    fn opt_int(&mut self, f: &str, min: i64) -> Result<Option<i64>, DecodeError> {
+        match self.obj.remove(f) {
+            None | Some(Value::Null) => Ok(None),
+            Some(Value::Number(n)) => match n.as_i64() {
+                Some(i) if i >= min => Ok(Some(i)),
+                _ => Err(self.err(f, format!("expected an integer ≥ {min}, found {n}"))),
+            },
+            Some(v) => Err(self.wrong_kind(f, "an integer", &v)),
+        }
+    }
+
+    /// A required string field naming one of a fixed set of values.
+    fn named<T>(
+        &mut self,
+        f: &str,
+        parse: impl Fn(&str) -> Option<T>,
+        expected: impl Fn() -> String,
+    ) -> Result<T, DecodeError> {
+        match self.obj.remove(f) {
+            None | Some(Value::Null) => Err(self.err(f, "missing".into())),
+            Some(Value::String(s)) => {
+                parse(&s).ok_or_else(|| self.err(f, format!("unknown {f} {s:?} ({})", expected())))
             }
-        };
-    let id = opt_str(&mut obj, "id")?;
-    let session = opt_str(&mut obj, "session")?;
-    let seq = opt_int(&mut obj, "seq", 1)?;
-    let turn = opt_str(&mut obj, "turn")?;
-    let step = opt_int(&mut obj, "step", 0)?.unwrap_or(0);
-    let role = match obj.remove("role") {
-        None | Some(Value::Null) => return Err(err(Some("role"), "missing".into())),
-        Some(Value::String(s)) => Role::parse(&s).ok_or_else(|| {
-            err(
-                Some("role"),
-                format!("unknown role {s:?} (expected user, assistant, tool, system or peer)"),
-            )
-        })?,
-        Some(v) => {
-            return Err(err(
-                Some("role"),
-                format!("expected a string, found {}", json_kind(&v)),
-            ))
+            Some(v) => Err(self.wrong_kind(f, "a string", &v)),
         }
-    };
-    let ty = match obj.remove("type") {
-        None | Some(Value::Null) => return Err(err(Some("type"), "missing".into())),
-        Some(Value::String(s)) => ChunkType::parse(&s).ok_or_else(|| {
-            err(
-                Some("type"),
-                format!(
-                    "unknown type {s:?} (expected text, thinking, tool_call, tool_result, error, system or peer)"
-                ),
-            )
-        })?,
-        Some(v) => {
-            return Err(err(
-                Some("type"),
-                format!("expected a string, found {}", json_kind(&v)),
-            ))
+    }
+
+    fn ts(&mut self) -> Result<Option<i64>, DecodeError> {
+        match self.obj.remove("ts") {
+            None | Some(Value::Null) => Ok(None),
+            Some(Value::String(s)) => crate::clock::parse_iso(&s)
+                .map(Some)
+                .ok_or_else(|| self.err("ts", format!("not an ISO-8601 timestamp: {s:?}"))),
+            Some(Value::Number(n)) => n
+                .as_i64()
+                .map(Some)
+                .ok_or_else(|| self.err("ts", format!("expected unix milliseconds, found {n}"))),
+            Some(v) => Err(self.wrong_kind("ts", "an ISO-8601 string", &v)),
         }
-    };
-    let data = match obj.remove("data") {
-        None | Some(Value::Null) => return Err(err(Some("data"), "missing".into())),
-        Some(v) => ChunkData::from_value(ty, v).map_err(|m| err(Some("data"), m))?,
-    };
-    let ts = match obj.remove("ts") {
-        None | Some(Value::Null) => None,
-        Some(Value::String(s)) => Some(
-            crate::clock::parse_iso(&s)
-                .ok_or_else(|| err(Some("ts"), format!("not an ISO-8601 timestamp: {s:?}")))?,
-        ),
-        Some(Value::Number(n)) => Some(
-            n.as_i64()
-                .ok_or_else(|| err(Some("ts"), format!("expected unix milliseconds, found {n}")))?,
-        ),
-        Some(v) => {
-            return Err(err(
-                Some("ts"),
-                format!("expected an ISO-8601 string, found {}", json_kind(&v)),
-            ))
-        }
-    };
-    check_role_type(role, ty).map_err(|m| err(Some("role"), m))?;
-    Ok(NewChunk {
-        id,
-        session,
-        seq,
-        turn,
-        step,
-        role,
-        data,
-        ts,
-    })
+    }
 }
 
 /// The role/type pairs that make sense in a log; anything else would fold into nonsense.

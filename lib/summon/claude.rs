@@ -63,86 +63,30 @@ fn front_matter_value(v: &str) -> Result<String, String> {
     unquote(v)
 }
 
+/// Front-matter fields by key, each with the line it was on.
+type Fields = BTreeMap<String, (usize, String)>;
+
 /// A Claude Code agent: `---` front matter of `key: value` lines, then the system prompt.
 pub(super) fn parse_claude(file: &Path, text: &str, problems: &mut Vec<String>) -> ParseResult {
-    let mut lines = text.lines().enumerate();
-    match lines.next() {
-        Some((_, l)) if l.trim() == "---" => {}
-        _ => return Err((1, "expected front matter starting with `---`".into())),
-    }
-    let mut fields: BTreeMap<String, (usize, String)> = BTreeMap::new();
-    let mut body_start = None;
-    for (i, l) in lines.by_ref() {
-        if l.trim() == "---" {
-            body_start = Some(i + 1);
-            break;
-        }
-        if l.trim().is_empty() || l.trim_start().starts_with('#') {
-            continue;
-        }
-        let not_key_value = || {
-            (
-                i + 1,
-                format!("expected `key: value`, found {:?}", l.trim()),
-            )
-        };
-        let Some((k, v)) = l.split_once(':') else {
-            return Err(not_key_value());
-        };
-        let k = k.trim();
-        if k.is_empty()
-            || l.starts_with(char::is_whitespace)
-            || !k
-                .chars()
-                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
-        {
-            return Err(not_key_value());
-        }
-        let v = front_matter_value(v).map_err(|msg| (i + 1, format!("{k}: {msg}")))?;
-        fields.insert(k.to_string(), (i + 1, v));
-    }
-    let Some(body_start) = body_start else {
-        return Err((
-            text.lines().count().max(1),
-            "the front matter is not closed with `---`".into(),
-        ));
-    };
-    let body: Vec<&str> = text.lines().skip(body_start).collect();
-    let body = body.join("\n").trim().to_string();
+    let (fields, body) = front_matter(text)?;
     let slug = match fields.get("name") {
         Some((_, n)) if valid_slug(n) => n.clone(),
         Some((line, n)) => return Err((*line, format!("name {n:?} is not a usable agent name"))),
         None => slug_of(file),
     };
     let tools = match fields.get("tools") {
-        Some((line, list)) => {
-            let mut out: Vec<String> = Vec::new();
-            for t in list.split(',').map(str::trim).filter(|t| !t.is_empty()) {
-                match claude_tool(t) {
-                    Some(ours) => {
-                        if !out.iter().any(|o| o == ours) {
-                            out.push(ours.to_string());
-                        }
-                    }
-                    None => problems.push(format!(
-                        "{}:{line}: Claude tool {t:?} has no ag equivalent; dropped",
-                        file.display()
-                    )),
-                }
-            }
-            Policy::of(out.iter().map(String::as_str)).names()
-        }
+        Some((line, list)) => claude_tools(file, *line, list, problems),
         // Claude Code gives an agent without a tools line every tool. Here a definition has
         // to ask for what changes files or runs commands: without the line it can look, not
         // touch, like a TOML definition without `tools`.
         None => Policy::read_only().names(),
     };
-    // Claude's aliases (sonnet, opus, inherit) name no provider here: the spawner's model is
-    // used then.
     let sandbox = match fields.get("sandbox") {
         Some((line, m)) => Some(Mode::parse(m).map_err(|e| (*line, e))?),
         None => None,
     };
+    // Claude's aliases (sonnet, opus, inherit) name no provider here: the spawner's model is
+    // used then.
     let models = match fields.get("model") {
         Some((_, m)) if m.contains('/') || m == "echo" || m.starts_with("script:") => {
             vec![anchor_model(m, file)]
@@ -167,6 +111,66 @@ pub(super) fn parse_claude(file: &Path, text: &str, problems: &mut Vec<String>) 
         withheld: Vec::new(),
         replaces: None,
     })
+}
+
+/// Split a file into its front-matter fields and its body (the system prompt); an error
+/// names the line.
+fn front_matter(text: &str) -> Result<(Fields, String), (usize, String)> {
+    let mut lines = text.lines().enumerate();
+    match lines.next() {
+        Some((_, l)) if l.trim() == "---" => {}
+        _ => return Err((1, "expected front matter starting with `---`".into())),
+    }
+    let mut fields = Fields::new();
+    for (i, l) in lines.by_ref() {
+        if l.trim() == "---" {
+            let body: Vec<&str> = text.lines().skip(i + 1).collect();
+            return Ok((fields, body.join("\n").trim().to_string()));
+        }
+        if l.trim().is_empty() || l.trim_start().starts_with('#') {
+            continue;
+        }
+        let (k, v) = key_value(l).ok_or_else(|| {
+            (
+                i + 1,
+                format!("expected `key: value`, found {:?}", l.trim()),
+            )
+        })?;
+        let v = front_matter_value(v).map_err(|msg| (i + 1, format!("{k}: {msg}")))?;
+        fields.insert(k.to_string(), (i + 1, v));
+    }
+    Err((
+        text.lines().count().max(1),
+        "the front matter is not closed with `---`".into(),
+    ))
+}
+
+/// `key: value` at the start of a line, the key made of letters, digits, `_` and `-`.
+fn key_value(l: &str) -> Option<(&str, &str)> {
+    let (k, v) = l.split_once(':')?;
+    let k = k.trim();
+    let usable = !k.is_empty()
+        && !l.starts_with(char::is_whitespace)
+        && k.chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
+    usable.then_some((k, v))
+}
+
+/// A `tools:` list in Claude's names, as ours; a name with no equivalent is dropped with a
+/// problem naming the file and line.
+fn claude_tools(file: &Path, line: usize, list: &str, problems: &mut Vec<String>) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for t in list.split(',').map(str::trim).filter(|t| !t.is_empty()) {
+        match claude_tool(t) {
+            Some(ours) if out.iter().any(|o| o == ours) => {}
+            Some(ours) => out.push(ours.to_string()),
+            None => problems.push(format!(
+                "{}:{line}: Claude tool {t:?} has no ag equivalent; dropped",
+                file.display()
+            )),
+        }
+    }
+    Policy::of(out.iter().map(String::as_str)).names()
 }
 
 #[cfg(test)]

@@ -140,23 +140,7 @@ struct Importer {
 impl Importer {
     fn file(&mut self, ctx: &mut Ctx, store: &Store, path: &Path) -> CliResult<()> {
         let stdin = path.as_os_str() == "-";
-        let mut bytes = if stdin {
-            let mut b = Vec::new();
-            std::io::Read::read_to_end(&mut std::io::stdin(), &mut b)?;
-            b
-        } else {
-            std::fs::read(path)
-                .map_err(|e| CliError::from(e).context(format!("cannot read {}", path.display())))?
-        };
-        if let Ok(m) = std::fs::metadata(path) {
-            self.seen
-                .insert(path.to_path_buf(), (m.len(), m.modified().ok()));
-        }
-        if self.follow {
-            // A line still being written is imported once it is whole.
-            let whole = bytes.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
-            bytes.truncate(whole);
-        }
+        let bytes = self.read(path, stdin)?;
         let name = path
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
@@ -189,37 +173,67 @@ impl Importer {
             if planned.chunks.is_empty() {
                 continue;
             }
-            let (source, source_id, skipped) = (
-                planned.source.kind,
-                planned.source.source_id.clone(),
-                planned.skipped,
-            );
-            match plan(planned, &record).and_then(|p| store.import_session(p)) {
-                Ok(done) => {
-                    if !ctx.global.quiet && (done.appended > 0 || !self.follow || done.created) {
-                        let line = json!({
-                            "session": done.session.id,
-                            "source": source.as_str(),
-                            "source_id": source_id,
-                            "chunks": done.appended,
-                            "skipped": skipped,
-                        });
-                        ctx.out.line(&line.to_string())?;
-                    }
-                }
-                Err(e) => {
-                    let e =
-                        CliError::from(e).context(format!("{shown}: {source} session {source_id}"));
-                    if first_err.is_none() {
-                        first_err = Some(e);
-                    } else {
-                        e.render(crate::cli::program());
-                    }
-                }
+            match self.store_one(store, planned, &record, &shown) {
+                Ok(Some(line)) if !ctx.global.quiet => ctx.out.line(&line.to_string())?,
+                Ok(_) => {}
+                Err(e) if first_err.is_none() => first_err = Some(e),
+                Err(e) => e.render(crate::cli::program()),
             }
         }
         ctx.out.flush()?;
         first_err.map_or(Ok(()), Err)
+    }
+
+    /// A file's bytes (or stdin's), remembering its length and time; when following, only
+    /// whole lines (a line still being written is imported once it is whole).
+    fn read(&mut self, path: &Path, stdin: bool) -> CliResult<Vec<u8>> {
+        let mut bytes = if stdin {
+            let mut b = Vec::new();
+            std::io::Read::read_to_end(&mut std::io::stdin(), &mut b)?;
+            b
+        } else {
+            std::fs::read(path)
+                .map_err(|e| CliError::from(e).context(format!("cannot read {}", path.display())))?
+        };
+        if let Ok(m) = std::fs::metadata(path) {
+            self.seen
+                .insert(path.to_path_buf(), (m.len(), m.modified().ok()));
+        }
+        if self.follow {
+            let whole = bytes.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
+            bytes.truncate(whole);
+        }
+        Ok(bytes)
+    }
+
+    /// Store one planned session; the line to print about it (when following, only news).
+    fn store_one(
+        &self,
+        store: &Store,
+        planned: PlannedSession,
+        record: &str,
+        shown: &str,
+    ) -> CliResult<Option<serde_json::Value>> {
+        let (source, source_id, skipped) = (
+            planned.source.kind,
+            planned.source.source_id.clone(),
+            planned.skipped,
+        );
+        let done = plan(planned, record)
+            .and_then(|p| store.import_session(p))
+            .map_err(|e| {
+                CliError::from(e).context(format!("{shown}: {source} session {source_id}"))
+            })?;
+        let news = done.appended > 0 || !self.follow || done.created;
+        Ok(news.then(|| {
+            json!({
+                "session": done.session.id,
+                "source": source.as_str(),
+                "source_id": source_id,
+                "chunks": done.appended,
+                "skipped": skipped,
+            })
+        }))
     }
 
     /// Watch the paths (notifications, and a poll as the backstop where they do not arrive)

@@ -16,7 +16,7 @@ use std::collections::{HashMap, HashSet};
 use serde_json::{Map, Value};
 
 use super::{lines, object, ImportError, LineProblem, Parsed, PlannedSession, Source, SourceKind};
-use crate::log::ChunkData;
+use crate::log::{ChunkData, NewChunk};
 
 pub(super) type Obj = Map<String, Value>;
 
@@ -305,19 +305,7 @@ fn plan_session(
         .last()
         .and_then(|&i| all[i].uuid())
         .map(str::to_string);
-    let first_text = conv.b.chunks.iter().find_map(|c| match &c.data {
-        ChunkData::Text { text } if c.role == crate::log::Role::User => Some(text.clone()),
-        _ => None,
-    });
-    let branch_summary = order
-        .iter()
-        .rev()
-        .find_map(|&i| all[i].uuid().and_then(|u| file.summaries.get(u)));
-    let title = match (root, &file.custom_title, branch_summary) {
-        (None, Some(t), _) => t.clone(),
-        (None, None, Some(s)) => s.clone(),
-        _ => crate::text::headline(&command_line(first_text.as_deref().unwrap_or("")), 80),
-    };
+    let title = title_of(file, all, root, order, &conv.b.chunks);
     let model = conv
         .b
         .model
@@ -345,6 +333,30 @@ fn plan_session(
         policy: None,
         chunks: conv.b.chunks,
         skipped: conv.skipped,
+    }
+}
+
+/// The title Claude Code shows: a custom title, else the summary of the branch's leaf, else
+/// the first thing the person typed (a subagent always takes its first prompt).
+fn title_of(
+    file: &FileInfo,
+    all: &[Line],
+    root: Option<&str>,
+    order: &[usize],
+    chunks: &[NewChunk],
+) -> String {
+    let first_text = chunks.iter().find_map(|c| match &c.data {
+        ChunkData::Text { text } if c.role == crate::log::Role::User => Some(text.as_str()),
+        _ => None,
+    });
+    let branch_summary = order
+        .iter()
+        .rev()
+        .find_map(|&i| all[i].uuid().and_then(|u| file.summaries.get(u)));
+    match (root, &file.custom_title, branch_summary) {
+        (None, Some(t), _) => t.clone(),
+        (None, None, Some(s)) => s.clone(),
+        _ => crate::text::headline(&command_line(first_text.unwrap_or("")), 80),
     }
 }
 

@@ -470,6 +470,11 @@ fn merge(into: &mut toml::Table, from: toml::Table) {
     }
 }
 
+/// Where a default model can be set, for hints: the user config always, a project's
+/// `.ag/config.toml` only in a trusted folder.
+pub const MODEL_SETTING_HINT: &str =
+    "set `model = \"…\"` in ~/.config/ag/config.toml (or in .ag/config.toml of a trusted folder)";
+
 /// `$XDG_CONFIG_HOME/ag`, else `~/.config/ag`.
 pub fn user_config_dir() -> Option<PathBuf> {
     let env = |k: &str| {

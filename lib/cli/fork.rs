@@ -8,9 +8,10 @@ use serde_json::json;
 
 use super::{finish, CliError, CliResult, Ctx, Exit, GlobalArgs};
 use crate::agent::{PlanError, TurnPlan};
+use crate::config::Config;
 use crate::fork::{self, ChildTools, ForkError, ForkSpec, Side};
 use crate::policy::Policy;
-use crate::provider::{ChooseError, ModelSources};
+use crate::provider::{ChooseError, Chosen, ModelSources};
 use crate::store::{Session, SessionKind, Store};
 
 const EXAMPLES: &str = "\
@@ -199,19 +200,7 @@ fn btw(ctx: &mut Ctx, cli: &Cli, question: &str) -> CliResult<()> {
             true,
         ));
     }
-    let chosen = crate::provider::choose(
-        &ModelSources {
-            flag: cli.model.as_deref(),
-            session: source.model.as_deref(),
-            ..ModelSources::with_env()
-        },
-        &config,
-    )
-    .map_err(|e| match e {
-        ChooseError::NoModel => CliError::usage("no model for the side chat")
-            .with_hint("pass -m PROVIDER/MODEL, set AG_MODEL, or set `model` in .ag/config.toml"),
-        e => CliError::usage(e.to_string()).with_hint("`ag-prompt models` lists the providers"),
-    })?;
+    let chosen = side_model(cli, &source, &config)?;
     let side = if cli.keep_cache {
         Side::KeepCache
     } else {
@@ -239,7 +228,6 @@ fn btw(ctx: &mut Ctx, cli: &Cli, question: &str) -> CliResult<()> {
     .map_err(|e| fork_error(e, &source, true))?;
     ctx.out
         .done(format!("the side chat {} was created", child.id));
-    let short = child.handle.as_str();
     if ctx.global.json {
         let mut v = describe(&store, &child)?;
         v["type"] = "fork".into();
@@ -270,27 +258,50 @@ fn btw(ctx: &mut Ctx, cli: &Cli, question: &str) -> CliResult<()> {
                 &super::prompt::Want::default(),
             )
         });
-    result.map_err(|e| {
-        if e.is_stdout_failure() {
-            return e;
-        }
-        let what = match e.exit {
-            Exit::TempFail => format!(
-                "the model is unavailable; the side chat {} was kept without an answer",
-                child.id
-            ),
-            Exit::Interrupted => format!("interrupted; the side chat {} was kept", child.id),
-            _ => format!(
-                "the side-chat prompt was rejected; the side chat {} was kept for inspection",
-                child.id
-            ),
-        };
-        CliError {
-            exit: e.exit,
-            error: e.error.context(what),
-            hint: Some(format!(
-                "ask again with ag-prompt -s {short} QUESTION; inspect it with ag-log show {short}"
-            )),
-        }
+    result.map_err(|e| side_chat_failed(e, &child))
+}
+
+/// The side chat's model: `-m`, else the source's, else the usual sources.
+fn side_model(cli: &Cli, source: &Session, config: &Config) -> CliResult<Chosen> {
+    crate::provider::choose(
+        &ModelSources {
+            flag: cli.model.as_deref(),
+            session: source.model.as_deref(),
+            ..ModelSources::with_env()
+        },
+        config,
+    )
+    .map_err(|e| match e {
+        ChooseError::NoModel => CliError::usage("no model for the side chat").with_hint(format!(
+            "pass -m PROVIDER/MODEL, set AG_MODEL, or {}",
+            crate::config::MODEL_SETTING_HINT
+        )),
+        e => CliError::usage(e.to_string()).with_hint("`ag-prompt models` lists the providers"),
     })
+}
+
+/// A side chat whose turn failed is kept: the error says so and how to go on with it.
+fn side_chat_failed(e: CliError, child: &Session) -> CliError {
+    if e.is_stdout_failure() {
+        return e;
+    }
+    let what = match e.exit {
+        Exit::TempFail => format!(
+            "the model is unavailable; the side chat {} was kept without an answer",
+            child.id
+        ),
+        Exit::Interrupted => format!("interrupted; the side chat {} was kept", child.id),
+        _ => format!(
+            "the side-chat prompt was rejected; the side chat {} was kept for inspection",
+            child.id
+        ),
+    };
+    let short = child.handle.as_str();
+    CliError {
+        exit: e.exit,
+        error: e.error.context(what),
+        hint: Some(format!(
+            "ask again with ag-prompt -s {short} QUESTION; inspect it with ag-log show {short}"
+        )),
+    }
 }

@@ -248,7 +248,10 @@ pub(super) fn pick_model(
             SummonErrorKind::Usage,
             format!("agent {} names no model and none is configured", def.slug),
         )
-        .hint("add `models = [\"…\"]` to the definition, set AG_MODEL, or set `model` in .ag/config.toml")),
+        .hint(format!(
+            "add `models = [\"…\"]` to the definition, set AG_MODEL, or {}",
+            crate::config::MODEL_SETTING_HINT
+        ))),
         Err(e) => Err(SummonError::new(SummonErrorKind::Usage, e.to_string())),
     }
 }

@@ -407,10 +407,13 @@ pub(crate) fn plan_error(e: PlanError) -> CliError {
     match e {
         PlanError::Busy { .. } => CliError::new(Exit::Conflict, e.to_string())
             .with_hint("drop --no-queue to queue the prompt instead"),
-        PlanError::Model(ChooseError::NoModel) => CliError::usage("no model given").with_hint(
-            "pass -m PROVIDER/MODEL, set AG_MODEL, or set `model = \"…\"` in .ag/config.toml; \
-             offline models: echo, script:FILE; `ag-prompt models` lists what is configured",
-        ),
+        PlanError::Model(ChooseError::NoModel) => {
+            CliError::usage("no model given").with_hint(format!(
+                "pass -m PROVIDER/MODEL, set AG_MODEL, or {}; offline models: echo, \
+                 script:FILE; `ag-prompt models` lists what is configured",
+                crate::config::MODEL_SETTING_HINT
+            ))
+        }
         PlanError::Model(e) => {
             CliError::usage(e.to_string()).with_hint("`ag-prompt models` lists the providers")
         }

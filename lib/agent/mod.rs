@@ -172,6 +172,8 @@ impl Agent<'_> {
         if let Some((pgid, start)) = self.store.take_tool_group(&self.session.id)? {
             crate::proc::kill_leftover_group(pgid, start);
         }
+        // And a killed run's private temp dirs, which nothing else removes.
+        crate::sandbox::jail::sweep_stale_temp_dirs();
         self.append(
             vec![NewChunk::new(Role::User, ChunkData::text(prompt)).in_turn(&turn, 0)],
             on,

@@ -68,7 +68,11 @@ fn sandbox_a_background_child_cannot_outlive_the_turn() {
 
 #[test]
 fn sandbox_kill_9_of_ag_prompt_leaves_no_tool_process() {
-    let env = env_with(None, "");
+    let mut env = env_with(None, "");
+    // A temp dir of its own, to see what the killed runs leave there.
+    let tmp = env.dir.path().join("tmp");
+    std::fs::create_dir(&tmp).unwrap();
+    env.set("TMPDIR", tmp.to_string_lossy());
     // Markers unique to this test process, so a run never sees another's processes.
     let id = std::process::id() % 100_000;
     for (mode, marker) in [
@@ -102,6 +106,16 @@ fn sandbox_kill_9_of_ag_prompt_leaves_no_tool_process() {
     }
     // The groups the killed runs recorded are cleared by the next run on each session.
     assert_eq!(recorded_groups(&env), 2);
+    // The killed runs' inits die a moment after the commands do; until then they hold their
+    // temp dirs (a lock), and a temp dir in use is never removed.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    for e in std::fs::read_dir(&tmp).unwrap() {
+        let dir = std::fs::File::open(e.unwrap().path()).unwrap();
+        while dir.try_lock().is_err() {
+            assert!(Instant::now() < deadline, "a killed run's init never ended");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
     let ids: Vec<Value> = env.log(&["ls", "--json"]).ok().json_lines();
     let model = bash_model(&env, "quick.toml", &["true"]);
     for s in ids {
@@ -110,6 +124,16 @@ fn sandbox_kill_9_of_ag_prompt_leaves_no_tool_process() {
             .ok();
     }
     assert_eq!(recorded_groups(&env), 0);
+    // And the private temp dirs the killed calls could not remove are gone too.
+    let left: Vec<_> = std::fs::read_dir(&tmp)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(
+        left,
+        Vec::<std::ffi::OsString>::new(),
+        "temp dirs left behind"
+    );
 }
 
 /// Sessions with a recorded tool process group; 0 while the store is not there yet.

@@ -19,6 +19,9 @@
 //! has `PR_SET_PDEATHSIG`.
 
 mod child;
+mod tmp;
+
+pub use tmp::sweep_once as sweep_stale_temp_dirs;
 
 use std::ffi::{CString, OsStr};
 use std::fs::File;
@@ -83,6 +86,8 @@ pub struct Running {
     status: File,
     sync: Option<File>,
     tmp: PathBuf,
+    /// Says the directory is in use until the call ends (see [`tmp`]).
+    _tmp_lock: File,
     protected: Option<Protected>,
     exit: Option<ExitStatus>,
     reaped: bool,
@@ -103,13 +108,16 @@ fn pipe() -> io::Result<(OwnedFd, OwnedFd)> {
     Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
 }
 
-/// A private temporary directory (0700) for one call.
-fn private_tmp() -> Result<PathBuf, JailError> {
+/// A private temporary directory (0700) for one call; see [`tmp`].
+fn private_tmp() -> Result<tmp::PrivateTmp, JailError> {
+    tmp::sweep_once();
     let base = std::env::temp_dir();
-    let dir = base.join(format!("ag-bash-{}", crate::ids::new_id()));
-    crate::paths::create_private_dir(&dir)
-        .map_err(|e| JailError::Io(format!("cannot create {}: {e}", dir.display())))?;
-    Ok(dir)
+    tmp::create(&base).map_err(|e| {
+        JailError::Io(format!(
+            "cannot create a temporary directory in {}: {e}",
+            base.display()
+        ))
+    })
 }
 
 /// The Landlock ruleset: read and execute anywhere, write where `writable` says, and the
@@ -185,9 +193,10 @@ pub fn spawn(job: &Job<'_>) -> Result<Running, JailError> {
     let settings = job.settings;
     let sandboxed = settings.mode != Mode::Off;
     let tmp = private_tmp()?;
-    let result = spawn_in(job, sandboxed, &tmp);
+    let path = tmp.path.clone();
+    let result = spawn_in(job, sandboxed, tmp);
     if result.is_err() {
-        let _ = std::fs::remove_dir_all(&tmp);
+        let _ = std::fs::remove_dir_all(&path);
     }
     result
 }
@@ -279,8 +288,10 @@ impl Pipes {
     }
 }
 
-fn spawn_in(job: &Job<'_>, sandboxed: bool, tmp: &Path) -> Result<Running, JailError> {
+fn spawn_in(job: &Job<'_>, sandboxed: bool, tmp: tmp::PrivateTmp) -> Result<Running, JailError> {
     let settings = job.settings;
+    let tmp_lock = tmp.lock;
+    let tmp = tmp.path.as_path();
     let conf = if sandboxed {
         confinement(job, tmp)?
     } else {
@@ -358,6 +369,7 @@ fn spawn_in(job: &Job<'_>, sandboxed: bool, tmp: &Path) -> Result<Running, JailE
         status: status_r.into(),
         sync: Some(sync_w.into()),
         tmp: tmp.to_path_buf(),
+        _tmp_lock: tmp_lock,
         protected: conf.protected,
         exit: None,
         reaped: false,

@@ -12,6 +12,7 @@ mod faults_disk;
 mod fork;
 mod generated;
 mod import;
+mod keepalive;
 mod log_append;
 mod log_read;
 mod mcp;

@@ -98,8 +98,8 @@ impl Store {
         })
     }
 
-    /// A session as it really is: `running` whose owner process is gone has failed (its
-    /// turn was interrupted), and is recorded so when the store can be written. Input it had
+    /// A session as it really is: `running` whose owner process is gone is `interrupted`,
+    /// and is recorded so when the store can be written. Input it had
     /// queued stays queued for the next run, which also kills its left-over tool group.
     pub fn reaped(&self, mut s: super::Session) -> super::Session {
         use super::SessionStatus;
@@ -110,7 +110,7 @@ impl Store {
             return s;
         }
         let _ = self.reap(&s.id, s.pid, s.pid_start);
-        s.status = SessionStatus::Failed;
+        s.status = SessionStatus::Interrupted;
         s.pid = None;
         s.pid_start = None;
         s

@@ -152,17 +152,24 @@ const MIGRATIONS: &[&str] = &[
     CREATE UNIQUE INDEX sessions_handle ON sessions(handle);
     CREATE INDEX sessions_cwd ON sessions(cwd, updated_at);
     "#,
+    // 8: `interrupted`, the status of a session whose owner died mid-turn. SQLite cannot
+    // change a CHECK in place, so `allow_interrupted` rebuilds the table after this entry.
+    "",
 ];
 
 /// The version whose migration adds session handles: after it, existing rows get theirs.
 const HANDLES_ADDED: i64 = 7;
 
+/// The version whose migration lets `status` be `interrupted` (see [`allow_interrupted`]).
+const INTERRUPTED_ADDED: i64 = 8;
+
 pub const VERSION: i64 = MIGRATIONS.len() as i64;
 
+fn version(c: &Connection) -> rusqlite::Result<i64> {
+    c.query_row("PRAGMA user_version", [], |r| r.get(0))
+}
+
 pub fn migrate(conn: &Connection, path: &Path) -> Result<()> {
-    let version = |c: &Connection| -> rusqlite::Result<i64> {
-        c.query_row("PRAGMA user_version", [], |r| r.get(0))
-    };
     let current = version(conn).map_err(|e| super::classify_open(path, e))?;
     if current > VERSION {
         return Err(StoreError::TooNew {
@@ -174,6 +181,16 @@ pub fn migrate(conn: &Connection, path: &Path) -> Result<()> {
     if current == VERSION {
         return Ok(());
     }
+    // Rebuilding `sessions` drops the table its children refer to: SQLite's procedure for
+    // that turns foreign keys off around the transaction (the pragma is a no-op inside one).
+    // The rebuild copies every row as it is, so no reference changes.
+    conn.execute_batch("PRAGMA foreign_keys = OFF")?;
+    let migrated = migrate_locked(conn, path);
+    conn.execute_batch("PRAGMA foreign_keys = ON")?;
+    migrated
+}
+
+fn migrate_locked(conn: &Connection, path: &Path) -> Result<()> {
     // Several processes may open a fresh store at once: take the write lock, then look again.
     let tx = rusqlite::Transaction::new_unchecked(conn, TransactionBehavior::Immediate)
         .map_err(|e| super::classify_open(path, e))?;
@@ -184,8 +201,125 @@ pub fn migrate(conn: &Connection, path: &Path) -> Result<()> {
         if v == HANDLES_ADDED {
             super::refs::fill_handles(&tx)?;
         }
+        if v == INTERRUPTED_ADDED {
+            allow_interrupted(&tx)?;
+        }
         tx.pragma_update(None, "user_version", v)?;
     }
     tx.commit()?;
     Ok(())
+}
+
+/// The status values before and after [`INTERRUPTED_ADDED`], as migration 1 spelled them.
+const STATUS_CHECK: &str = "CHECK (status IN ('idle', 'running', 'done', 'failed', 'cancelled'))";
+const STATUS_CHECK_8: &str =
+    "CHECK (status IN ('idle', 'running', 'done', 'failed', 'cancelled', 'interrupted'))";
+
+/// Rebuild `sessions` with `interrupted` among its statuses (SQLite's "other kinds of table
+/// schema changes": create the new table, copy, drop, rename, recreate the indexes). The new
+/// table's definition is the stored one with only the CHECK changed, so every column other
+/// migrations added survives, in order.
+fn allow_interrupted(tx: &Connection) -> Result<()> {
+    let table: String = tx.query_row(
+        "SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'sessions'",
+        [],
+        |r| r.get(0),
+    )?;
+    let indexes: Vec<String> = {
+        let mut stmt = tx.prepare(
+            "SELECT sql FROM sqlite_master WHERE type = 'index' AND tbl_name = 'sessions' \
+             AND sql IS NOT NULL",
+        )?;
+        let rows = stmt.query_map([], |r| r.get(0))?;
+        rows.collect::<rusqlite::Result<_>>()?
+    };
+    let renamed = table.replacen("CREATE TABLE sessions", "CREATE TABLE sessions_v8", 1);
+    if !renamed.contains(STATUS_CHECK) || renamed == table {
+        // Not the table migration 1 made; leave it as it is rather than guess.
+        return Ok(());
+    }
+    tx.execute_batch(&renamed.replacen(STATUS_CHECK, STATUS_CHECK_8, 1))?;
+    tx.execute_batch(
+        "INSERT INTO sessions_v8 SELECT * FROM sessions; DROP TABLE sessions; \
+         ALTER TABLE sessions_v8 RENAME TO sessions;",
+    )?;
+    for index in indexes {
+        tx.execute_batch(&index)?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A store written by the build before migration 8: its rows, children and indexes
+    /// survive the rebuild, `interrupted` becomes a status, and foreign keys still hold.
+    #[test]
+    fn a_version_7_store_gains_interrupted_and_keeps_everything() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("ag.db");
+        let conn = Connection::open(&path).unwrap();
+        for m in &MIGRATIONS[..7] {
+            conn.execute_batch(m).unwrap();
+        }
+        conn.pragma_update(None, "user_version", 7).unwrap();
+        conn.execute_batch(
+            "INSERT INTO sessions (id, title, status, handle, created_at, updated_at, tool_pgid)
+               VALUES ('s1', 'kept', 'running', 'kkkkkk', 1, 2, 42);
+             INSERT INTO sessions (id, fork_of, fork_seq, handle, created_at, updated_at)
+               VALUES ('s2', 's1', 1, 'llllll', 3, 4);
+             INSERT INTO chunks VALUES ('c1', 's1', 1, 't', 0, 'user', 'text', '{\"text\":\"hi\"}', 5);
+             INSERT INTO imports (session_id, source, source_id, path, imported_at)
+               VALUES ('s1', 'codex', 'x', '/f', 6);",
+        )
+        .unwrap();
+        conn.execute_batch("PRAGMA foreign_keys = ON").unwrap();
+        migrate(&conn, &path).unwrap();
+
+        assert_eq!(version(&conn).unwrap(), VERSION);
+        let row: (String, String, i64, String) = conn
+            .query_row(
+                "SELECT title, status, tool_pgid, handle FROM sessions WHERE id = 's1'",
+                [],
+                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
+            )
+            .unwrap();
+        assert_eq!(row, ("kept".into(), "running".into(), 42, "kkkkkk".into()));
+        conn.execute(
+            "UPDATE sessions SET status = 'interrupted' WHERE id = 's1'",
+            [],
+        )
+        .unwrap();
+        assert!(conn
+            .execute("UPDATE sessions SET status = 'lost' WHERE id = 's1'", [])
+            .is_err());
+        let fk: bool = conn
+            .query_row("PRAGMA foreign_keys", [], |r| r.get(0))
+            .unwrap();
+        assert!(fk, "foreign keys are on again");
+        assert!(conn
+            .execute(
+                "INSERT INTO chunks VALUES ('c2', 'nobody', 1, 't', 0, 'user', 'text', '{}', 7)",
+                []
+            )
+            .is_err());
+        // Deleting a session still cascades to its import row.
+        conn.execute_batch("DELETE FROM chunks; DELETE FROM sessions WHERE id = 's2'; DELETE FROM sessions WHERE id = 's1'")
+            .unwrap();
+        let imports: i64 = conn
+            .query_row("SELECT COUNT(*) FROM imports", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(imports, 0);
+        let indexes: i64 = conn
+            .query_row(
+                "SELECT COUNT(*) FROM sqlite_master WHERE type = 'index' AND tbl_name = 'sessions' \
+                 AND name IN ('sessions_updated', 'sessions_fork_of', 'sessions_parent', \
+                 'sessions_handle', 'sessions_cwd')",
+                [],
+                |r| r.get(0),
+            )
+            .unwrap();
+        assert_eq!(indexes, 5);
+    }
 }

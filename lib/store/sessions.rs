@@ -42,6 +42,9 @@ pub enum SessionStatus {
     Done,
     Failed,
     Cancelled,
+    /// Its owner process died mid-turn (`kill -9`, a crash, a reboot); found and recorded by
+    /// whoever reads it next.
+    Interrupted,
 }
 
 impl SessionStatus {
@@ -52,6 +55,7 @@ impl SessionStatus {
             SessionStatus::Done => "done",
             SessionStatus::Failed => "failed",
             SessionStatus::Cancelled => "cancelled",
+            SessionStatus::Interrupted => "interrupted",
         }
     }
 
@@ -61,6 +65,7 @@ impl SessionStatus {
             "done" => SessionStatus::Done,
             "failed" => SessionStatus::Failed,
             "cancelled" => SessionStatus::Cancelled,
+            "interrupted" => SessionStatus::Interrupted,
             _ => SessionStatus::Idle,
         }
     }

@@ -233,7 +233,7 @@ fn start(
     Ok((log, pid))
 }
 
-/// A child's status as it really is: `running` with a dead process is `failed` (and is
+/// A child's status as it really is: `running` with a dead process is `interrupted` (and is
 /// recorded so); `running` with no process yet for over 30 s is failed too (its spawner
 /// died before starting it).
 pub fn effective_status(store: &Store, s: &Session) -> Result<SessionStatus, StoreError> {
@@ -250,8 +250,8 @@ pub fn effective_status(store: &Store, s: &Session) -> Result<SessionStatus, Sto
     match s.pid {
         Some(pid) if !proc::alive(pid, s.pid_start) => {
             // It may have finished between our read and now: look again under the update.
-            if store.finish_child(&s.id, "failed", Some(pid))? {
-                Ok(SessionStatus::Failed)
+            if store.finish_child(&s.id, "interrupted", Some(pid))? {
+                Ok(SessionStatus::Interrupted)
             } else {
                 Ok(store.session(&s.id)?.status)
             }

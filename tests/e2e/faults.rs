@@ -276,7 +276,7 @@ fn stdout_holds_exactly_the_answer_the_log_holds_after_a_retry() {
 }
 
 #[test]
-fn a_dead_owner_shows_as_failed_and_is_reaped_on_read() {
+fn a_dead_owner_shows_as_interrupted_and_is_reaped_on_read() {
     let env = crate::prompt::env_with(None, "");
     let gate = env.dir.path().join("never");
     let model = crate::prompt::script(
@@ -301,22 +301,35 @@ fn a_dead_owner_shows_as_failed_and_is_reaped_on_read() {
     );
 
     let ls = env.log(&["ls", "--json"]).ok().json_lines();
-    assert_eq!(ls[0]["status"], "failed", "{ls:?}");
+    assert_eq!(ls[0]["status"], "interrupted", "{ls:?}");
     assert_eq!(
-        env.sqlite_count("SELECT COUNT(*) FROM sessions WHERE status = 'failed' AND pid IS NULL"),
+        env.sqlite_count(
+            "SELECT COUNT(*) FROM sessions WHERE status = 'interrupted' AND pid IS NULL"
+        ),
         1,
         "reaped in the store"
     );
     let show = env.log(&["show", &id, "--json"]).ok().json();
-    assert_eq!(show["status"], "failed");
+    assert_eq!(show["status"], "interrupted");
+    let table = env.log(&["show", &id]).ok();
+    assert!(table.stdout.contains("interrupted"), "{}", table.stdout);
     let table = env.log(&["ls"]).ok();
-    assert!(table.stdout.contains("failed"), "{}", table.stdout);
+    assert!(table.stdout.contains("interrupted"), "{}", table.stdout);
 
-    // The next run takes the session over as usual.
-    env.run("ag-prompt", &["-s", &id, "-m", "echo", "again"])
-        .ok();
+    // `-c` continues it (this directory's latest chat) like any other session, and the
+    // prompt that was cut off is still in the conversation.
+    let run = env.run("ag-prompt", &["-c", "-m", "echo", "again"]).ok();
+    assert!(run.stderr.contains(&id[..8]), "{}", run.stderr);
     let ls = env.log(&["ls", "--json"]).ok().json_lines();
+    assert_eq!(ls.len(), 1, "{ls:?}");
     assert_eq!(ls[0]["status"], "idle");
+    let texts: Vec<String> = env
+        .chunks(&id)
+        .iter()
+        .filter(|c| c["role"] == "user")
+        .map(|c| c["data"]["text"].as_str().unwrap_or_default().to_string())
+        .collect();
+    assert_eq!(texts, ["hold on", "again"]);
 }
 
 #[test]

@@ -827,7 +827,7 @@ fn room_who_reaps_a_dead_session() {
     let _ = a.child.wait();
     assert!(!room(&env, &["who", "--json"]).ok().stdout.contains(&id));
     let s = env.log(&["ls", "--json"]).ok();
-    assert!(s.stdout.contains("failed"), "{}", s.stdout);
+    assert!(s.stdout.contains("interrupted"), "{}", s.stdout);
 }
 
 #[test]

@@ -349,7 +349,7 @@ fn the_user_agent_permission_gates_the_flag_the_schema_and_the_catalog() {
 }
 
 #[test]
-fn a_killed_background_child_is_reported_failed() {
+fn a_killed_background_child_is_reported_interrupted() {
     let env = env_with(None, "");
     with_agents(&env);
     let run = env
@@ -371,10 +371,10 @@ fn a_killed_background_child_is_reported_failed() {
     let run = env
         .run("ag-summon", &["retrieve", &id, "--timeout", "10s"])
         .code(1);
-    assert!(run.stderr.contains("status: failed"), "{}", run.stderr);
+    assert!(run.stderr.contains("status: interrupted"), "{}", run.stderr);
     let all = ps(&env, &[]);
-    assert_eq!(all[0]["status"], "failed");
-    assert_eq!(row(&env, &id)["status"], "failed");
+    assert_eq!(all[0]["status"], "interrupted");
+    assert_eq!(row(&env, &id)["status"], "interrupted");
 }
 
 #[test]

@@ -289,8 +289,10 @@ fn a_dead_owner_shows_as_interrupted_and_is_reaped_on_read() {
     );
     let mut bg = crate::prompt::spawn(&env, &["-m", &model, "hold on"]);
     let id = bg.session();
+    // Running, with its prompt stored (the claim comes a moment before the prompt).
     wait_until("the session to run", || {
         env.sqlite_count("SELECT COUNT(*) FROM sessions WHERE status = 'running'") == 1
+            && env.sqlite_count("SELECT COUNT(*) FROM chunks WHERE role = 'user'") == 1
     });
     bg.child.kill().unwrap();
     bg.child.wait().unwrap();

@@ -129,7 +129,7 @@ complete -c ag-room -n "__fish_ag_room_using_subcommand ack" -s v -l verbose -d 
 complete -c ag-room -n "__fish_ag_room_using_subcommand ack" -l any -d '`last` (and `-c`) mean the latest chat session of any directory, not only this one'
 complete -c ag-room -n "__fish_ag_room_using_subcommand ack" -s h -l help -d 'Print help'
 complete -c ag-room -n "__fish_ag_room_using_subcommand claim" -l intent -d 'What you are about to do' -r
-complete -c ag-room -n "__fish_ag_room_using_subcommand claim" -l ttl -d 'How long the claim lasts: 90s, 30m, 2h or seconds [default: 30m]' -r
+complete -c ag-room -n "__fish_ag_room_using_subcommand claim" -l ttl -d 'How long the claim lasts: 90s, 30m, 2h, 1d, 1h30m or seconds [default: 30m]' -r
 complete -c ag-room -n "__fish_ag_room_using_subcommand claim" -l home -d 'The store directory [default: $AG_HOME, else $XDG_DATA_HOME/ag, else ~/.local/share/ag]' -r -F
 complete -c ag-room -n "__fish_ag_room_using_subcommand claim" -l color -d 'When to colour output (NO_COLOR is honoured by `auto`)' -r -f -a "auto\t''
 always\t''

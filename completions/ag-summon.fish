@@ -53,7 +53,7 @@ complete -c ag-summon -n "__fish_ag_summon_using_subcommand agents" -s q -l quie
 complete -c ag-summon -n "__fish_ag_summon_using_subcommand agents" -s v -l verbose -d 'Say more on stderr'
 complete -c ag-summon -n "__fish_ag_summon_using_subcommand agents" -l any -d '`last` (and `-c`) mean the latest chat session of any directory, not only this one'
 complete -c ag-summon -n "__fish_ag_summon_using_subcommand agents" -s h -l help -d 'Print help'
-complete -c ag-summon -n "__fish_ag_summon_using_subcommand retrieve" -l timeout -d 'Give up after this long (e.g. 30s, 5m, 1h; a bare number is seconds); exit 75' -r
+complete -c ag-summon -n "__fish_ag_summon_using_subcommand retrieve" -l timeout -d 'Give up after this long (e.g. 30s, 5m, 1h30m; a bare number is seconds); exit 75' -r
 complete -c ag-summon -n "__fish_ag_summon_using_subcommand retrieve" -l home -d 'The store directory [default: $AG_HOME, else $XDG_DATA_HOME/ag, else ~/.local/share/ag]' -r -F
 complete -c ag-summon -n "__fish_ag_summon_using_subcommand retrieve" -l color -d 'When to colour output (NO_COLOR is honoured by `auto`)' -r -f -a "auto\t''
 always\t''

@@ -1,6 +1,7 @@
-//! Time: unix milliseconds for storage, ISO-8601 UTC for people and NDJSON.
+//! Time: unix milliseconds for storage, ISO-8601 UTC for people and NDJSON, and the one
+//! grammar for durations people type.
 
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 /// Milliseconds since the unix epoch. `AG_FAKE_NOW_MS` pins it (tests and demos that need a
 /// stable clock).
@@ -43,6 +44,35 @@ pub fn age(ms: i64, now: i64) -> String {
     }
 }
 
+/// What `parse_duration` accepts, for help texts and errors.
+pub const DURATION_FORMS: &str = "e.g. 90s, 30m, 2h, 1d, 1h30m, 250ms, or plain seconds";
+
+/// A duration as people type it, one grammar for every flag and setting: plain seconds
+/// (`30`, `2.5`), or units (`250ms`, `90s`, `30m`, `2h`, `1d`, `1w`, combined as `1h30m` or
+/// `2 hours 30 minutes`; a day is 24 hours), or ISO 8601 (`PT1H`). Never negative.
+pub fn parse_duration(s: &str) -> Result<Duration, String> {
+    let t = s.trim();
+    let bad = || format!("{t:?} is not a duration ({DURATION_FORMS})");
+    if t.is_empty() {
+        return Err(bad());
+    }
+    if t.bytes().all(|b| b.is_ascii_digit() || b == b'.') {
+        let secs: f64 = t.parse().map_err(|_| bad())?;
+        return Duration::try_from_secs_f64(secs).map_err(|_| bad());
+    }
+    let span: jiff::Span = t.parse().map_err(|_| bad())?;
+    let secs = span
+        .total((
+            jiff::Unit::Second,
+            jiff::SpanRelativeTo::days_are_24_hours(),
+        ))
+        .map_err(|_| format!("{t:?} is too long a duration"))?;
+    if secs < 0.0 {
+        return Err(format!("{t:?} is negative; a duration is a length of time"));
+    }
+    Duration::try_from_secs_f64(secs).map_err(|_| format!("{t:?} is too long a duration"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -53,5 +83,34 @@ mod tests {
         let s = iso(ms);
         assert!(s.ends_with('Z'), "{s}");
         assert_eq!(parse_iso(&s), Some(ms));
+    }
+
+    #[test]
+    fn durations_people_type() {
+        let d = |s: &str| parse_duration(s).map(|d| d.as_millis());
+        assert_eq!(d("30"), Ok(30_000));
+        assert_eq!(d("2.5"), Ok(2_500));
+        assert_eq!(d("250ms"), Ok(250));
+        assert_eq!(d("90s"), Ok(90_000));
+        assert_eq!(d("30m"), Ok(1_800_000));
+        assert_eq!(d("2h"), Ok(7_200_000));
+        assert_eq!(d("1d"), Ok(86_400_000));
+        assert_eq!(d("1w"), Ok(7 * 86_400_000));
+        assert_eq!(d("1h30m"), Ok(5_400_000));
+        assert_eq!(d("2 hours 30 minutes"), Ok(9_000_000));
+        assert_eq!(d("PT1H"), Ok(3_600_000));
+        assert_eq!(d(" 5m "), Ok(300_000));
+        for bad in [
+            "",
+            "x",
+            "1x",
+            "-5m",
+            "5m ago",
+            "1.2.3",
+            "999999999999999999999d",
+        ] {
+            let e = parse_duration(bad).unwrap_err();
+            assert!(e.contains("duration"), "{bad:?}: {e}");
+        }
     }
 }

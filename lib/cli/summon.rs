@@ -53,7 +53,7 @@ pub enum Sub {
         /// The child session: a handle, an id or prefix
         #[arg(value_name = "ID")]
         id: String,
-        /// Give up after this long (e.g. 30s, 5m, 1h; a bare number is seconds); exit 75
+        /// Give up after this long (e.g. 30s, 5m, 1h30m; a bare number is seconds); exit 75
         #[arg(long, value_name = "DUR")]
         timeout: Option<String>,
     },
@@ -352,30 +352,10 @@ fn print_result(ctx: &mut Ctx, r: &spawn::ChildResult) -> CliResult<()> {
     }
 }
 
-/// `30s`, `5m`, `1h`, `250ms`, or a bare number of seconds.
-fn parse_duration(s: &str) -> Option<Duration> {
-    let s = s.trim();
-    let (num, unit) = match s.find(|c: char| !(c.is_ascii_digit() || c == '.')) {
-        Some(i) => (&s[..i], s[i..].trim()),
-        None => (s, "s"),
-    };
-    let n: f64 = num.parse().ok()?;
-    let secs = match unit {
-        "ms" => n / 1000.0,
-        "s" | "sec" => n,
-        "m" | "min" => n * 60.0,
-        "h" => n * 3600.0,
-        _ => return None,
-    };
-    (secs.is_finite() && secs >= 0.0).then(|| Duration::from_secs_f64(secs))
-}
-
 fn retrieve(ctx: &mut Ctx, id: &str, timeout: Option<&str>) -> CliResult<()> {
     let timeout = timeout
         .map(|t| {
-            parse_duration(t).ok_or_else(|| {
-                CliError::usage(format!("--timeout {t:?}: expected e.g. 30s, 5m, 1h"))
-            })
+            crate::clock::parse_duration(t).map_err(|e| CliError::usage(format!("--timeout: {e}")))
         })
         .transpose()?;
     let store = ctx.store()?;
@@ -499,18 +479,4 @@ fn cancel(ctx: &mut Ctx, id: &str, grace: f64) -> CliResult<()> {
         ));
     }
     Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::parse_duration;
-    use std::time::Duration;
-
-    #[test]
-    fn durations() {
-        assert_eq!(parse_duration("30"), Some(Duration::from_secs(30)));
-        assert_eq!(parse_duration("5m"), Some(Duration::from_secs(300)));
-        assert_eq!(parse_duration("250ms"), Some(Duration::from_millis(250)));
-        assert_eq!(parse_duration("1x"), None);
-    }
 }

@@ -129,3 +129,30 @@ fn an_unknown_agent_or_model_is_named() {
         env.run("ag-prompt", &["--new", "-m", "no-such-model", "hi"])
     );
 }
+
+#[test]
+fn a_duration_that_is_not_one_is_a_usage_error() {
+    let env = TestEnv::new();
+    snap!(
+        "room_claim_bad_ttl",
+        env,
+        env.run(
+            "ag-room",
+            &[
+                "claim",
+                "src",
+                "--intent",
+                "t",
+                "--ttl",
+                "5 fortnights",
+                "--from",
+                "amy"
+            ]
+        )
+    );
+    snap!(
+        "summon_retrieve_negative_timeout",
+        env,
+        env.run("ag-summon", &["retrieve", "x", "--timeout", "5m ago"])
+    );
+}

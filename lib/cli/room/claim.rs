@@ -16,7 +16,7 @@ pub struct ClaimArgs {
     /// Others may hold shared claims on the same paths
     #[arg(long)]
     shared: bool,
-    /// How long the claim lasts: 90s, 30m, 2h or seconds [default: 30m]
+    /// How long the claim lasts: 90s, 30m, 2h, 1d, 1h30m or seconds [default: 30m]
     #[arg(long, value_name = "DUR")]
     ttl: Option<String>,
 }
@@ -31,20 +31,13 @@ pub struct ReleaseArgs {
     all: bool,
 }
 
-/// `90s`, `30m`, `2h`, `1d` or plain seconds.
+/// A claim's time to live in whole seconds (at least one), in the one duration grammar.
 pub fn parse_duration(s: &str) -> Result<u64, String> {
-    let s = s.trim();
-    let (num, mult) = match s.char_indices().last() {
-        Some((i, 's')) => (&s[..i], 1),
-        Some((i, 'm')) => (&s[..i], 60),
-        Some((i, 'h')) => (&s[..i], 3600),
-        Some((i, 'd')) => (&s[..i], 86_400),
-        _ => (s, 1),
-    };
-    match num.trim().parse::<u64>() {
-        Ok(n) if n > 0 => Ok(n * mult),
-        _ => Err(format!("{s:?} is not a duration (e.g. 90s, 30m, 2h)")),
+    let d = crate::clock::parse_duration(s)?;
+    if d < std::time::Duration::from_secs(1) {
+        return Err(format!("{:?} is shorter than a second", s.trim()));
     }
+    Ok(d.as_secs_f64().ceil() as u64)
 }
 
 pub(super) fn norm_all(paths: &[String], room: &Room) -> CliResult<Vec<String>> {

@@ -187,6 +187,14 @@ impl Importer {
     /// A file's bytes (or stdin's), remembering its length and time; when following, only
     /// whole lines (a line still being written is imported once it is whole).
     fn read(&mut self, path: &Path, stdin: bool) -> CliResult<Vec<u8>> {
+        // Length and time are taken before the read: a write that lands while the file is
+        // read then leaves them different, and the next pass reads the file again. (Taken
+        // after, they would describe bytes this read never saw, and the rest would wait for
+        // a write that may never come.)
+        if let Ok(m) = std::fs::metadata(path) {
+            self.seen
+                .insert(path.to_path_buf(), (m.len(), m.modified().ok()));
+        }
         let mut bytes = if stdin {
             let mut b = Vec::new();
             std::io::Read::read_to_end(&mut std::io::stdin(), &mut b)?;
@@ -195,10 +203,6 @@ impl Importer {
             std::fs::read(path)
                 .map_err(|e| CliError::from(e).context(format!("cannot read {}", path.display())))?
         };
-        if let Ok(m) = std::fs::metadata(path) {
-            self.seen
-                .insert(path.to_path_buf(), (m.len(), m.modified().ok()));
-        }
         if self.follow {
             let whole = bytes.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
             bytes.truncate(whole);

@@ -13,6 +13,7 @@ mod fake_provider;
 mod fork;
 mod mcp;
 mod prompt;
+mod recall;
 
 use std::fmt::Write as _;
 use std::fs::File;
@@ -46,7 +47,7 @@ struct Config {
 
 /// The scenario names `--only` takes.
 const SCENARIOS: &[&str] = &[
-    "append", "cat", "rss", "fold", "prompt", "fork", "context", "mcp",
+    "append", "cat", "rss", "fold", "prompt", "fork", "context", "mcp", "recall",
 ];
 
 impl Config {
@@ -838,7 +839,7 @@ fn main() {
         measure_main(&args[2..]);
     }
     let cfg = Config::from_args();
-    let log_figures = ["append", "cat", "rss", "fold", "fork"]
+    let log_figures = ["append", "cat", "rss", "fold", "fork", "recall"]
         .iter()
         .any(|s| cfg.wants(s));
     // Fail early on a missing binary rather than after minutes of other figures.
@@ -880,11 +881,15 @@ fn main() {
     let fast_reps = cfg.reps * 2 + 1;
     let mut stage = Stages {
         // The big session is built once for cat and rss, as a stage of its own.
-        n: ["append", "rss", "fold", "prompt", "fork", "context", "mcp"]
-            .iter()
-            .filter(|s| cfg.wants(s))
-            .count()
-            + usize::from(cfg.wants("cat") || cfg.wants("rss") || cfg.wants("fork")),
+        n: [
+            "append", "rss", "fold", "prompt", "fork", "context", "mcp", "recall",
+        ]
+        .iter()
+        .filter(|s| cfg.wants(s))
+        .count()
+            + usize::from(
+                cfg.wants("cat") || cfg.wants("rss") || cfg.wants("fork") || cfg.wants("recall"),
+            ),
         i: 0,
     };
 
@@ -986,7 +991,7 @@ fn main() {
     let scratch = tempfile::tempdir().unwrap();
     let big_home = tempfile::tempdir().unwrap();
     let mut big_id = String::new();
-    if cfg.wants("cat") || cfg.wants("rss") || cfg.wants("fork") {
+    if cfg.wants("cat") || cfg.wants("rss") || cfg.wants("fork") || cfg.wants("recall") {
         stage.next(&format!(
             "build a {}-chunk session ({} batches)",
             count(cfg.big_n),
@@ -1172,6 +1177,18 @@ fn main() {
             &cfg,
             (small_home.path(), &small_id, cfg.small_n),
             (big_home.path(), &big_id, cfg.big_n),
+            &mut rows,
+            &mut notes,
+        );
+    }
+    // 9. recall on the big session once its index is current. ---------------------------------
+    if cfg.wants("recall") {
+        stage.next(&format!("recall on a {}-chunk session", count(cfg.big_n)));
+        recall::run(
+            &cfg,
+            big_home.path(),
+            &big_id,
+            cfg.big_n,
             &mut rows,
             &mut notes,
         );

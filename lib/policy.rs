@@ -71,7 +71,7 @@ impl Policy {
     }
 
     /// Parse a `--tools` list: names separated by commas or spaces, plus the sets `read-only`
-    /// (read, glob, grep), `all` (every known tool) and `none`. Unknown names are an error.
+    /// (read, glob, grep, the `peer_*` tools, recall), `all` (every known tool) and `none`. Unknown names are an error.
     pub fn parse_list(list: &str) -> Result<Policy, String> {
         let mut tools = BTreeSet::new();
         for word in list
@@ -197,6 +197,20 @@ mod tests {
     }
 
     #[test]
+    fn recall_is_read_only_and_a_child_gains_it_only_from_its_parent() {
+        assert_eq!(guard(&Policy::read_only(), "recall"), Verdict::Allow);
+        assert_eq!(guard(&Policy::look_only(), "recall"), Verdict::Allow);
+        assert!(Policy::parse_list("recall").unwrap().is_read_only());
+        let parent = Policy::parse_list("read,write").unwrap();
+        let asked = Policy::parse_list("read,recall").unwrap();
+        assert_eq!(asked.intersect(&parent).names(), ["read"]);
+        assert_eq!(asked.dropped_by(&parent), ["recall"]);
+        assert!(matches!(guard(&parent, "recall"), Verdict::Deny(_)));
+        let parent = Policy::read_only();
+        assert_eq!(asked.intersect(&parent).names(), ["read", "recall"]);
+    }
+
+    #[test]
     fn guard_is_fail_closed() {
         let all = Policy::parse_list("all").unwrap();
         assert!(matches!(guard(&all, "rm_rf"), Verdict::Deny(_)));
@@ -217,7 +231,8 @@ mod tests {
                 "peer_inbox",
                 "peer_peek",
                 "peer_claim",
-                "peer_release"
+                "peer_release",
+                "recall"
             ]
         );
         assert!(Policy::parse_list("read,launch_missiles").is_err());

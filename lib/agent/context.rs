@@ -255,6 +255,7 @@ impl Agent<'_> {
             keep_tokens: self.config.context.keep_tokens,
             tokens_before: before,
             turn: at,
+            recall: self.policy.allows(crate::policy::Tool::Recall.name()),
         }
     }
 

@@ -16,9 +16,13 @@ impl Agent<'_> {
     /// The spec of one built-in tool as this session may see it.
     fn spec_of(&self, tool: Tool) -> Option<ToolSpec> {
         match tool {
-            Tool::Read | Tool::Glob | Tool::Grep | Tool::Write | Tool::Edit | Tool::Bash => {
-                tools::spec_in(tool, &self.tool_ctx)
-            }
+            Tool::Read
+            | Tool::Glob
+            | Tool::Grep
+            | Tool::Write
+            | Tool::Edit
+            | Tool::Bash
+            | Tool::Recall => tools::spec_in(tool, &self.tool_ctx),
             Tool::Summon | Tool::Retrieve => self.summon_tool_spec(tool),
             Tool::PeerMessage
             | Tool::PeerInbox
@@ -40,6 +44,13 @@ impl Agent<'_> {
             // MCP tools, and names nobody knows (tools::run says so).
             | None => self.run_tool(name, args),
             Some(tool @ (Tool::Summon | Tool::Retrieve)) => Some(self.summon_tool(tool, args)),
+            // The session's own history: read from the store, never another session's.
+            Some(Tool::Recall) => Some(tools::recall::run(
+                self.store,
+                &self.session,
+                args,
+                self.tool_ctx.output_cap,
+            )),
             Some(
                 tool @ (Tool::PeerMessage
                 | Tool::PeerInbox

@@ -46,7 +46,7 @@ pub struct Cli {
     /// Narrow the fork's tools to this list (names and sets, comma-separated); never widens
     #[arg(long, value_name = "LIST", conflicts_with_all = ["read_only", "btw"])]
     tools: Option<String>,
-    /// Give the fork the read-only tools (read, glob, grep)
+    /// Give the fork the look-only tools (read, glob, grep, recall)
     #[arg(long, conflicts_with = "btw")]
     read_only: bool,
     /// Ask a side question: a read-only fork (kind `side`) prompted with QUESTION (`-` reads
@@ -58,7 +58,7 @@ pub struct Cli {
     model: Option<String>,
     /// Keep the session's system prompt and offered tool list byte-identical, so the side
     /// chat's first request reuses its prompt cache; the rules travel with the question and
-    /// the guard still denies every tool but read, glob and grep
+    /// the guard still denies every tool but read, glob, grep and recall
     #[arg(long, requires = "btw")]
     keep_cache: bool,
 }

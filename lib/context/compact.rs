@@ -71,6 +71,8 @@ pub struct Request<'a> {
     pub tokens_before: Option<u64>,
     /// The turn and step the records belong to (inside a turn), else a turn of their own.
     pub turn: Option<(&'a str, i64)>,
+    /// Whether the session may call `recall`: the handoff then says what it is for.
+    pub recall: bool,
 }
 
 /// A compaction that was written.
@@ -118,6 +120,7 @@ pub fn compact(req: &Request, source: SummarySource) -> Result<Option<Compacted>
         req.session,
         req.cwd,
         handoff::lost_request(&summarized, kept),
+        req.recall,
     )?;
     let kept_from_seq = kept.first().map_or(next, |c| c.seq);
     // Unanswered peer speech before the suffix would be lost with it: it is carried over.

@@ -1,7 +1,8 @@
 //! The durable state a handoff restates after a compaction: the goal (the first human
 //! prompt), the latest request when the kept suffix lost it, the files the session wrote or
 //! edited (from its tool calls), the live peers in its worktree room as a one-line roster
-//! from presence (who is here now, never what they said), and the claims it holds.
+//! from presence (who is here now, never what they said), the claims it holds, and, when the
+//! session may call it, one sentence on `recall`.
 
 use std::path::Path;
 
@@ -15,6 +16,11 @@ const PROMPT_CHARS: usize = 1200;
 /// File names listed at most.
 const FILES: usize = 40;
 
+/// What the handoff says about `recall`, in one sentence, when the session may call it.
+pub const RECALL_NOTE: &str = "- Nothing before this summary is lost: call `recall` with \
+    words from the earlier conversation (or with a seq) to get back the exact text of anything \
+    this summary left out or shortened, such as the user's own words or a tool's output.";
+
 /// The note, from the store and the rooms. `cwd` is the session's working directory (its
 /// worktree room); `lost_request` is the latest human prompt when it is not in the suffix.
 pub fn durable_state(
@@ -23,6 +29,7 @@ pub fn durable_state(
     session: &Session,
     cwd: &Path,
     lost_request: Option<&str>,
+    recall: bool,
 ) -> Result<String, StoreError> {
     let mut lines = vec!["Durable state that survived the compaction:".to_string()];
     let goal = store.first_prompt(session)?;
@@ -71,6 +78,9 @@ pub fn durable_state(
          peers were left out on purpose."
             .into(),
     );
+    if recall {
+        lines.push(RECALL_NOTE.into());
+    }
     Ok(lines.join("\n"))
 }
 

@@ -22,6 +22,7 @@ pub enum Tool {
     PeerPeek,
     PeerClaim,
     PeerRelease,
+    Recall,
 }
 
 /// What a tool can do, which decides the sets it belongs to.
@@ -35,10 +36,12 @@ pub enum Effect {
     Spawn,
     /// Talks in rooms and claims files; changes no file.
     Talk,
+    /// Reads the session's own history (its log and lineage); nothing outside it.
+    Remember,
 }
 
 /// The table, in the order tools are offered to a model.
-const TABLE: [(Tool, &str, Effect); 13] = [
+const TABLE: [(Tool, &str, Effect); 14] = [
     (Tool::Read, "read", Effect::Look),
     (Tool::Glob, "glob", Effect::Look),
     (Tool::Grep, "grep", Effect::Look),
@@ -52,6 +55,7 @@ const TABLE: [(Tool, &str, Effect); 13] = [
     (Tool::PeerPeek, "peer_peek", Effect::Talk),
     (Tool::PeerClaim, "peer_claim", Effect::Talk),
     (Tool::PeerRelease, "peer_release", Effect::Talk),
+    (Tool::Recall, "recall", Effect::Remember),
 ];
 
 impl Tool {
@@ -100,11 +104,13 @@ impl fmt::Display for Tool {
 }
 
 /// What a session gets when nothing wider was asked for: look, never touch. Talking to peers
-/// and claiming files changes no file, so the `peer_*` tools are in it.
-pub const READ_ONLY: &[Effect] = &[Effect::Look, Effect::Talk];
+/// and claiming files changes no file, so the `peer_*` tools are in it; `recall` reads only
+/// the session's own history.
+pub const READ_ONLY: &[Effect] = &[Effect::Look, Effect::Talk, Effect::Remember];
 
-/// Look and nothing else: `ag-fork --read-only` and the side chat (no room talk either).
-pub const LOOK_ONLY: &[Effect] = &[Effect::Look];
+/// Look and nothing else: `ag-fork --read-only` and the side chat (no room talk either; a
+/// side chat may still recall its own lineage's history).
+pub const LOOK_ONLY: &[Effect] = &[Effect::Look, Effect::Remember];
 
 #[cfg(test)]
 mod tests {

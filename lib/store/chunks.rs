@@ -285,29 +285,15 @@ impl Store {
         session: Option<&Session>,
         limit: u64,
     ) -> Result<Vec<SearchHit>> {
-        let words: Vec<String> = query
-            .split_whitespace()
-            .map(|w| format!("\"{}\"", w.replace('"', "\"\"")))
-            .collect();
-        if words.is_empty() {
-            return Err(StoreError::Invalid("the search query is empty".into()));
-        }
-        if let Err(e) = self.index_pending() {
-            // Only what is already indexed could be searched: say so rather than answer
-            // "no matches" for chunks that were never looked at.
-            if self.unindexed()? {
-                return Err(StoreError::SearchIndex(Box::new(e)));
-            }
-        }
-        let mut args: Vec<rusqlite::types::Value> = vec![words.join(" ").into()];
+        let matching = fts_query(query)?;
+        self.index_current()?;
+        let mut args: Vec<rusqlite::types::Value> = vec![matching.into()];
+        // The index holds more than text chunks (for `recall`); search shows text only.
         let mut sql = format!(
             "SELECT {cols}, snippet(chunks_fts, 0, '[', ']', '…', 12) FROM chunks_fts \
-             JOIN chunks c ON c.rowid = chunks_fts.rowid WHERE chunks_fts MATCH ?",
-            cols = COLUMNS
-                .split(", ")
-                .map(|c| format!("c.{c}"))
-                .collect::<Vec<_>>()
-                .join(", ")
+             JOIN chunks c ON c.rowid = chunks_fts.rowid WHERE chunks_fts MATCH ? \
+             AND c.type = 'text'",
+            cols = prefixed_columns("c.")
         );
         if let Some(s) = session {
             let segs = self.segments(s)?;
@@ -330,11 +316,26 @@ impl Store {
         Ok(hits)
     }
 
-    /// Whether text chunks were written since the index was last brought up to date.
+    /// Bring the full-text index up to date, or fail when chunks are left out of it: only
+    /// what is already indexed could be searched, so a failure is said rather than answered
+    /// with "no matches" for chunks that were never looked at.
+    pub(super) fn index_current(&self) -> Result<()> {
+        if let Err(e) = self.index_pending() {
+            if self.unindexed()? {
+                return Err(StoreError::SearchIndex(Box::new(e)));
+            }
+        }
+        Ok(())
+    }
+
+    /// Whether indexed kinds of chunks were written since the index was last brought up to
+    /// date.
     fn unindexed(&self) -> Result<bool> {
         Ok(self.conn().query_row(
-            "SELECT EXISTS (SELECT 1 FROM chunks WHERE type = 'text' \
-               AND rowid > (SELECT last_rowid FROM fts_state WHERE id = 1))",
+            &format!(
+                "SELECT EXISTS (SELECT 1 FROM chunks WHERE {INDEXED} \
+                   AND rowid > (SELECT last_rowid FROM fts_state WHERE id = 1))"
+            ),
             [],
             |r| r.get(0),
         )?)
@@ -349,9 +350,10 @@ impl Store {
                     r.get(0)
                 })?;
             tx.execute(
-                "INSERT INTO chunks_fts (rowid, text) \
-                 SELECT rowid, json_extract(data_json, '$.text') FROM chunks \
-                 WHERE rowid > ?1 AND type = 'text'",
+                &format!(
+                    "INSERT INTO chunks_fts (rowid, text) SELECT rowid, {INDEXED_TEXT} \
+                     FROM chunks WHERE rowid > ?1 AND {INDEXED}"
+                ),
                 [last],
             )?;
             tx.execute(
@@ -361,6 +363,45 @@ impl Store {
             Ok(())
         })
     }
+}
+
+/// The chunks the full-text index holds: what was said and done — text, thinking, tool calls
+/// and results, peer speech, errors — but not `recall`'s own calls and results (a search would
+/// otherwise keep finding its earlier answers) and not system records.
+const INDEXED: &str = "type IN ('text', 'thinking', 'tool_call', 'tool_result', 'peer', 'error') \
+     AND NOT (type IN ('tool_call', 'tool_result') \
+     AND json_extract(data_json, '$.name') = 'recall')";
+
+/// The indexed text of a chunk: a call is its tool's name and its arguments as JSON; peer
+/// speech is each message's sender and text.
+const INDEXED_TEXT: &str = "CASE type \
+     WHEN 'tool_call' THEN json_extract(data_json, '$.name') || ' ' \
+       || json_extract(data_json, '$.arguments') \
+     WHEN 'tool_result' THEN json_extract(data_json, '$.result') \
+     WHEN 'peer' THEN (SELECT group_concat(json_extract(m.value, '$.from') || ': ' \
+       || json_extract(m.value, '$.text'), char(10)) FROM json_each(data_json, '$.messages') m) \
+     WHEN 'error' THEN json_extract(data_json, '$.message') \
+     ELSE json_extract(data_json, '$.text') END";
+
+/// A query where every word must occur, each quoted so FTS5 syntax in it means nothing.
+pub(super) fn fts_query(query: &str) -> Result<String> {
+    let words: Vec<String> = query
+        .split_whitespace()
+        .map(|w| format!("\"{}\"", w.replace('"', "\"\"")))
+        .collect();
+    if words.is_empty() {
+        return Err(StoreError::Invalid("the search query is empty".into()));
+    }
+    Ok(words.join(" "))
+}
+
+/// [`COLUMNS`], each qualified with `q`.
+pub(super) fn prefixed_columns(q: &str) -> String {
+    COLUMNS
+        .split(", ")
+        .map(|c| format!("{q}{c}"))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// Append inside an open write transaction (shared with the queue drain).

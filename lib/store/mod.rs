@@ -1,7 +1,7 @@
 //! The SQLite store: the only module that writes SQL, and the only one that sees the
 //! connection. `schema` (migrations), `sessions` (rows, listing, titles), `lineage` (a
 //! view across fork sources), `forks` (creating and removing), `chunks` (the log, search,
-//! summaries), `queue` (queued input), `run` (who runs a session, turn ends), `spawned`
+//! summaries), `queue` (queued input), `recall` (full-text matches in one view), `run` (who runs a session, turn ends), `spawned`
 //! (children of `ag-summon`), `rooms` (room cursors and presence), `imports` (what was imported
 //! from where), `context` (learned windows, compactions, the context view), `refs` (what a
 //! person types to name a session: handles, prefixes, titles, `last`). Every write
@@ -13,6 +13,7 @@ mod forks;
 mod imports;
 mod lineage;
 mod queue;
+mod recall;
 mod refs;
 mod rooms;
 mod run;
@@ -32,6 +33,7 @@ pub use chunks::{AppendTarget, Page, SearchHit, TypeCount, Usage};
 pub use imports::{ImportPlan, ImportSource, Imported};
 pub use lineage::{RawChunk, Segment};
 pub use queue::Queued;
+pub use recall::RecallHit;
 pub use refs::{Candidate, Scope};
 pub use rooms::Activity;
 pub use run::{Claim, TurnEnd};

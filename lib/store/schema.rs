@@ -155,6 +155,14 @@ const MIGRATIONS: &[&str] = &[
     // 8: `interrupted`, the status of a session whose owner died mid-turn. SQLite cannot
     // change a CHECK in place, so `allow_interrupted` rebuilds the table after this entry.
     "",
+    // 9: the full-text index holds every chunk `recall` searches (thinking, tool calls and
+    // results, peer speech, errors), not only text: it is emptied here and rebuilt by the
+    // next search, as the index always catches up.
+    r#"
+    DROP TABLE chunks_fts;
+    CREATE VIRTUAL TABLE chunks_fts USING fts5(text, tokenize = 'unicode61 remove_diacritics 2');
+    UPDATE fts_state SET last_rowid = 0;
+    "#,
 ];
 
 /// The version whose migration adds session handles: after it, existing rows get theirs.

@@ -438,7 +438,7 @@ fn builtins() -> Vec<AgentDef> {
             "Explorer",
             "Read-only codebase explorer: finds files, reads code, answers where and how",
             true,
-            &["read", "glob", "grep"],
+            &["read", "glob", "grep", "recall"],
             "You explore a codebase to answer a question. Use glob, grep and read; change nothing. \
              Answer with the facts found, citing file paths and line numbers, as briefly as the \
              question allows.",
@@ -448,7 +448,7 @@ fn builtins() -> Vec<AgentDef> {
             "Reviewer",
             "Read-only code reviewer: reports bugs, risks and missing tests",
             true,
-            &["read", "glob", "grep"],
+            &["read", "glob", "grep", "recall"],
             "You review code. Read what you are pointed at and report concrete problems (bugs, \
              unsafe edge cases, missing tests), most serious first, each with its file and line. \
              Change nothing.",
@@ -458,7 +458,7 @@ fn builtins() -> Vec<AgentDef> {
             "Worker",
             "Implements a well-defined change: reads, writes, edits and runs commands",
             true,
-            &["read", "glob", "grep", "write", "edit", "bash"],
+            &["read", "glob", "grep", "recall", "write", "edit", "bash"],
             "You carry out one well-defined task in the working directory. Make the change, run \
              what checks the project has, and finish with a short summary of what you changed \
              and how you verified it.",
@@ -468,7 +468,7 @@ fn builtins() -> Vec<AgentDef> {
             "Default",
             "A general agent with the file tools",
             false,
-            &["read", "glob", "grep", "write", "edit", "bash"],
+            &["read", "glob", "grep", "recall", "write", "edit", "bash"],
             "You are a capable software agent working in the given directory.",
         ),
     ]

@@ -1,4 +1,5 @@
-//! The built-in tools a model can call: `read`, `glob`, `grep`, `write`, `edit`, `bash`.
+//! The built-in tools a model can call: `read`, `glob`, `grep`, `write`, `edit`, `bash`, and
+//! [`recall`] (which reads the session's own log, so the agent loop runs it with the store).
 //!
 //! [`run`] only implements them. Whether a call may run at all is decided before it, by
 //! `policy::guard`; keeping the two apart means the guard stays small enough to audit.
@@ -20,6 +21,7 @@ mod edit;
 mod glob;
 mod grep;
 mod read;
+pub mod recall;
 mod write;
 
 pub use bash::{is_secret_var, scrub_env, scrubbed_env};
@@ -212,6 +214,7 @@ pub fn spec(tool: Tool) -> Option<ToolSpec> {
                 "additionalProperties": false
             }),
         ),
+        Tool::Recall => return Some(recall::spec()),
         Tool::Summon
         | Tool::Retrieve
         | Tool::PeerMessage
@@ -278,7 +281,8 @@ fn dispatch(name: &str, args: &Value, ctx: &ToolCtx) -> ToolOutput {
             | Tool::PeerInbox
             | Tool::PeerPeek
             | Tool::PeerClaim
-            | Tool::PeerRelease,
+            | Tool::PeerRelease
+            | Tool::Recall,
         ) => Err(format!("{name} runs in the agent loop: nothing was run")),
         None if name.starts_with(crate::policy::MCP_PREFIX) => match &ctx.mcp {
             Some(servers) => {

@@ -233,7 +233,10 @@ fn fork_tools_narrow_and_never_widen() {
     assert_eq!(run.json()["tools"], json!(["read"]));
     assert!(run.stderr.contains("may not use write"), "{}", run.stderr);
     let run = env.run("ag-fork", &[&parent, "--read-only", "--json"]).ok();
-    assert_eq!(run.json()["tools"], json!(["read", "glob", "grep"]));
+    assert_eq!(
+        run.json()["tools"],
+        json!(["read", "glob", "grep", "recall"])
+    );
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -352,13 +355,16 @@ fn btw_is_a_read_only_side_chat_at_every_layer() {
     assert!(title.starts_with("BTW · what do the notes say"), "{title}");
     assert!(title.ends_with('…'), "{title}");
     let show = env.log(&["show", &child]).ok().stdout;
-    assert!(show.contains("tools     read, glob, grep"), "{show}");
+    assert!(
+        show.contains("tools     read, glob, grep, recall"),
+        "{show}"
+    );
     assert!(show.contains("lineage"), "{show}");
 
     let reqs = fake.requests();
     assert_eq!(reqs.len(), 4);
     let first = &reqs[2].body;
-    assert_eq!(names(&first["tools"]), ["read", "glob", "grep"]);
+    assert_eq!(names(&first["tools"]), ["read", "glob", "grep", "recall"]);
     let system = first["system"].to_string();
     assert!(system.contains("You are the main agent."), "{system}");
     assert!(system.contains("read-only side chat forked from the conversation above"));
@@ -382,7 +388,7 @@ fn btw_is_a_read_only_side_chat_at_every_layer() {
         assert!(!env.cwd.join("pwned.txt").exists());
         let reqs = fake.requests();
         let req = &reqs[4 + 2 * i].body;
-        assert_eq!(names(&req["tools"]), ["read", "glob", "grep"]);
+        assert_eq!(names(&req["tools"]), ["read", "glob", "grep", "recall"]);
         assert!(req["system"].to_string().contains("read-only side chat"));
         let chunks = env.chunks(&child);
         let results: Vec<&Value> = of_type(&chunks, Some("tool"), "tool_result")
@@ -411,7 +417,7 @@ fn btw_json_prints_the_fork_and_live_events() {
     assert_eq!(lines[0]["type"], "fork");
     assert_eq!(lines[0]["kind"], "side");
     assert_eq!(lines[0]["title"], "BTW · ok?");
-    assert_eq!(lines[0]["tools"], json!(["read", "glob", "grep"]));
+    assert_eq!(lines[0]["tools"], json!(["read", "glob", "grep", "recall"]));
     assert!(lines.iter().any(|l| l["type"] == "turn-done"));
 }
 

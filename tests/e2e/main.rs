@@ -20,6 +20,7 @@ mod network;
 mod prompt;
 mod prompt_queue;
 mod provider;
+mod recall;
 mod refs;
 mod room;
 mod room_mcp;

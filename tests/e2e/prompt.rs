@@ -810,7 +810,8 @@ fn prompt_offers_only_the_read_only_tools_by_default() {
                 "peer_inbox",
                 "peer_peek",
                 "peer_claim",
-                "peer_release"
+                "peer_release",
+                "recall"
             ]
         );
     }

@@ -112,6 +112,10 @@ fn compact_claimed(
         keep_tokens: config.context.keep_tokens,
         tokens_before: None,
         turn: None,
+        recall: session
+            .settings()?
+            .tools()
+            .allows(crate::policy::Tool::Recall.name()),
     };
     match context::compact(&req, source) {
         Ok(Some(done)) => {

@@ -131,7 +131,7 @@ fn base_match(conn: &Connection, words: &str) -> usize {
             Ok((r.get::<_, i64>(0)?, r.get::<_, Option<String>>(1)?))
         })
         .unwrap();
-    rows.map(|r| r.unwrap()).count()
+    rows.map(|r| r.unwrap()).collect::<Vec<_>>().len()
 }
 
 /// The five rows around `seq`, read as stored.
@@ -147,5 +147,5 @@ fn base_around(conn: &Connection, id: &str, seq: i64) -> usize {
             Ok((r.get::<_, i64>(0)?, r.get::<_, String>(3)?))
         })
         .unwrap();
-    rows.map(|r| r.unwrap()).count()
+    rows.map(|r| r.unwrap()).collect::<Vec<_>>().len()
 }

@@ -43,7 +43,7 @@ impl Store {
                 })
             })?
             .collect::<rusqlite::Result<_>>()?;
-        hits.sort_by(|a, b| b.chunk.seq.cmp(&a.chunk.seq));
+        hits.sort_by_key(|h| std::cmp::Reverse(h.chunk.seq));
         Ok(hits)
     }
 }

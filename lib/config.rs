@@ -199,6 +199,8 @@ pub struct ContextConfig {
     pub keep_tokens: u64,
     /// The model that writes summaries (`PROVIDER/NAME`); none: the session's own.
     pub compact_model: Option<String>,
+    /// Tool results a prune leaves whole: the most recent ones.
+    pub keep_tool_results: usize,
 }
 
 impl Default for ContextConfig {
@@ -207,6 +209,7 @@ impl Default for ContextConfig {
             compact_at: 0.8,
             keep_tokens: 8000,
             compact_model: None,
+            keep_tool_results: 3,
         }
     }
 }

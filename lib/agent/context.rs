@@ -1,7 +1,8 @@
 //! The loop's view of its context: the fold's chunks from the latest compaction on, kept
 //! across steps and extended with what each step adds (a step never re-reads the log), the
 //! last request's measured prompt tokens, and the three compaction triggers — auto (the
-//! estimate passes `compact_at` of the window), overflow (the provider said "too long") and
+//! estimate passes `compact_at` of the window; a prune of old tool results is tried first,
+//! and when it is enough no summary is written), overflow (the provider said "too long") and
 //! manual (`ag-prompt --compact`, or `ag-log compact` queued while the session ran).
 
 use serde_json::Value;
@@ -9,6 +10,7 @@ use serde_json::Value;
 use super::{Agent, AgentError, Event};
 use crate::context::{self, cut, window, CompactError, Compacted, Summarizer, SummarySource};
 use crate::fold::compaction::{self, Trigger};
+use crate::fold::prune;
 use crate::log::Chunk;
 
 /// The fold's chunks of the session, from its latest compaction on.
@@ -52,13 +54,20 @@ impl Agent<'_> {
     pub(super) fn load_view(&self) -> Result<View, AgentError> {
         let chunks = self.store.load_context_view(&self.session)?;
         let last_seq = self.store.view_len(&self.session)?;
-        let since = compaction::latest(&chunks).map_or(0, |(_, i)| {
+        let compacted = compaction::latest(&chunks).map_or(0, |(_, i)| {
             chunks[i..]
                 .iter()
                 .find(|c| compaction::of_chunk(c).is_some())
                 .map_or(0, |c| c.seq)
         });
-        // A measurement from before the latest compaction says nothing about the view now.
+        let pruned = chunks
+            .iter()
+            .rev()
+            .find(|c| c.data.system_kind() == Some(prune::KIND))
+            .map_or(0, |c| c.seq);
+        let since = compacted.max(pruned);
+        // A measurement from before the latest compaction or prune says nothing about the
+        // view now.
         let measured = self
             .store
             .last_context_input(&self.session)?
@@ -82,6 +91,13 @@ impl Agent<'_> {
         }
         if let Some(last) = new.last() {
             view.last_seq = view.last_seq.max(last.seq);
+        }
+        // A prune (by hand, from another process) makes the last measurement too high.
+        if new
+            .iter()
+            .any(|c| c.data.system_kind() == Some(prune::KIND))
+        {
+            view.measured = None;
         }
         view.chunks.extend(new);
         Ok(())
@@ -141,16 +157,50 @@ impl Agent<'_> {
         let Some(w) = self.window() else {
             return Ok(());
         };
-        let est = self.estimate(view);
+        let mut est = self.estimate(view);
         let limit =
             (w.context_window as f64 * self.config.context.compact_at.clamp(0.05, 1.0)) as u64;
-        if est > limit
-            && !view.auto_failed
-            && !self.run_compaction(view, Trigger::Auto, None, Some(est), Some((turn, step)), on)?
-        {
+        if est <= limit || view.auto_failed {
+            return Ok(());
+        }
+        // The cheap reduction first: where a compaction would happen, and only there.
+        if let Some(after) = self.run_prune(view, est, (turn, step), on)? {
+            if after <= limit {
+                return Ok(());
+            }
+            est = after;
+        }
+        if !self.run_compaction(view, Trigger::Auto, None, Some(est), Some((turn, step)), on)? {
             view.auto_failed = true;
         }
         Ok(())
+    }
+
+    /// Clear old tool results; the estimate after it, or `None` when nothing would shrink.
+    fn run_prune(
+        &self,
+        view: &mut View,
+        est: u64,
+        at: (&str, i64),
+        on: &mut dyn FnMut(Event),
+    ) -> Result<Option<u64>, AgentError> {
+        let keep = self.config.context.keep_tool_results;
+        let Some(done) =
+            context::prune::prune(self.store, &self.session, &view.chunks, keep, Some(at))?
+        else {
+            return Ok(None);
+        };
+        let after = est.saturating_sub(done.tokens_saved);
+        on(Event::Seal(done.chunk.clone()));
+        on(Event::Pruned {
+            cleared: done.prune.cleared.len(),
+            tokens_before: est,
+            tokens_after: after,
+        });
+        self.refresh(view)?;
+        // The measurement stands, less what the placeholders save, until a request measures.
+        view.measure(view.last_seq, after);
+        Ok(Some(after))
     }
 
     /// After a "too long" refusal: learn the window it states, then compact. True when the

@@ -75,6 +75,12 @@ pub enum Event {
         /// The model that wrote the summary (`manual` when one was given).
         model: String,
     },
+    /// Old tool results were cleared (the prune's record came as a `Seal` just before).
+    Pruned {
+        cleared: usize,
+        tokens_before: u64,
+        tokens_after: u64,
+    },
     /// A compaction was tried and did not happen; the log is as it was.
     CompactFailed {
         trigger: crate::fold::compaction::Trigger,

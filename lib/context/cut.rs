@@ -7,7 +7,7 @@ use std::collections::HashSet;
 
 use serde_json::Value;
 
-use crate::fold::compaction;
+use crate::fold::{compaction, prune};
 use crate::log::{Chunk, ChunkData, Role};
 
 /// About four bytes of text a token, plus a little for each message's framing.
@@ -37,13 +37,25 @@ pub fn tokens(c: &Chunk) -> u64 {
     body + 4
 }
 
-/// The tokens of a fold view, about: the latest compaction's handoff and what follows it.
-pub fn view_tokens(view: &[Chunk]) -> u64 {
-    match compaction::latest(view) {
-        Some((c, from)) => {
-            tokens_of_text(&c.handoff()) + view[from..].iter().map(tokens).sum::<u64>()
+/// What a chunk adds to a request when the results in `cleared` are sent as a prune's
+/// placeholders.
+pub fn tokens_with(c: &Chunk, cleared: &HashSet<&str>) -> u64 {
+    match &c.data {
+        ChunkData::ToolResult { name, .. } if cleared.contains(c.id.as_str()) => {
+            tokens_of_text(&prune::placeholder(name, c.seq)) + 4
         }
-        None => view.iter().map(tokens).sum(),
+        _ => tokens(c),
+    }
+}
+
+/// The tokens of a fold view, about: the latest compaction's handoff and what follows it,
+/// with pruned results as their placeholders.
+pub fn view_tokens(view: &[Chunk]) -> u64 {
+    let cleared = prune::cleared_ids(view);
+    let sum = |cs: &[Chunk]| cs.iter().map(|c| tokens_with(c, &cleared)).sum::<u64>();
+    match compaction::latest(view) {
+        Some((c, from)) => tokens_of_text(&c.handoff()) + sum(&view[from..]),
+        None => sum(view),
     }
 }
 
@@ -68,10 +80,11 @@ pub struct Cut {
 /// no conversation lies between the previous compaction's suffix and the new one.
 pub fn plan(view: &[Chunk], keep_tokens: u64) -> Option<Cut> {
     let summarized_from = compaction::latest(view).map_or(0, |(_, from)| from);
-    // Suffix sizes from each position to the end.
+    // Suffix sizes from each position to the end, as the fold sends them.
+    let cleared = prune::cleared_ids(view);
     let mut suffix = vec![0u64; view.len() + 1];
     for i in (0..view.len()).rev() {
-        suffix[i] = suffix[i + 1] + tokens(&view[i]);
+        suffix[i] = suffix[i + 1] + tokens_with(&view[i], &cleared);
     }
     let splits = split_pairs(view);
     let kept_from = (summarized_from..view.len())

@@ -1,11 +1,12 @@
 //! Context management (DESIGN §3, "Compaction"): each model's window, estimates of what a
-//! request takes, where a compaction cuts the log, the durable state a handoff restates, and
-//! the compaction itself. The fold side (how a compacted view folds) is
+//! request takes, where a compaction cuts the log, the durable state a handoff restates, the
+//! compaction itself, and the prune tried before it. The fold side (how a compacted view folds) is
 //! [`crate::fold::compaction`]; the triggers live in the agent loop.
 
 pub mod compact;
 pub mod cut;
 pub mod handoff;
+pub mod prune;
 pub mod window;
 
 #[cfg(test)]

@@ -7,7 +7,8 @@
 //! Anthropic's rolling `cache_control` marker, which the provider ignores for prefix matching.
 //!
 //! A view that holds a `system/compaction` record folds from the latest one (see
-//! [`compaction`]): its handoff message, then the kept suffix and what came after.
+//! [`compaction`]): its handoff message, then the kept suffix and what came after. A
+//! `system/prune` record (see [`prune`]) has the results it names sent as placeholders.
 //!
 //! The walk is shared: chunks become [`Item`]s (user-side text, or one assistant step with the
 //! replies to its calls already paired), and each dialect renders those items.
@@ -24,6 +25,7 @@ mod anthropic;
 pub mod compaction;
 mod ids;
 mod openai;
+pub mod prune;
 
 pub use ids::{id_ok, wire_id};
 
@@ -236,6 +238,7 @@ fn walk<'a>(chunks: &'a [Chunk]) -> Vec<Item<'a>> {
         None => (None, chunks),
     };
     let abandoned = abandoned_ids(chunks);
+    let cleared = prune::cleared_ids(chunks);
     let live: Vec<&'a Chunk> = chunks
         .iter()
         .filter(|c| abandoned.is_empty() || !abandoned.contains(c.id.as_str()))
@@ -276,7 +279,7 @@ fn walk<'a>(chunks: &'a [Chunk]) -> Vec<Item<'a>> {
                     _ => None,
                 })
                 .zip(s.calls)
-                .map(|(id, at)| reply_for(id, answer[at]))
+                .map(|(id, at)| reply_for(id, answer[at], &cleared))
                 .collect();
             items.push(Item::Step {
                 blocks: s.blocks,
@@ -353,11 +356,27 @@ struct OpenStep<'a> {
     calls: Vec<usize>,
 }
 
-fn reply_for<'a>(call_id: &'a str, result: Option<&'a Chunk>) -> Reply<'a> {
-    match result.map(|c| &c.data) {
-        Some(ChunkData::ToolResult {
-            result, is_error, ..
-        }) => Reply {
+fn reply_for<'a>(
+    call_id: &'a str,
+    result: Option<&'a Chunk>,
+    cleared: &HashSet<&str>,
+) -> Reply<'a> {
+    match result.map(|c| (c, &c.data)) {
+        Some((c, ChunkData::ToolResult { name, is_error, .. }))
+            if cleared.contains(c.id.as_str()) =>
+        {
+            Reply {
+                call_id,
+                content: Cow::Owned(prune::placeholder(name, c.seq)),
+                is_error: *is_error,
+            }
+        }
+        Some((
+            _,
+            ChunkData::ToolResult {
+                result, is_error, ..
+            },
+        )) => Reply {
             call_id,
             content: match result {
                 Value::String(s) if s.is_empty() => Cow::Borrowed(EMPTY_RESULT),

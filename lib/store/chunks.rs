@@ -114,8 +114,8 @@ struct SystemHead {
 }
 
 /// [`from_row`] for a fold: `None` for what the fold never reads (error records, and system
-/// records other than `attempt_abandoned` and `compaction`); an `attempt_abandoned` keeps only
-/// `kind` and `chunk_ids`.
+/// records other than `attempt_abandoned`, `compaction` and `prune`); an `attempt_abandoned`
+/// keeps only `kind` and `chunk_ids`.
 pub(super) fn fold_row(r: &Row<'_>) -> rusqlite::Result<Option<Chunk>> {
     let role = text_ref(r, 5)?;
     let ty = text_ref(r, 6)?;
@@ -124,8 +124,12 @@ pub(super) fn fold_row(r: &Row<'_>) -> rusqlite::Result<Option<Chunk>> {
     let data = match ty {
         ChunkType::Error => return Ok(None),
         ChunkType::System => match serde_json::from_str::<SystemHead>(text) {
-            // A compaction is where the fold starts: it is read whole.
-            Ok(h) if h.kind == crate::fold::compaction::KIND => {
+            // A compaction is where the fold starts, a prune names results it clears: both
+            // are read whole.
+            Ok(h)
+                if h.kind == crate::fold::compaction::KIND
+                    || h.kind == crate::fold::prune::KIND =>
+            {
                 ChunkData::from_json(ty, text).map_err(|e| corrupt(r, e))?
             }
             Ok(h) if h.kind != "attempt_abandoned" => return Ok(None),

@@ -26,6 +26,7 @@ mod prompt_models;
 mod prompt_queue;
 mod prompt_retries;
 mod provider;
+mod prune;
 mod recall;
 mod refs;
 mod room;

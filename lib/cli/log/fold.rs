@@ -40,8 +40,8 @@ pub struct Args {
     /// Pretty-print the JSON
     #[arg(long)]
     pretty: bool,
-    /// Fold the whole log, ignoring compactions (by default the fold starts from the latest
-    /// compaction's summary)
+    /// Fold the whole log, ignoring compactions and prunes (by default the fold starts from
+    /// the latest compaction's summary, and pruned tool results are placeholders)
     #[arg(long)]
     full: bool,
 }
@@ -78,7 +78,10 @@ pub fn run(ctx: &mut Ctx, args: Args) -> CliResult<()> {
     let session = store.resolve(&args.session)?;
     let chunks = if args.full {
         let mut all = store.load_fold_view(&session)?;
-        all.retain(|c| crate::fold::compaction::of_chunk(c).is_none());
+        all.retain(|c| {
+            crate::fold::compaction::of_chunk(c).is_none()
+                && crate::fold::prune::of_chunk(c).is_none()
+        });
         all
     } else {
         // Only what the fold reads: from the latest compaction's kept suffix on.

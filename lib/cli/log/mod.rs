@@ -6,6 +6,7 @@ mod export;
 mod fold;
 mod import;
 mod ingest;
+mod prune;
 mod read;
 mod render;
 mod sessions;
@@ -36,6 +37,7 @@ Examples:
   ag-log fold last --dialect openai --system @prompt.md | curl … -d @-
   ag-log search 'cache breakpoint' -s last
   ag-log compact last --summary @notes.md  # a summary you wrote stands for the older part
+  ag-log prune last                    # old tool results become placeholders, no summary
   ag-log fold last --full              # the request as if nothing had been compacted";
 
 const IMPORT_EXAMPLES: &str = "\
@@ -96,6 +98,9 @@ pub enum Verb {
     /// Compact a session: a summary stands for its older part in later requests (the log
     /// keeps everything)
     Compact(compact::Args),
+    /// Prune a session: its old tool results are sent as placeholders in later requests
+    /// (the log keeps them; `recall` fetches them)
+    Prune(prune::Args),
     /// Write sessions as Markdown, a self-contained HTML page, or NDJSON to import elsewhere
     #[command(after_help = EXPORT_EXAMPLES)]
     Export(export::Args),
@@ -129,6 +134,7 @@ fn run(cli: Cli) -> CliResult<()> {
         Verb::Ingest(a) => ingest::run(&mut ctx, a),
         Verb::Import(a) => import::run(&mut ctx, a),
         Verb::Compact(a) => compact::run(&mut ctx, a),
+        Verb::Prune(a) => prune::run(&mut ctx, a),
         Verb::Export(a) => export::run(&mut ctx, a),
         Verb::Search(a) => read::search(&mut ctx, a),
         Verb::Title(a) => sessions::title(&mut ctx, a),

@@ -136,6 +136,14 @@ impl<'a> LiveView<'a> {
                 "type": "compacted", "session": self.session, "trigger": trigger.as_str(),
                 "tokens_before": tokens_before, "tokens_after": tokens_after, "model": model,
             }),
+            Event::Pruned {
+                cleared,
+                tokens_before,
+                tokens_after,
+            } => json!({
+                "type": "pruned", "session": self.session, "cleared": cleared,
+                "tokens_before": tokens_before, "tokens_after": tokens_after,
+            }),
             Event::CompactFailed { trigger, reason } => json!({
                 "type": "compact-failed", "session": self.session,
                 "trigger": trigger.as_str(), "reason": reason,
@@ -202,6 +210,19 @@ impl<'a> LiveView<'a> {
                 self.stop_spinner();
                 self.ctx.out.note(&format!(
                     "compacted {} → {} tokens",
+                    crate::context::window::short_tokens(tokens_before),
+                    crate::context::window::short_tokens(tokens_after)
+                ));
+            }
+            Event::Pruned {
+                cleared,
+                tokens_before,
+                tokens_after,
+            } => {
+                self.stop_spinner();
+                self.ctx.out.note(&format!(
+                    "pruned {cleared} old tool result{} {} → {} tokens",
+                    if cleared == 1 { "" } else { "s" },
                     crate::context::window::short_tokens(tokens_before),
                     crate::context::window::short_tokens(tokens_after)
                 ));

@@ -43,6 +43,7 @@ complete -c ag-log -n "__fish_ag_log_needs_command" -f -a "fold" -d 'Print the p
 complete -c ag-log -n "__fish_ag_log_needs_command" -f -a "ingest" -d 'Append a provider SSE stream from stdin as one assistant step'
 complete -c ag-log -n "__fish_ag_log_needs_command" -f -a "import" -d 'Import Claude Code sessions, Codex rollouts and ag exports as sessions'
 complete -c ag-log -n "__fish_ag_log_needs_command" -f -a "compact" -d 'Compact a session: a summary stands for its older part in later requests (the log keeps everything)'
+complete -c ag-log -n "__fish_ag_log_needs_command" -f -a "prune" -d 'Prune a session: its old tool results are sent as placeholders in later requests (the log keeps them; `recall` fetches them)'
 complete -c ag-log -n "__fish_ag_log_needs_command" -f -a "export" -d 'Write sessions as Markdown, a self-contained HTML page, or NDJSON to import elsewhere'
 complete -c ag-log -n "__fish_ag_log_needs_command" -f -a "search" -d 'Full-text search over text chunks; exits 1 when nothing matched, like grep'
 complete -c ag-log -n "__fish_ag_log_needs_command" -f -a "title" -d 'Set a session\'s title'
@@ -117,7 +118,7 @@ always\t''
 never\t''"
 complete -c ag-log -n "__fish_ag_log_using_subcommand fold" -l stream -d 'Add `"stream": true` (and the dialect\'s usage option)'
 complete -c ag-log -n "__fish_ag_log_using_subcommand fold" -l pretty -d 'Pretty-print the JSON'
-complete -c ag-log -n "__fish_ag_log_using_subcommand fold" -l full -d 'Fold the whole log, ignoring compactions (by default the fold starts from the latest compaction\'s summary)'
+complete -c ag-log -n "__fish_ag_log_using_subcommand fold" -l full -d 'Fold the whole log, ignoring compactions and prunes (by default the fold starts from the latest compaction\'s summary, and pruned tool results are placeholders)'
 complete -c ag-log -n "__fish_ag_log_using_subcommand fold" -l json -d 'Print machine-readable JSON (NDJSON for streams)'
 complete -c ag-log -n "__fish_ag_log_using_subcommand fold" -s q -l quiet -d 'Print nothing on stdout but data that was asked for; no notices on stderr'
 complete -c ag-log -n "__fish_ag_log_using_subcommand fold" -s v -l verbose -d 'Say more on stderr'
@@ -162,6 +163,16 @@ complete -c ag-log -n "__fish_ag_log_using_subcommand compact" -s q -l quiet -d 
 complete -c ag-log -n "__fish_ag_log_using_subcommand compact" -s v -l verbose -d 'Say more on stderr'
 complete -c ag-log -n "__fish_ag_log_using_subcommand compact" -l any -d '`last` (and `-c`) mean the latest chat session of any directory, not only this one'
 complete -c ag-log -n "__fish_ag_log_using_subcommand compact" -s h -l help -d 'Print help'
+complete -c ag-log -n "__fish_ag_log_using_subcommand prune" -l keep -d 'How many of the most recent tool results stay whole [default: `[context] keep_tool_results`, else 3]' -r
+complete -c ag-log -n "__fish_ag_log_using_subcommand prune" -l home -d 'The store directory [default: $AG_HOME, else $XDG_DATA_HOME/ag, else ~/.local/share/ag]' -r -F
+complete -c ag-log -n "__fish_ag_log_using_subcommand prune" -l color -d 'When to colour output (NO_COLOR is honoured by `auto`)' -r -f -a "auto\t''
+always\t''
+never\t''"
+complete -c ag-log -n "__fish_ag_log_using_subcommand prune" -l json -d 'Print machine-readable JSON (NDJSON for streams)'
+complete -c ag-log -n "__fish_ag_log_using_subcommand prune" -s q -l quiet -d 'Print nothing on stdout but data that was asked for; no notices on stderr'
+complete -c ag-log -n "__fish_ag_log_using_subcommand prune" -s v -l verbose -d 'Say more on stderr'
+complete -c ag-log -n "__fish_ag_log_using_subcommand prune" -l any -d '`last` (and `-c`) mean the latest chat session of any directory, not only this one'
+complete -c ag-log -n "__fish_ag_log_using_subcommand prune" -s h -l help -d 'Print help'
 complete -c ag-log -n "__fish_ag_log_using_subcommand export" -l format -d 'What to write' -r -f -a "md\t'Markdown, for reading and pasting'
 html\t'One self-contained HTML page (no network when viewed)'
 ndjson\t'The session row and its chunks, for `ag-log import` on another machine'"

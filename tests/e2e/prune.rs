@@ -86,12 +86,11 @@ fn a_prune_that_is_enough_avoids_the_summarizer_and_recall_fetches_a_cleared_res
 
         // The first request: the four old results are placeholders, the two newest whole.
         let first = text_of(&reqs[0]);
-        for t in 0..4 {
+        for (t, seq) in seqs.iter().take(4).enumerate() {
             assert!(
                 !first.contains(&format!("RESULT-{t}")),
                 "{dialect}: result {t}"
             );
-            let seq = seqs[t];
             assert!(
                 first.contains(&format!(
                     "the result of read was cleared to save context; call recall with {{\\\"seq\\\": {seq}}}"

@@ -38,8 +38,6 @@ impl Agent<'_> {
         view: &mut View,
         on: &mut dyn FnMut(Event),
     ) -> Result<StepOutcome, AgentError> {
-        let net = &self.opts.network;
-        let attempts = net.max_attempts.max(1);
         let mut failures = 0u32;
         let mut compacted_for_overflow = false;
         loop {
@@ -82,61 +80,77 @@ impl Agent<'_> {
                     }
                 }
                 AttemptResult::Err(err) => {
-                    // What the broken attempt sealed stays in the log (it is append-only) but
-                    // must not be taken as the answer: name it so the fold skips it.
-                    if !sealed.is_empty() {
-                        let abandoned = NewChunk::new(
-                            Role::System,
-                            ChunkData::system(
-                                "attempt_abandoned",
-                                json!({"chunk_ids": sealed, "reason": err.to_string()}),
-                            ),
-                        )
-                        .in_turn(turn, step);
-                        self.append(vec![abandoned], on)?;
-                    }
                     failures += 1;
-                    if let Some(message) = too_long_to_wait(&err, net) {
-                        return Ok(StepOutcome::Failed {
-                            message,
-                            status: err.status,
-                            retryable: true,
-                        });
-                    }
-                    if !err.retryable || failures >= attempts {
-                        let message = if err.retryable {
-                            let s = if failures == 1 { "" } else { "s" };
-                            format!(
-                                "the provider stayed unavailable after {failures} attempt{s}: {err}"
-                            )
-                        } else {
-                            format!("the provider refused the request: {err}")
-                        };
-                        return Ok(StepOutcome::Failed {
-                            message,
-                            status: err.status,
-                            retryable: err.retryable,
-                        });
-                    }
-                    let seed = crate::clock::now_ms() as u64 ^ std::process::id() as u64;
-                    let wait = backoff(
-                        failures,
-                        err.retry_after,
-                        Duration::from_millis(net.retry_base_ms),
-                        Duration::from_millis(net.retry_max_ms),
-                        seed,
-                    );
-                    on(Event::Retry {
-                        attempt: failures + 1,
-                        wait,
-                        reason: err.to_string(),
-                    });
-                    if !self.sleep(wait) {
-                        return Ok(StepOutcome::Interrupted);
+                    if let Some(stop) =
+                        self.after_failure(&err, &sealed, failures, turn, step, on)?
+                    {
+                        return Ok(stop);
                     }
                 }
             }
         }
+    }
+
+    /// A failed attempt: its sealed chunks are named abandoned, then either the step ends
+    /// (`Some`: not retryable, out of attempts, or told to wait too long) or, after the
+    /// backoff, the caller tries again (`None`).
+    fn after_failure(
+        &self,
+        err: &AttemptError,
+        sealed: &[String],
+        failures: u32,
+        turn: &str,
+        step: i64,
+        on: &mut dyn FnMut(Event),
+    ) -> Result<Option<StepOutcome>, AgentError> {
+        let net = &self.opts.network;
+        // What the broken attempt sealed stays in the log (it is append-only) but must not be
+        // taken as the answer: name it so the fold skips it.
+        if !sealed.is_empty() {
+            let abandoned = NewChunk::new(
+                Role::System,
+                ChunkData::system(
+                    "attempt_abandoned",
+                    json!({"chunk_ids": sealed, "reason": err.to_string()}),
+                ),
+            )
+            .in_turn(turn, step);
+            self.append(vec![abandoned], on)?;
+        }
+        if let Some(message) = too_long_to_wait(err, net) {
+            return Ok(Some(StepOutcome::Failed {
+                message,
+                status: err.status,
+                retryable: true,
+            }));
+        }
+        if !err.retryable || failures >= net.max_attempts.max(1) {
+            let message = if err.retryable {
+                let s = if failures == 1 { "" } else { "s" };
+                format!("the provider stayed unavailable after {failures} attempt{s}: {err}")
+            } else {
+                format!("the provider refused the request: {err}")
+            };
+            return Ok(Some(StepOutcome::Failed {
+                message,
+                status: err.status,
+                retryable: err.retryable,
+            }));
+        }
+        let seed = crate::clock::now_ms() as u64 ^ std::process::id() as u64;
+        let wait = backoff(
+            failures,
+            err.retry_after,
+            Duration::from_millis(net.retry_base_ms),
+            Duration::from_millis(net.retry_max_ms),
+            seed,
+        );
+        on(Event::Retry {
+            attempt: failures + 1,
+            wait,
+            reason: err.to_string(),
+        });
+        Ok((!self.sleep(wait)).then_some(StepOutcome::Interrupted))
     }
 
     /// Sleep unless interrupted; false when interrupted.
@@ -169,15 +183,13 @@ impl Agent<'_> {
             });
             let _ = tx.send(Msg::Done(result));
         });
-        let mut open: Vec<(usize, String, crate::log::ChunkType)> = Vec::new();
-        let mut sealed_ids = Vec::new();
-        let mut calls = Vec::new();
+        let mut blocks = Blocks::default();
         loop {
             let msg = match rx.recv_timeout(Duration::from_millis(50)) {
                 Ok(m) => m,
                 Err(RecvTimeoutError::Timeout) => {
                     if self.interrupted() {
-                        return Ok((AttemptResult::Interrupted, sealed_ids));
+                        return Ok((AttemptResult::Interrupted, blocks.sealed));
                     }
                     continue;
                 }
@@ -189,57 +201,87 @@ impl Agent<'_> {
                             retryable: true,
                             retry_after: None,
                         }),
-                        sealed_ids,
+                        blocks.sealed,
                     ))
                 }
             };
             if self.interrupted() {
-                return Ok((AttemptResult::Interrupted, sealed_ids));
+                return Ok((AttemptResult::Interrupted, blocks.sealed));
             }
             match msg {
-                Msg::Op(ChunkOp::Open { key, role, ty }) => {
-                    let id = crate::ids::new_id();
-                    open.push((key, id.clone(), ty));
-                    on(Event::Open {
-                        id,
-                        turn: turn.to_string(),
-                        step,
-                        role,
-                        ty,
-                    });
+                Msg::Op(op) => blocks.take(self, op, turn, step, on)?,
+                Msg::Done(Ok(end)) => {
+                    return Ok((AttemptResult::Ok(end, blocks.calls), blocks.sealed))
                 }
-                Msg::Op(ChunkOp::Delta { key, text }) => {
-                    if let Some((_, id, ty)) = open.iter().find(|(k, _, _)| *k == key) {
-                        on(Event::Delta {
-                            id: id.clone(),
-                            ty: *ty,
-                            text,
-                        });
-                    }
-                }
-                Msg::Op(ChunkOp::Seal { key, data }) => {
-                    let id = open
-                        .iter()
-                        .position(|(k, _, _)| *k == key)
-                        .map(|i| open.remove(i).1)
-                        .unwrap_or_else(crate::ids::new_id);
-                    if let ChunkData::ToolCall {
-                        call_id,
-                        name,
-                        arguments,
-                    } = &data
-                    {
-                        calls.push((call_id.clone(), name.clone(), arguments.clone()));
-                    }
-                    let mut chunk = NewChunk::new(Role::Assistant, data).in_turn(turn, step);
-                    chunk.id = Some(id.clone());
-                    self.append(vec![chunk], on)?;
-                    sealed_ids.push(id);
-                }
-                Msg::Done(Ok(end)) => return Ok((AttemptResult::Ok(end, calls), sealed_ids)),
-                Msg::Done(Err(e)) => return Ok((AttemptResult::Err(e), sealed_ids)),
+                Msg::Done(Err(e)) => return Ok((AttemptResult::Err(e), blocks.sealed)),
             }
         }
+    }
+}
+
+/// The blocks of one attempt: open ones (by the reducer's key, with the id their chunk will
+/// have), the ids of those sealed and written, and the tool calls among them.
+#[derive(Default)]
+struct Blocks {
+    open: Vec<(usize, String, crate::log::ChunkType)>,
+    sealed: Vec<String>,
+    calls: Vec<(String, String, Value)>,
+}
+
+impl Blocks {
+    /// Announce an opened block, pass a delta on, or write a sealed block as its chunk.
+    fn take(
+        &mut self,
+        agent: &Agent<'_>,
+        op: ChunkOp,
+        turn: &str,
+        step: i64,
+        on: &mut dyn FnMut(Event),
+    ) -> Result<(), AgentError> {
+        match op {
+            ChunkOp::Open { key, role, ty } => {
+                let id = crate::ids::new_id();
+                self.open.push((key, id.clone(), ty));
+                on(Event::Open {
+                    id,
+                    turn: turn.to_string(),
+                    step,
+                    role,
+                    ty,
+                });
+            }
+            ChunkOp::Delta { key, text } => {
+                if let Some((_, id, ty)) = self.open.iter().find(|(k, _, _)| *k == key) {
+                    on(Event::Delta {
+                        id: id.clone(),
+                        ty: *ty,
+                        text,
+                    });
+                }
+            }
+            ChunkOp::Seal { key, data } => {
+                let id = self
+                    .open
+                    .iter()
+                    .position(|(k, _, _)| *k == key)
+                    .map(|i| self.open.remove(i).1)
+                    .unwrap_or_else(crate::ids::new_id);
+                if let ChunkData::ToolCall {
+                    call_id,
+                    name,
+                    arguments,
+                } = &data
+                {
+                    self.calls
+                        .push((call_id.clone(), name.clone(), arguments.clone()));
+                }
+                let mut chunk = NewChunk::new(Role::Assistant, data).in_turn(turn, step);
+                chunk.id = Some(id.clone());
+                agent.append(vec![chunk], on)?;
+                self.sealed.push(id);
+            }
+        }
+        Ok(())
     }
 }
 

@@ -28,14 +28,41 @@ pub(super) fn run(args: &Args<'_>, ctx: &ToolCtx) -> Result<ToolOutput, String> 
     let p = confine_in(&root, path)?;
     let name = shown(&root, &p);
 
+    let Some(mut reader) = open_text(&root, &p, &name)? else {
+        return Ok(ToolOutput::ok(format!("({name} is empty)")));
+    };
+    let (mut out, total) = numbered_lines(&mut reader, &name, offset, limit)?;
+    if offset > total {
+        return Err(format!(
+            "{name} has {total} lines; offset {offset} is past the end"
+        ));
+    }
+    let last_shown = offset.saturating_add(limit - 1).min(total);
+    if last_shown < total {
+        let _ = write!(
+            out,
+            "({name}: showed lines {offset}-{last_shown} of {total}; use offset {} to read on)",
+            last_shown + 1
+        );
+    }
+    Ok(ToolOutput::ok(cap_text(out, ctx.output_cap)))
+}
+
+/// Open a regular text file beneath `root` without following links; `None` when it is
+/// empty. The reader gives the whole file (the sniffed head included).
+fn open_text(
+    root: &std::path::Path,
+    p: &std::path::Path,
+    name: &str,
+) -> Result<Option<impl BufRead>, String> {
     // Opened beneath the cwd without following links; non-blocking, so a FIFO cannot hang
     // the open, and the checks below are on what was opened.
-    let rel = p.strip_prefix(&root).unwrap_or(&p);
-    let file = Beneath::new(&root)
+    let rel = p.strip_prefix(root).unwrap_or(p);
+    let file = Beneath::new(root)
         .and_then(|d| d.open(rel, libc::O_RDONLY | libc::O_NONBLOCK))
         .map_err(|e| match e.kind() {
             ErrorKind::NotFound => format!("{name} does not exist"),
-            _ => super::beneath::failure("read", &name, &e),
+            _ => super::beneath::failure("read", name, &e),
         })?;
     let md = file
         .metadata()
@@ -49,7 +76,6 @@ pub(super) fn run(args: &Args<'_>, ctx: &ToolCtx) -> Result<ToolOutput, String> 
         // A FIFO or device would block or never end.
         return Err(format!("{name} is not a regular file"));
     }
-
     let mut reader = BufReader::new(file);
     let mut sniff = Vec::with_capacity(BINARY_SNIFF);
     (&mut reader)
@@ -62,10 +88,20 @@ pub(super) fn run(args: &Args<'_>, ctx: &ToolCtx) -> Result<ToolOutput, String> 
         ));
     }
     if sniff.is_empty() {
-        return Ok(ToolOutput::ok(format!("({name} is empty)")));
+        return Ok(None);
     }
-    let mut reader = BufReader::new(std::io::Cursor::new(sniff).chain(reader));
+    Ok(Some(BufReader::new(
+        std::io::Cursor::new(sniff).chain(reader),
+    )))
+}
 
+/// Lines `offset..offset+limit` numbered as `cat -n` does, and the file's line count.
+fn numbered_lines(
+    reader: &mut impl BufRead,
+    name: &str,
+    offset: u64,
+    limit: u64,
+) -> Result<(String, u64), String> {
     let last_wanted = offset.saturating_add(limit - 1);
     let mut out = String::new();
     let mut buf = Vec::new();
@@ -92,21 +128,7 @@ pub(super) fn run(args: &Args<'_>, ctx: &ToolCtx) -> Result<ToolOutput, String> 
         let text = String::from_utf8_lossy(line);
         let _ = writeln!(out, "{lineno:>6}\t{}", clip_chars(&text, MAX_LINE_CHARS));
     }
-    let total = lineno;
-    if offset > total {
-        return Err(format!(
-            "{name} has {total} lines; offset {offset} is past the end"
-        ));
-    }
-    let last_shown = last_wanted.min(total);
-    if last_shown < total {
-        let _ = write!(
-            out,
-            "({name}: showed lines {offset}-{last_shown} of {total}; use offset {} to read on)",
-            last_shown + 1
-        );
-    }
-    Ok(ToolOutput::ok(cap_text(out, ctx.output_cap)))
+    Ok((out, lineno))
 }
 
 #[cfg(test)]

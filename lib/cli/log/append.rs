@@ -47,24 +47,7 @@ pub fn run(ctx: &mut Ctx, args: Args) -> CliResult<()> {
         None => None,
     };
     let store = ctx.store()?;
-    let target = if args.new {
-        let cwd = match args.cwd {
-            Some(d) => d,
-            None => std::env::current_dir()?,
-        };
-        let cwd = std::fs::canonicalize(&cwd)
-            .map_err(|e| CliError::from(e).context(format!("--cwd {}", cwd.display())))?;
-        AppendTarget::New(Box::new(NewSession {
-            id: args.session_id,
-            title: args.title.unwrap_or_default(),
-            cwd: Some(cwd.to_string_lossy().into_owned()),
-            ..Default::default()
-        }))
-    } else {
-        let reference = args.session.as_deref().unwrap_or("last");
-        AppendTarget::Session(store.resolve(reference)?.id)
-    };
-
+    let target = target(&store, &args)?;
     // Keep the stored chunks only when they are to be printed: a large import streams from
     // stdin into the store without being held in memory.
     let quiet = ctx.global.quiet;
@@ -94,18 +77,7 @@ pub fn run(ctx: &mut Ctx, args: Args) -> CliResult<()> {
             store.append_stream(target, ndjson_chunks(input, &line), &mut sink)
         }
     };
-    let (session, n) = result.map_err(|e| match e {
-        StoreError::BadChunk { index, message } if index == usize::MAX => {
-            CliError::msg(message).with_hint(NOTHING_APPENDED)
-        }
-        StoreError::BadChunk { message, .. } => {
-            CliError::msg(format!("stdin line {}: {message}", line.get())).with_hint(NOTHING_APPENDED)
-        }
-        StoreError::EmptyBatch => CliError::usage("no chunks on stdin").with_hint(
-            "pipe NDJSON chunks in, or give the message as an argument: ag-log append -s SESSION 'text'",
-        ),
-        e => CliError::from(e),
-    })?;
+    let (session, n) = result.map_err(|e| append_error(e, line.get()))?;
     let s = if n == 1 { "" } else { "s" };
     ctx.out
         .done(format!("{n} chunk{s} appended to session {}", session.id));
@@ -120,6 +92,42 @@ pub fn run(ctx: &mut Ctx, args: Args) -> CliResult<()> {
         ctx.out.line(&c.to_ndjson())?;
     }
     Ok(())
+}
+
+/// Where the chunks go: a new session (`--new`, in `--cwd` or here) or an existing one.
+fn target(store: &crate::store::Store, args: &Args) -> CliResult<AppendTarget> {
+    if !args.new {
+        let reference = args.session.as_deref().unwrap_or("last");
+        return Ok(AppendTarget::Session(store.resolve(reference)?.id));
+    }
+    let cwd = match &args.cwd {
+        Some(d) => d.clone(),
+        None => std::env::current_dir()?,
+    };
+    let cwd = std::fs::canonicalize(&cwd)
+        .map_err(|e| CliError::from(e).context(format!("--cwd {}", cwd.display())))?;
+    Ok(AppendTarget::New(Box::new(NewSession {
+        id: args.session_id.clone(),
+        title: args.title.clone().unwrap_or_default(),
+        cwd: Some(cwd.to_string_lossy().into_owned()),
+        ..Default::default()
+    })))
+}
+
+/// A refused batch: which stdin line and why, and that nothing was appended.
+fn append_error(e: StoreError, line: usize) -> CliError {
+    match e {
+        StoreError::BadChunk { index, message } if index == usize::MAX => {
+            CliError::msg(message).with_hint(NOTHING_APPENDED)
+        }
+        StoreError::BadChunk { message, .. } => {
+            CliError::msg(format!("stdin line {line}: {message}")).with_hint(NOTHING_APPENDED)
+        }
+        StoreError::EmptyBatch => CliError::usage("no chunks on stdin").with_hint(
+            "pipe NDJSON chunks in, or give the message as an argument: ag-log append -s SESSION 'text'",
+        ),
+        e => CliError::from(e),
+    }
 }
 
 /// Batches larger than this are spooled to an unlinked file in the store's directory instead

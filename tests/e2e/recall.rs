@@ -307,3 +307,36 @@ fn bad_recall_calls_are_errors_the_model_can_act_on() {
         .count();
     assert_eq!(errors, 5, "{}", req.body["messages"]);
 }
+
+#[test]
+fn recall_output_stays_within_the_tool_output_cap() {
+    let fake = FakeProvider::start();
+    let env = env_with(Some(&fake), "[agent]\noutput_cap = 600\n");
+    let id = env.new_session("cap", "hello");
+    let long = format!("PUFFIN {}", "feather ".repeat(500));
+    let mut lines: Vec<Value> = (0..40)
+        .map(|i| chunk::assistant(&format!("PUFFIN sighting {i}")))
+        .collect();
+    lines.push(chunk::assistant(&long));
+    lines.push(chunk::turn_end(1, 1));
+    let stored = env.append(&id, &lines);
+    let long_seq = stored[40]["seq"].as_i64().unwrap();
+    fake.push(calls(
+        "anthropic",
+        &[
+            ("k1", "recall", json!({"query": "puffin", "limit": 50})),
+            ("k2", "recall", json!({"seq": long_seq})),
+        ],
+    ));
+    fake.push(answer("anthropic", "ok"));
+    env.run("ag-prompt", &["-s", &id, "-m", ANTHROPIC, "count them"])
+        .ok();
+    let got = results_in(&fake.requests()[1]);
+    for text in &got {
+        let body = text.split("[output cut:").next().unwrap();
+        assert!(body.len() <= 601, "{} bytes: {text}", body.len());
+        assert!(text.contains("[output cut:"), "{text}");
+    }
+    assert!(got[0].starts_with("41 matches"), "{}", got[0]);
+    assert!(got[1].contains("PUFFIN feather"), "{}", got[1]);
+}

@@ -175,6 +175,8 @@ pub struct AgentConfig {
     pub thinking_budget: Option<u64>,
     /// How deep subagents may nest: 0 (the default) means a subagent cannot summon.
     pub max_summon_depth: u32,
+    /// `--schema`: how many times an answer that fails the schema goes back to the model.
+    pub schema_retries: u32,
 }
 
 impl Default for AgentConfig {
@@ -186,6 +188,7 @@ impl Default for AgentConfig {
             max_tokens: 8192,
             thinking_budget: None,
             max_summon_depth: 0,
+            schema_retries: 2,
         }
     }
 }

@@ -19,6 +19,7 @@ pub mod import;
 pub mod log;
 pub mod policy;
 pub mod reduce;
+pub mod structured;
 
 pub mod mcp;
 pub mod net;

@@ -9,6 +9,7 @@ mod peer;
 mod plan;
 mod registry;
 mod step;
+mod structured;
 mod summon;
 
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -29,6 +30,7 @@ use crate::tools::{ToolCtx, ToolOutput};
 pub use context::{Manual, View};
 pub use plan::{prepare, ClaimGuard, PlanError, Prepared, SessionChoice, TurnPlan, TurnRequest};
 pub use step::StepOutcome;
+pub use structured::{last_step_text, turn_answer};
 
 /// What the loop reports as it goes; the CLI prints these.
 #[derive(Debug, Clone)]
@@ -99,6 +101,10 @@ pub struct TurnOptions {
     /// The tools offered to the model when they differ from the policy (a `--keep-cache` side
     /// chat offers its source's list, byte for byte); the guard still decides on `policy`.
     pub offered: Option<Vec<String>>,
+    /// `--schema`: the final answer must satisfy it.
+    pub schema: Option<Arc<crate::structured::AnswerSchema>>,
+    /// How many times a failing answer is sent back to the model before the turn fails.
+    pub schema_retries: u32,
 }
 
 /// How a turn ended.
@@ -187,6 +193,7 @@ impl Agent<'_> {
         let mut usage = Usage::default();
         let mut model = None;
         let mut step: i64 = 0;
+        let mut retries = self.opts.schema_retries;
         let mut view = self.load_view()?;
         loop {
             // A step boundary: input that arrived meanwhile joins the log here.
@@ -226,8 +233,16 @@ impl Agent<'_> {
                     add_usage(&mut usage, &end.usage);
                     model = end.model.clone().or(model);
                     let last_stop = end.stop_reason;
+                    let (calls, answer) =
+                        match self.judge(&turn, step, calls, &mut retries, on)? {
+                            structured::Judged::Proceed { calls, answer } => (calls, answer),
+                            structured::Judged::Again => continue,
+                            structured::Judged::Invalid(message) => {
+                                return self.fail(&turn, step, message, None, false, &usage, model, started, &view, on)
+                            }
+                        };
                     if calls.is_empty() {
-                        let end_chunk = turn_end_chunk(
+                        let mut end_chunk = turn_end_chunk(
                             &turn,
                             step,
                             last_stop,
@@ -236,6 +251,7 @@ impl Agent<'_> {
                             started,
                             context::context_input(&view),
                         );
+                        structured::record(&mut end_chunk, answer);
                         match self.store.end_turn_or_drain(
                             &self.session.id,
                             &turn,
@@ -292,35 +308,56 @@ impl Agent<'_> {
                     status,
                     retryable,
                 } => {
-                    self.append(
-                        vec![NewChunk::new(
-                            Role::System,
-                            ChunkData::Error {
-                                message: message.clone(),
-                                status,
-                            },
-                        )
-                        .in_turn(&turn, step)],
+                    return self.fail(
+                        &turn, step, message, status, retryable, &usage, model, started, &view,
                         on,
-                    )?;
-                    self.finish(
-                        &turn,
-                        step,
-                        StopReason::Error,
-                        &usage,
-                        model,
-                        started,
-                        &view,
-                        on,
-                    )?;
-                    return Ok(Outcome::Failed {
-                        message,
-                        status,
-                        retryable,
-                    });
+                    );
                 }
             }
         }
+    }
+
+    /// End the turn with an error chunk saying why.
+    #[allow(clippy::too_many_arguments)]
+    fn fail(
+        &self,
+        turn: &str,
+        step: i64,
+        message: String,
+        status: Option<u16>,
+        retryable: bool,
+        usage: &Usage,
+        model: Option<String>,
+        started: Instant,
+        view: &View,
+        on: &mut dyn FnMut(Event),
+    ) -> Result<Outcome, AgentError> {
+        self.append(
+            vec![NewChunk::new(
+                Role::System,
+                ChunkData::Error {
+                    message: message.clone(),
+                    status,
+                },
+            )
+            .in_turn(turn, step)],
+            on,
+        )?;
+        self.finish(
+            turn,
+            step,
+            StopReason::Error,
+            usage,
+            model,
+            started,
+            view,
+            on,
+        )?;
+        Ok(Outcome::Failed {
+            message,
+            status,
+            retryable,
+        })
     }
 
     /// End the turn without waiting for the queue (error, interrupt, step limit).
@@ -383,7 +420,7 @@ impl Agent<'_> {
         let opts = FoldOptions {
             model: Some(self.provider.api_model().to_string()),
             system: self.opts.system.clone(),
-            tools: self.tool_specs(),
+            tools: self.offered_specs(),
             // The API wants room for the answer beyond the thinking budget.
             max_tokens: Some(match self.opts.thinking_budget {
                 Some(b) if self.opts.max_tokens <= b => b + self.opts.max_tokens,
@@ -392,7 +429,7 @@ impl Agent<'_> {
             thinking_budget: self.opts.thinking_budget,
             stream: true,
         };
-        Ok(fold(chunks, self.provider.dialect(), &opts))
+        Ok(self.with_schema(fold(chunks, self.provider.dialect(), &opts)))
     }
 
     /// Run a step's tool calls through the guard, in order, writing each result as it

@@ -127,6 +127,8 @@ pub struct TurnPlan<'s> {
     pub warnings: Vec<String>,
     /// `--allow-protected`: this turn's `write` and `edit` may change `.git/`, `.ag/`, `.claude/`.
     pub allow_protected: bool,
+    /// `--schema`: the answer this turn must give.
+    pub schema: Option<Arc<crate::structured::AnswerSchema>>,
     claim: ClaimGuard<'s>,
 }
 
@@ -215,6 +217,7 @@ pub fn prepare<'s>(
         notes,
         warnings,
         allow_protected: false,
+        schema: None,
         claim,
     })))
 }
@@ -355,6 +358,7 @@ impl<'s> TurnPlan<'s> {
             notes: Vec::new(),
             warnings: Vec::new(),
             allow_protected: false,
+            schema: None,
             claim,
         })
     }
@@ -399,6 +403,8 @@ impl<'s> TurnPlan<'s> {
                 thinking_budget: self.thinking.or(config.agent.thinking_budget),
                 network: config.network.clone(),
                 offered: self.settings.offered.clone(),
+                schema: self.schema,
+                schema_retries: config.agent.schema_retries,
             },
             session: self.session,
             provider: Arc::from(self.provider),

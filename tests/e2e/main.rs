@@ -36,6 +36,7 @@ mod sandbox_procs;
 mod scale;
 mod snapshots;
 mod stop_reasons;
+mod structured;
 mod summon;
 mod trust;
 mod typed_config;

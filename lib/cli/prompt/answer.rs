@@ -8,8 +8,7 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 use crate::cli::{CliError, CliResult};
-use crate::log::{ChunkData, Role};
-use crate::store::{Page, Session, Store};
+use crate::store::{Session, Store};
 
 /// Attached files larger than this are refused: the model gets text, not a dump.
 const MAX_ATTACHMENT: u64 = 1 << 20;
@@ -32,6 +31,8 @@ pub struct Want {
     pub result_only: bool,
     /// `-o FILE`: the answer is written there.
     pub file: Option<PathBuf>,
+    /// `--schema`: stdout gets the validated answer, not the streamed text.
+    pub structured: bool,
 }
 
 /// The prompt: the argument (or stdin for `-`), after piped stdin when both are given (so
@@ -103,56 +104,22 @@ fn attachment(path: &Path) -> CliResult<String> {
     ))
 }
 
-/// The turn's answer: the text of its last step's assistant text chunks, leaving out those
-/// of abandoned attempts.
-pub(super) fn answer(store: &Store, session: &Session, turn: &str) -> CliResult<String> {
-    let mut chunks = Vec::new();
-    let page = Page {
-        turn: Some(turn.to_string()),
-        ..Default::default()
-    };
-    store.for_each_chunk(session, &page, |c| {
-        chunks.push(c);
-        Ok::<(), crate::store::StoreError>(())
-    })?;
-    let abandoned: Vec<String> = chunks
-        .iter()
-        .filter(|c| c.data.system_kind() == Some("attempt_abandoned"))
-        .filter_map(|c| match &c.data {
-            ChunkData::System(m) => m.get("chunk_ids").and_then(Value::as_array).cloned(),
-            _ => None,
-        })
-        .flatten()
-        .filter_map(|v| v.as_str().map(str::to_string))
-        .collect();
-    let texts: Vec<(i64, &str)> = chunks
-        .iter()
-        .filter(|c| c.role == Role::Assistant && !abandoned.contains(&c.id))
-        .filter_map(|c| match &c.data {
-            ChunkData::Text { text } => Some((c.step, text.as_str())),
-            _ => None,
-        })
-        .collect();
-    let last = texts.iter().map(|(s, _)| *s).max();
-    Ok(texts
-        .iter()
-        .filter(|(s, _)| Some(*s) == last)
-        .map(|(_, t)| *t)
-        .collect::<Vec<_>>()
-        .join(""))
-}
-
-/// The `result` object of a turn that ended (`turn_done` is its `turn-done` event).
+/// The `result` object of a turn that ended (`turn_done` is its `turn-done` event), and the
+/// answer's text: a validated `--schema` answer as compact JSON (also as `structured`), else
+/// the text of the turn's last step.
 pub(super) fn result(
     store: &Store,
     session: &Session,
     turn_done: &Value,
 ) -> CliResult<(Value, String)> {
     let turn = turn_done["turn"].as_str().unwrap_or_default();
-    let text = answer(store, session, turn)?;
+    let (text, structured) = crate::agent::turn_answer(store, session, turn)?;
     let mut v = turn_done.clone();
     v["type"] = "result".into();
     v["handle"] = session.handle.clone().into();
     v["answer"] = text.clone().into();
+    if let Some(s) = structured {
+        v["structured"] = s;
+    }
     Ok((v, text))
 }

@@ -83,6 +83,11 @@ impl<'a> LiveView<'a> {
         self.write(&format!("{v}\n"));
     }
 
+    /// A line of the answer on stdout (a validated `--schema` answer).
+    pub(super) fn emit_text(&mut self, text: &str) {
+        self.write(&format!("{text}\n"));
+    }
+
     pub(super) fn event(&mut self, ev: Event) {
         if let Event::TurnDone { .. } = &ev {
             self.turn_done = self.json_event(ev.clone());
@@ -275,7 +280,6 @@ impl<'a> LiveView<'a> {
                     crate::cli::log::clip(&r, 160)
                 ));
             }
-            ChunkData::Error { message, .. } => self.ctx.out.note(&format!("error: {message}")),
             _ => {}
         }
     }

@@ -100,6 +100,12 @@ pub struct RunArgs {
     /// {session, handle, turn, answer, stop_reason, usage}) for scripts
     #[arg(long, value_name = "FORMAT", default_value = "text")]
     output: answer::Output,
+    /// The answer must be JSON valid against this JSON Schema (the text, or @FILE): asked of
+    /// the provider natively where it can (OpenAI), through a forced `final_answer` tool call
+    /// otherwise; checked before it is printed, and sent back to the model with the errors
+    /// up to agent.schema_retries times (default 2); still invalid, exit 1
+    #[arg(long, value_name = "SCHEMA|@FILE")]
+    schema: Option<String>,
     /// Also write the turn's final answer to FILE
     #[arg(short = 'o', long = "output-file", value_name = "FILE")]
     output_file: Option<std::path::PathBuf>,
@@ -300,7 +306,18 @@ fn prompt(ctx: &mut Ctx, args: RunArgs) -> CliResult<()> {
         result_event: ctx.global.json,
         result_only: args.output == answer::Output::Json,
         file: args.output_file.clone(),
+        structured: args.schema.is_some(),
     };
+    let schema = args
+        .schema
+        .as_deref()
+        .map(|s| {
+            let text = super::log::text_or_file(s, "--schema")?;
+            crate::structured::AnswerSchema::parse(&text)
+                .map(Arc::new)
+                .map_err(|e| CliError::usage(format!("--schema: {e}")))
+        })
+        .transpose()?;
     if args.compact && args.session.is_none() && !args.continue_last {
         return Err(CliError::usage(
             "--compact needs a session: pass -s SESSION or -c",
@@ -350,6 +367,7 @@ fn prompt(ctx: &mut Ctx, args: RunArgs) -> CliResult<()> {
     let plan = match crate::agent::prepare(&store, &config, req).map_err(plan_error)? {
         Prepared::Ready(mut plan) => {
             plan.allow_protected = args.allow_protected;
+            plan.schema = schema;
             plan
         }
         Prepared::CompactionQueued { session, owner } => {
@@ -459,7 +477,9 @@ pub(crate) fn run_turn_in(
         );
     }
     let mut view = LiveView::new(ctx, &session.id, &agent.tool_ctx.sandbox);
-    view.mute = want.result_only;
+    // With a schema, stdout gets the validated answer at the end, not the streamed text.
+    let structured_text = want.structured && !want.result_only && !view.ctx.global.json;
+    view.mute = want.result_only || structured_text;
     if compact {
         match agent.compact_now(&mut |ev| view.event(ev)) {
             Ok(crate::agent::Manual::Done(_)) => {}
@@ -495,6 +515,9 @@ pub(crate) fn run_turn_in(
         if want.result_only {
             view.mute = false;
             view.emit(result);
+        } else if structured_text && result.get("structured").is_some() {
+            view.mute = false;
+            view.emit_text(&text);
         }
         stdout_error = stdout_error.or_else(|| view.close());
         if let Some(path) = &want.file {

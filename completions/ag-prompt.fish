@@ -1,6 +1,6 @@
 # Print an optspec for argparse to handle cmd's options that are independent of any subcommand.
 function __fish_ag_prompt_global_optspecs
-    string join \n home= json q/quiet v/verbose color= any s/session= c/continue new a/attach= output= o/output-file= session-id= m/model= system= tools= agent= max-steps= thinking= title= no-queue compact sandbox= net trust allow-protected h/help V/version
+    string join \n home= json q/quiet v/verbose color= any s/session= c/continue new a/attach= output= schema= o/output-file= session-id= m/model= system= tools= agent= max-steps= thinking= title= no-queue compact sandbox= net trust allow-protected h/help V/version
 end
 
 function __fish_ag_prompt_needs_command
@@ -32,6 +32,7 @@ complete -c ag-prompt -n "__fish_ag_prompt_needs_command" -s s -l session -d 'Co
 complete -c ag-prompt -n "__fish_ag_prompt_needs_command" -s a -l attach -d 'Attach a text file as context (repeatable); it goes before the prompt, marked with its path' -r -F
 complete -c ag-prompt -n "__fish_ag_prompt_needs_command" -l output -d 'What stdout carries: the streamed answer (text), or only the result object (json: {session, handle, turn, answer, stop_reason, usage}) for scripts' -r -f -a "text\t'The answer as it streams (the default)'
 json\t'Only the result object: {session, handle, turn, answer, stop_reason, usage}'"
+complete -c ag-prompt -n "__fish_ag_prompt_needs_command" -l schema -d 'The answer must be JSON valid against this JSON Schema (the text, or @FILE): asked of the provider natively where it can (OpenAI), through a forced `final_answer` tool call otherwise; checked before it is printed, and sent back to the model with the errors up to agent.schema_retries times (default 2); still invalid, exit 1' -r
 complete -c ag-prompt -n "__fish_ag_prompt_needs_command" -s o -l output-file -d 'Also write the turn\'s final answer to FILE' -r -F
 complete -c ag-prompt -n "__fish_ag_prompt_needs_command" -l session-id -d 'The new session\'s id, chosen up front (a UUID), so a script knows it before it runs' -r
 complete -c ag-prompt -n "__fish_ag_prompt_needs_command" -s m -l model -d 'PROVIDER/MODEL, `echo` or `script:FILE` [env: AG_MODEL]' -r

@@ -34,6 +34,7 @@ Examples:
   ag-prompt -a notes.md 'what is still open?'      # a text file as context
   ag-prompt --output json -m echo hi | jq -r .answer   # only the result object
   ag-prompt -o answer.md 'write the release notes' # the final answer to a file too
+  ag-prompt --schema @schema.json 'list the open bugs' | jq .   # JSON valid against a schema
   ag-prompt --json -m echo hi | jq -c 'select(.type==\"result\")'
   ag-prompt -s last --compact                      # summarize the session now; it goes on from the summary
   ag-prompt -c --compact 'now write the tests'     # compact, then run the prompt

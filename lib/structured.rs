@@ -31,8 +31,7 @@ impl std::fmt::Debug for AnswerSchema {
 impl AnswerSchema {
     /// A schema from its JSON text; an error says what is wrong with it.
     pub fn parse(text: &str) -> Result<AnswerSchema, String> {
-        let schema: Value =
-            serde_json::from_str(text).map_err(|e| format!("not JSON: {e}"))?;
+        let schema: Value = serde_json::from_str(text).map_err(|e| format!("not JSON: {e}"))?;
         AnswerSchema::new(schema)
     }
 
@@ -172,7 +171,10 @@ mod tests {
             s.check_text("```json\n{\"n\": 4}\n```").unwrap(),
             json!({"n": 4})
         );
-        assert!(s.check_text("Sure! {\"n\": 3}").unwrap_err().contains("not JSON"));
+        assert!(s
+            .check_text("Sure! {\"n\": 3}")
+            .unwrap_err()
+            .contains("not JSON"));
         let e = s.check_text("{\"n\": \"three\"}").unwrap_err();
         assert!(e.contains("at /n") && e.contains("integer"), "{e}");
         let e = s.check_text("{}").unwrap_err();
@@ -197,7 +199,9 @@ mod tests {
     #[test]
     fn bad_schemas_are_refused_with_the_reason() {
         assert!(AnswerSchema::parse("{").unwrap_err().contains("not JSON"));
-        assert!(AnswerSchema::parse("[1]").unwrap_err().contains("JSON object"));
+        assert!(AnswerSchema::parse("[1]")
+            .unwrap_err()
+            .contains("JSON object"));
         let e = AnswerSchema::parse(r#"{"type": 12}"#).unwrap_err();
         assert!(e.contains("not a valid JSON Schema"), "{e}");
     }

@@ -233,14 +233,16 @@ impl Agent<'_> {
                     add_usage(&mut usage, &end.usage);
                     model = end.model.clone().or(model);
                     let last_stop = end.stop_reason;
-                    let (calls, answer) =
-                        match self.judge(&turn, step, calls, &mut retries, on)? {
-                            structured::Judged::Proceed { calls, answer } => (calls, answer),
-                            structured::Judged::Again => continue,
-                            structured::Judged::Invalid(message) => {
-                                return self.fail(&turn, step, message, None, false, &usage, model, started, &view, on)
-                            }
-                        };
+                    let (calls, answer) = match self.judge(&turn, step, calls, &mut retries, on)? {
+                        structured::Judged::Proceed { calls, answer } => (calls, answer),
+                        structured::Judged::Again => continue,
+                        structured::Judged::Invalid(message) => {
+                            return self.fail(
+                                &turn, step, message, None, false, &usage, model, started, &view,
+                                on,
+                            )
+                        }
+                    };
                     if calls.is_empty() {
                         let mut end_chunk = turn_end_chunk(
                             &turn,
@@ -309,8 +311,7 @@ impl Agent<'_> {
                     retryable,
                 } => {
                     return self.fail(
-                        &turn, step, message, status, retryable, &usage, model, started, &view,
-                        on,
+                        &turn, step, message, status, retryable, &usage, model, started, &view, on,
                     );
                 }
             }

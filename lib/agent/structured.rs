@@ -68,8 +68,9 @@ impl Agent<'_> {
                 answer: None,
             });
         };
-        let (answers, others): (Calls, Calls) =
-            calls.into_iter().partition(|(_, name, _)| name == ANSWER_TOOL);
+        let (answers, others): (Calls, Calls) = calls
+            .into_iter()
+            .partition(|(_, name, _)| name == ANSWER_TOOL);
         if answers.is_empty() && !others.is_empty() {
             return Ok(Judged::Proceed {
                 calls: others,
@@ -92,7 +93,10 @@ impl Agent<'_> {
                 ),
                 (Ok(_), 0, true) => ("accepted".to_string(), false),
                 (Err(e), 0, true) => (e.clone(), true),
-                _ => ("not taken: only the first final answer counts".to_string(), true),
+                _ => (
+                    "not taken: only the first final answer counts".to_string(),
+                    true,
+                ),
             };
             results.push(answer_result(id, text, is_error).in_turn(turn, step));
         }

@@ -9,8 +9,7 @@ use crate::fake_provider::{FakeProvider, Reply};
 use crate::prompt::{env_for, of_type, script, session_id, user_texts};
 use crate::support::TestEnv;
 
-const SCHEMA: &str =
-    r#"{"type":"object","properties":{"n":{"type":"integer"}},"required":["n"]}"#;
+const SCHEMA: &str = r#"{"type":"object","properties":{"n":{"type":"integer"}},"required":["n"]}"#;
 
 #[test]
 fn a_valid_answer_is_printed_alone_and_recorded() {
@@ -25,7 +24,16 @@ fn a_valid_answer_is_printed_alone_and_recorded() {
     let run = env
         .run(
             "ag-prompt",
-            &["-c", "-m", "echo", "--schema", SCHEMA, "--output", "json", "```json\n{\"n\": 4}\n```"],
+            &[
+                "-c",
+                "-m",
+                "echo",
+                "--schema",
+                SCHEMA,
+                "--output",
+                "json",
+                "```json\n{\"n\": 4}\n```",
+            ],
         )
         .ok();
     let v = run.json();
@@ -44,12 +52,16 @@ fn an_invalid_answer_goes_back_to_the_model_then_exits_1_with_the_error() {
     let env = TestEnv::new();
     let file = env.write_file("schema.json", SCHEMA);
     let at = format!("@{}", file.display());
-    let run = env.run("ag-prompt", &["-m", "echo", "--schema", &at, "{\"n\": \"three\"}"]);
+    let run = env.run(
+        "ag-prompt",
+        &["-m", "echo", "--schema", &at, "{\"n\": \"three\"}"],
+    );
     assert_eq!(run.code, 1, "{}", run.stderr);
     assert_eq!(run.stdout, "", "nothing invalid is printed");
     // echo answers the retry prompt with itself: the last error is that it is not JSON.
     assert!(
-        run.stderr.contains("does not satisfy the schema: the answer is not JSON"),
+        run.stderr
+            .contains("does not satisfy the schema: the answer is not JSON"),
         "{}",
         run.stderr
     );
@@ -126,7 +138,13 @@ fn anthropic_answers_through_a_forced_tool_call() {
     let run = env
         .run(
             "ag-prompt",
-            &["-m", "anthropic/claude-sonnet-4-5", "--schema", SCHEMA, "count"],
+            &[
+                "-m",
+                "anthropic/claude-sonnet-4-5",
+                "--schema",
+                SCHEMA,
+                "count",
+            ],
         )
         .ok();
     assert_eq!(run.stdout, "{\"n\":9}\n");
@@ -161,7 +179,10 @@ fn openai_gets_native_structured_output() {
         (10, 5),
     )));
     let run = env
-        .run("ag-prompt", &["-m", "openai/gpt-4o", "--schema", SCHEMA, "count"])
+        .run(
+            "ag-prompt",
+            &["-m", "openai/gpt-4o", "--schema", SCHEMA, "count"],
+        )
         .ok();
     assert_eq!(run.stdout, "{\"n\":5}\n");
     let body = &fake.requests()[0].body;

@@ -10,6 +10,7 @@ use std::time::Duration;
 
 use serde::Deserialize;
 
+pub mod aliases;
 mod check;
 mod mcp_json;
 pub mod toml_error;
@@ -56,6 +57,9 @@ pub struct Config {
     /// Context management: when and how sessions compact.
     #[serde(default)]
     pub context: ContextConfig,
+    /// Model aliases (`[aliases] NAME = "PROVIDER/MODEL"`) over the built-in table.
+    #[serde(default)]
+    pub aliases: BTreeMap<String, String>,
     /// Per-model facts (`[models."PROVIDER/NAME"]`) for models the built-in table lacks.
     #[serde(default)]
     pub models: BTreeMap<String, ModelConfig>,
@@ -442,7 +446,7 @@ fn project_sandbox_of(
 
 /// What chooses where conversations go: the model, the hosts, and (with MCP) the servers that
 /// run. A cloned repository's file may set them only once the user has trusted its folder.
-const TRUST_ONLY: [&str; 4] = ["model", "providers", "models", "mcp"];
+const TRUST_ONLY: [&str; 5] = ["model", "aliases", "providers", "models", "mcp"];
 
 fn restrict_untrusted(table: &mut toml::Table, path: &Path) -> Vec<String> {
     let at = path.display();

@@ -21,6 +21,10 @@ pub struct Settings {
     /// The system prompt.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub system: Option<String>,
+    /// The project's instructions (`AGENTS.md`/`CLAUDE.md`), framed, as read when the session
+    /// was made; sent after the system prompt.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub project: Option<String>,
     /// Prompt sections sent after the system prompt (the side chat's rules).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sections: Option<String>,
@@ -87,12 +91,13 @@ impl Settings {
         self.sandbox = Some(sandbox.to_json());
     }
 
-    /// The system prompt sent: `system`, then `sections`.
+    /// The system prompt sent: `system`, then `project`, then `sections`.
     pub fn system_prompt(&self) -> Option<String> {
-        match (&self.system, &self.sections) {
-            (Some(a), Some(b)) => Some(format!("{a}\n\n{b}")),
-            (a, b) => a.clone().or_else(|| b.clone()),
-        }
+        let parts: Vec<&str> = [&self.system, &self.project, &self.sections]
+            .into_iter()
+            .filter_map(|p| p.as_deref())
+            .collect();
+        (!parts.is_empty()).then(|| parts.join("\n\n"))
     }
 }
 
@@ -139,5 +144,7 @@ mod tests {
         assert_eq!(s.system_prompt().as_deref(), Some("B"));
         s.system = Some("A".into());
         assert_eq!(s.system_prompt().as_deref(), Some("A\n\nB"));
+        s.project = Some("P".into());
+        assert_eq!(s.system_prompt().as_deref(), Some("A\n\nP\n\nB"));
     }
 }

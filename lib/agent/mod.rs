@@ -5,6 +5,7 @@
 //! are named by an `attempt_abandoned` record so the fold leaves them out.
 
 mod context;
+pub mod instructions;
 mod peer;
 mod plan;
 mod registry;

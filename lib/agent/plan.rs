@@ -59,6 +59,8 @@ pub struct TurnRequest {
     pub queue: bool,
     /// The (canonical) current directory: a new session's directory.
     pub cwd: PathBuf,
+    /// A new session reads the project's instructions (`--no-project-context`: not).
+    pub project_context: bool,
 }
 
 /// Why a turn could not be planned.
@@ -193,15 +195,35 @@ pub fn prepare<'s>(
         }
     };
     // The tools and system prompt are durable: follow-ups and renames keep them.
+    let new_session = stored.is_none();
+    let mut notes = notes;
     let mut settings = stored.unwrap_or_default();
     settings.set_tools(&tools);
     settings.set_sandbox(&sandbox);
-    if let Some(sys) = req
+    let asked = req
         .system
         .clone()
-        .or_else(|| def.and_then(|d| d.system_prompt.clone()))
-    {
+        .or_else(|| def.and_then(|d| d.system_prompt.clone()));
+    if new_session {
+        // A new session's prompt is composed once: every later request sends the same bytes.
+        let date: String = crate::clock::iso(crate::clock::now_ms())
+            .chars()
+            .take(10)
+            .collect();
+        settings.system = Some(asked.unwrap_or_else(|| {
+            super::instructions::default_system(&req.cwd, &date, &tools, &sandbox)
+        }));
+        if req.project_context {
+            if let Some(p) = super::instructions::project_instructions(&req.cwd) {
+                notes.push(project_note(&p));
+                settings.project = Some(p.text);
+            }
+        }
+    } else if let Some(sys) = asked {
         settings.system = Some(sys);
+    }
+    if !req.project_context {
+        settings.project = None;
     }
     store.set_model_and_settings(&session.id, &chosen.model, &settings)?;
     Ok(Prepared::Ready(Box::new(TurnPlan {
@@ -220,6 +242,16 @@ pub fn prepare<'s>(
         schema: None,
         claim,
     })))
+}
+
+/// What the person reads about the project instructions a session got.
+fn project_note(p: &super::instructions::ProjectInstructions) -> String {
+    let files: Vec<String> = p.files.iter().map(|f| f.display().to_string()).collect();
+    let cut = if p.cut { " (cut to fit)" } else { "" };
+    format!(
+        "project instructions from {}{cut}; --no-project-context leaves them out",
+        files.join(", ")
+    )
 }
 
 /// Claim an existing session; when another live process runs it, queue the prompt (or the

@@ -76,6 +76,7 @@ pub enum ChooseError {
 /// Choose the model (see the module comment) and resolve its provider.
 pub fn choose(src: &ModelSources<'_>, config: &Config) -> Result<Chosen, ChooseError> {
     let pick = |model: &str, origin: Origin| -> Result<Chosen, ChooseError> {
+        let model = crate::config::aliases::expand(model, &config.aliases);
         Ok(Chosen {
             model: model.to_string(),
             provider: resolve(model, config)?,
@@ -88,10 +89,11 @@ pub fn choose(src: &ModelSources<'_>, config: &Config) -> Result<Chosen, ChooseE
     if let Some((slug, models)) = src.definition.filter(|(_, ms)| !ms.is_empty()) {
         let mut tried = Vec::new();
         for m in models {
+            let m = crate::config::aliases::expand(m, &config.aliases);
             match resolve(m, config) {
                 Ok(provider) => {
                     return Ok(Chosen {
-                        model: m.clone(),
+                        model: m.to_string(),
                         provider,
                         origin: Origin::Definition(slug.to_string()),
                     })

@@ -20,6 +20,7 @@ mod log_store_faults;
 mod log_tail;
 mod mcp;
 mod network;
+mod project_context;
 mod prompt;
 mod prompt_guard;
 mod prompt_models;

@@ -114,12 +114,20 @@ pub struct RunArgs {
     #[arg(long, value_name = "UUID", value_parser = super::log::parse_uuid,
           conflicts_with_all = ["session", "continue_last"])]
     session_id: Option<String>,
-    /// PROVIDER/MODEL, `echo` or `script:FILE` [env: AG_MODEL]
+    /// PROVIDER/MODEL, an alias (sonnet, opus, haiku, gpt, …; `ag-prompt models` lists them),
+    /// `echo` or `script:FILE` [env: AG_MODEL]
     #[arg(short, long, value_name = "MODEL")]
     model: Option<String>,
-    /// System prompt: the text, or @FILE
+    /// A new session's system prompt, the text or @FILE, in place of the default one (which
+    /// says where it runs, the date, the platform, its tools and sandbox). The project's
+    /// instructions are still added
     #[arg(long, value_name = "TEXT|@FILE")]
     system: Option<String>,
+    /// Leave out the project's instructions (AGENTS.md, else CLAUDE.md, in each directory
+    /// from the repository's top down to here), which a new session otherwise gets after its
+    /// system prompt; on a follow-up, drops them from the session
+    #[arg(long)]
+    no_project_context: bool,
     /// Tools the session may use: names and sets (read-only, all, none), comma-separated;
     /// MCP tools as mcp__SERVER__TOOL or mcp__SERVER__*. A new session defaults to
     /// read-only; an existing session's tools can only narrow.
@@ -247,6 +255,7 @@ fn models(ctx: &mut Ctx) -> CliResult<()> {
         .or(config.model.clone());
     let learned = ctx.store()?.learned_windows()?;
     let windows = crate::context::window::known(&config, &learned);
+    let aliases = crate::config::aliases::all(&config.aliases);
     if ctx.global.json {
         for (m, kind, note) in &rows {
             ctx.out
@@ -258,6 +267,10 @@ fn models(ctx: &mut Ctx) -> CliResult<()> {
                         "max_output": w.max_output, "source": w.source.as_str()})
                 .to_string(),
             )?;
+        }
+        for (alias, model) in &aliases {
+            ctx.out
+                .line(&json!({"alias": alias, "model": model}).to_string())?;
         }
         ctx.out.line(&json!({"default": default}).to_string())?;
         return Ok(());
@@ -289,6 +302,15 @@ fn models(ctx: &mut Ctx) -> CliResult<()> {
         crate::context::window::DEFAULT_WINDOW,
         crate::context::window::DEFAULT_MAX_OUTPUT
     ))?;
+    ctx.out.line("")?;
+    ctx.out.line(&format!("{:<12} MODEL", "ALIAS"))?;
+    for (alias, model) in &aliases {
+        ctx.out.line(&format!(
+            "{:<12} {}",
+            escape_controls(alias, false),
+            escape_controls(model, false)
+        ))?;
+    }
     Ok(())
 }
 
@@ -364,6 +386,7 @@ fn prompt(ctx: &mut Ctx, args: RunArgs) -> CliResult<()> {
         net: args.net,
         queue: !args.no_queue,
         cwd: cwd_now.clone(),
+        project_context: !args.no_project_context,
     };
     let plan = match crate::agent::prepare(&store, &config, req).map_err(plan_error)? {
         Prepared::Ready(mut plan) => {

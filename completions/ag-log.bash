@@ -381,7 +381,7 @@ _ag__log() {
             return 0
             ;;
         ag__subcmd__log__subcmd__rm)
-            opts="-q -v -h --cascade --home --json --quiet --verbose --color --any --help"
+            opts="-f -q -v -h --cascade --force --home --json --quiet --verbose --color --any --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

@@ -213,6 +213,7 @@ complete -c ag-log -n "__fish_ag_log_using_subcommand rm" -l color -d 'When to c
 always\t''
 never\t''"
 complete -c ag-log -n "__fish_ag_log_using_subcommand rm" -l cascade -d 'Also remove the sessions forked from these (recursively)'
+complete -c ag-log -n "__fish_ag_log_using_subcommand rm" -s f -l force -d 'Do not ask (on a terminal, rm asks before it removes anything; a script is never asked)'
 complete -c ag-log -n "__fish_ag_log_using_subcommand rm" -l json -d 'Print machine-readable JSON (NDJSON for streams)'
 complete -c ag-log -n "__fish_ag_log_using_subcommand rm" -s q -l quiet -d 'Print nothing on stdout but data that was asked for; no notices on stderr'
 complete -c ag-log -n "__fish_ag_log_using_subcommand rm" -s v -l verbose -d 'Say more on stderr'

@@ -1,6 +1,6 @@
 # Print an optspec for argparse to handle cmd's options that are independent of any subcommand.
 function __fish_ag_prompt_global_optspecs
-    string join \n home= json q/quiet v/verbose color= any s/session= c/continue new a/attach= output= schema= o/output-file= session-id= m/model= system= tools= agent= max-steps= thinking= title= no-queue compact sandbox= net trust allow-protected h/help V/version
+    string join \n home= json q/quiet v/verbose color= any s/session= c/continue new a/attach= output= schema= o/output-file= session-id= m/model= system= no-project-context tools= agent= max-steps= thinking= title= no-queue wait compact sandbox= net trust allow-protected h/help V/version
 end
 
 function __fish_ag_prompt_needs_command
@@ -35,8 +35,8 @@ json\t'Only the result object: {session, handle, turn, answer, stop_reason, usag
 complete -c ag-prompt -n "__fish_ag_prompt_needs_command" -l schema -d 'The answer must be JSON valid against this JSON Schema (the text, or @FILE): asked of the provider natively where it can (OpenAI), through a forced `final_answer` tool call otherwise; checked before it is printed, and sent back to the model with the errors up to agent.schema_retries times (default 2); still invalid, exit 1' -r
 complete -c ag-prompt -n "__fish_ag_prompt_needs_command" -s o -l output-file -d 'Also write the turn\'s final answer to FILE' -r -F
 complete -c ag-prompt -n "__fish_ag_prompt_needs_command" -l session-id -d 'The new session\'s id, chosen up front (a UUID), so a script knows it before it runs' -r
-complete -c ag-prompt -n "__fish_ag_prompt_needs_command" -s m -l model -d 'PROVIDER/MODEL, `echo` or `script:FILE` [env: AG_MODEL]' -r
-complete -c ag-prompt -n "__fish_ag_prompt_needs_command" -l system -d 'System prompt: the text, or @FILE' -r
+complete -c ag-prompt -n "__fish_ag_prompt_needs_command" -s m -l model -d 'PROVIDER/MODEL, an alias (sonnet, opus, haiku, gpt, …; `ag-prompt models` lists them), `echo` or `script:FILE` [env: AG_MODEL]' -r
+complete -c ag-prompt -n "__fish_ag_prompt_needs_command" -l system -d 'A new session\'s system prompt, the text or @FILE, in place of the default one (which says where it runs, the date, the platform, its tools and sandbox). The project\'s instructions are still added' -r
 complete -c ag-prompt -n "__fish_ag_prompt_needs_command" -l tools -d 'Tools the session may use: names and sets (read-only, all, none), comma-separated; MCP tools as mcp__SERVER__TOOL or mcp__SERVER__*. A new session defaults to read-only; an existing session\'s tools can only narrow' -r
 complete -c ag-prompt -n "__fish_ag_prompt_needs_command" -l agent -d 'Start the new session from an agent definition (`ag-summon agents` lists them): its system prompt, tools (narrowed by --tools), models and step limit' -r
 complete -c ag-prompt -n "__fish_ag_prompt_needs_command" -l max-steps -d 'Stop after N model round trips in this turn (at least 1)' -r
@@ -49,7 +49,9 @@ complete -c ag-prompt -n "__fish_ag_prompt_needs_command" -s v -l verbose -d 'Sa
 complete -c ag-prompt -n "__fish_ag_prompt_needs_command" -l any -d '`last` (and `-c`) mean the latest chat session of any directory, not only this one'
 complete -c ag-prompt -n "__fish_ag_prompt_needs_command" -s c -l continue -d 'Continue this directory\'s latest chat session (`--any`: of any directory)'
 complete -c ag-prompt -n "__fish_ag_prompt_needs_command" -l new -d 'Start a new session (the default without -s or -c)'
+complete -c ag-prompt -n "__fish_ag_prompt_needs_command" -l no-project-context -d 'Leave out the project\'s instructions (AGENTS.md, else CLAUDE.md, in each directory from the repository\'s top down to here), which a new session otherwise gets after its system prompt; on a follow-up, drops them from the session'
 complete -c ag-prompt -n "__fish_ag_prompt_needs_command" -l no-queue -d 'When the session is busy, fail with status 3 instead of queueing the prompt'
+complete -c ag-prompt -n "__fish_ag_prompt_needs_command" -l wait -d 'When the session is busy and the prompt is queued, wait until the turn that takes it ends and print that turn\'s answer (as --output, -o and --json ask)'
 complete -c ag-prompt -n "__fish_ag_prompt_needs_command" -l compact -d 'Compact the session now: the model summarizes what came before the last few thousand tokens, and the session goes on from that summary (the log keeps everything). Then runs PROMPT, when one is given. Needs -s or -c'
 complete -c ag-prompt -n "__fish_ag_prompt_needs_command" -l net -d 'Let sandboxed bash commands use the network [config: sandbox.network]'
 complete -c ag-prompt -n "__fish_ag_prompt_needs_command" -l trust -d 'Trust this folder (the one holding the nearest .ag/, else the current one), so its project config may choose the model, providers and MCP servers. Recorded in trusted-folders in the user config directory; without a prompt, only records'

@@ -12,6 +12,7 @@ mod registry;
 mod step;
 mod structured;
 mod summon;
+mod wait;
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -32,6 +33,7 @@ pub use context::{Manual, View};
 pub use plan::{prepare, ClaimGuard, PlanError, Prepared, SessionChoice, TurnPlan, TurnRequest};
 pub use step::StepOutcome;
 pub use structured::{last_step_text, turn_answer};
+pub use wait::{wait_for_queued, Waited};
 
 /// What the loop reports as it goes; the CLI prints these.
 #[derive(Debug, Clone)]

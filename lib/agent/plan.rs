@@ -138,8 +138,16 @@ pub struct TurnPlan<'s> {
 /// session.
 pub enum Prepared<'s> {
     Ready(Box<TurnPlan<'s>>),
-    Queued { session: Box<Session>, owner: i64 },
-    CompactionQueued { session: Box<Session>, owner: i64 },
+    /// `item` is the queue row, for `--wait`.
+    Queued {
+        session: Box<Session>,
+        owner: i64,
+        item: i64,
+    },
+    CompactionQueued {
+        session: Box<Session>,
+        owner: i64,
+    },
 }
 
 /// Resolve a request: choose and claim the session (or queue the prompt), choose the model,
@@ -265,9 +273,10 @@ fn claim_existing<'s>(
     let text = req.text.as_deref().filter(|_| req.queue);
     match store.claim_or_queue(&s.id, text)? {
         Claim::Claimed => Ok(Ok(ClaimGuard::new(store, &s.id))),
-        Claim::Queued { owner, .. } => Ok(Err(Prepared::Queued {
+        Claim::Queued { owner, id } => Ok(Err(Prepared::Queued {
             session: Box::new(s.clone()),
             owner,
+            item: id,
         })),
         // The running loop takes the compaction at its next step boundary.
         Claim::Busy { owner } if req.compact && req.queue => {

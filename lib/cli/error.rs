@@ -213,6 +213,10 @@ fn exit_and_hint(e: &StoreError) -> (Exit, Option<String>) {
                 Some(format!("`ag-log cat {session}` shows each turn's handle in its header")),
             ),
             StoreError::HasForks { .. } => (Exit::Conflict, None),
+            StoreError::Running { .. } => (
+                Exit::Conflict,
+                Some("wait for its turn to end, or stop it (Ctrl-C, `ag-summon cancel`)".to_string()),
+            ),
             StoreError::Busy => (
                 Exit::Conflict,
                 Some("another ag process is writing; try again".to_string()),

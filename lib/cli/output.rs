@@ -136,6 +136,11 @@ impl Out {
         eprint_quiet(&format!("{}: {}\n", program(), escape_controls(s, true)));
     }
 
+    /// A question on stderr, without a newline; asked even when quiet (the answer is needed).
+    pub fn ask(&self, s: &str) {
+        eprint_quiet(&format!("{}: {}", program(), escape_controls(s, false)));
+    }
+
     /// Detail on stderr, only with -v.
     pub fn detail(&self, s: &str) {
         if self.verbose && !self.quiet {

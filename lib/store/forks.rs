@@ -67,6 +67,17 @@ impl Store {
             order.extend(kids);
             i += 1;
         }
+        // A session that a live process is running is not pulled from under it.
+        for sid in &order {
+            let (status, pid, start): (String, Option<i64>, Option<i64>) = tx.query_row(
+                "SELECT status, pid, pid_start FROM sessions WHERE id = ?1",
+                [sid],
+                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+            )?;
+            if let Some(owner) = pid.filter(|p| status == "running" && crate::proc::alive(*p, start)) {
+                return Err(StoreError::Running { id: sid.clone(), owner });
+            }
+        }
         for sid in order.iter().rev() {
             tx.execute(
                 "DELETE FROM chunks_fts WHERE rowid IN (SELECT rowid FROM chunks WHERE session_id = ?1)",

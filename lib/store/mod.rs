@@ -90,6 +90,8 @@ pub enum StoreError {
     SessionExists(String),
     #[error("session {id} has forks ({}); remove them first or pass --cascade", forks.join(", "))]
     HasForks { id: String, forks: Vec<String> },
+    #[error("session {id} is running (pid {owner} is running a turn); nothing was removed")]
+    Running { id: String, owner: i64 },
     #[error("{0}")]
     Invalid(String),
     #[error("the settings of session {session} are damaged ({message}); nothing was run with other ones")]

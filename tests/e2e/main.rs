@@ -3,6 +3,7 @@
 mod support;
 
 mod answers;
+mod busy;
 mod compaction;
 mod compaction_peers;
 mod export;

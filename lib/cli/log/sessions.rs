@@ -3,7 +3,7 @@
 use serde_json::{json, Value};
 use tabled::settings::Style;
 
-use crate::cli::{escape_controls, CliResult, Ctx};
+use crate::cli::{escape_controls, CliError, CliResult, Ctx};
 use crate::clock;
 use crate::store::Session;
 
@@ -284,6 +284,9 @@ pub struct RmArgs {
     /// Also remove the sessions forked from these (recursively)
     #[arg(long)]
     cascade: bool,
+    /// Do not ask (on a terminal, rm asks before it removes anything; a script is never asked)
+    #[arg(short, long)]
+    force: bool,
 }
 
 pub fn rm(ctx: &mut Ctx, args: RmArgs) -> CliResult<()> {
@@ -294,6 +297,15 @@ pub fn rm(ctx: &mut Ctx, args: RmArgs) -> CliResult<()> {
         .iter()
         .map(|r| store.resolve(r))
         .collect::<Result<_, _>>()?;
+    for s in &targets {
+        let s = store.reaped(s.clone());
+        if let (crate::store::SessionStatus::Running, Some(owner)) = (s.status, s.pid) {
+            return Err(crate::store::StoreError::Running { id: s.id, owner }.into());
+        }
+    }
+    if !args.force && !confirm(ctx, &targets, args.cascade)? {
+        return Err(CliError::msg("nothing was removed").with_hint("-f removes without asking"));
+    }
     for s in targets {
         let removed = match store.remove_session(&s.id, args.cascade) {
             Ok(r) => r,
@@ -305,4 +317,28 @@ pub fn rm(ctx: &mut Ctx, args: RmArgs) -> CliResult<()> {
         }
     }
     Ok(())
+}
+
+/// On a terminal (stdin and stderr both), ask before removing; anywhere else, never ask.
+fn confirm(ctx: &Ctx, targets: &[Session], cascade: bool) -> CliResult<bool> {
+    use std::io::{BufRead, IsTerminal};
+    if !(std::io::stdin().is_terminal() && std::io::stderr().is_terminal()) {
+        return Ok(true);
+    }
+    let names: Vec<String> = targets
+        .iter()
+        .map(|s| {
+            format!(
+                "{} ({})",
+                s.handle,
+                escape_controls(&super::render::clip(&s.title, 40), false)
+            )
+        })
+        .collect();
+    let forks = if cascade { " and their forks" } else { "" };
+    ctx.out
+        .ask(&format!("remove {}{forks}? [y/N] ", names.join(", ")));
+    let mut line = String::new();
+    std::io::stdin().lock().read_line(&mut line)?;
+    Ok(matches!(line.trim(), "y" | "Y" | "yes" | "Yes"))
 }

@@ -123,3 +123,47 @@ pub(super) fn result(
     }
     Ok((v, text))
 }
+
+/// `--wait`: the queued prompt's turn ended (or could not): print its answer as the flags ask.
+pub(super) fn waited(
+    ctx: &mut crate::cli::Ctx,
+    store: &Store,
+    session: &Session,
+    item: i64,
+    text: &str,
+    want: &Want,
+) -> CliResult<()> {
+    let (turn, end) = match crate::agent::wait_for_queued(store, session, item, text)? {
+        crate::agent::Waited::Ended { turn, end } => (turn, end),
+        crate::agent::Waited::OwnerGone => {
+            return Err(CliError::new(
+                crate::cli::Exit::TempFail,
+                format!(
+                    "the process running session {} ended before its turn took your prompt",
+                    session.handle
+                ),
+            )
+            .with_hint("the prompt stays queued: the session's next run takes it first"))
+        }
+    };
+    let done = serde_json::json!({"type": "turn-done", "session": session.id, "turn": turn,
+        "stop_reason": end["stop_reason"], "usage": end["usage"]});
+    let (result, answer) = result(store, session, &done)?;
+    if want.result_only || want.result_event {
+        ctx.out.line(&result.to_string())?;
+    } else {
+        ctx.out.line(&answer)?;
+    }
+    if let Some(path) = &want.file {
+        std::fs::write(path, format!("{answer}\n")).map_err(|e| {
+            CliError::from(e).context(format!("-o {}: writing the answer", path.display()))
+        })?;
+    }
+    if end["stop_reason"] == "error" {
+        return Err(CliError::msg(format!(
+            "the turn that took your prompt in session {} ended with an error",
+            session.handle
+        )));
+    }
+    Ok(())
+}

@@ -30,6 +30,7 @@ Examples:
   ag-prompt --tools read,edit,bash 'fix the tests'  # bash writes only here, no network
   ag-prompt --tools bash --sandbox read-only --net 'check the links'  # reads, network
   git diff | ag-prompt -s last -                   # the prompt from stdin
+  ag-prompt -s build --wait 'and the tests?'       # busy: queue it, wait, print that answer
   git diff | ag-prompt 'review this'               # piped stdin and the prompt, both sent
   ag-prompt -a notes.md 'what is still open?'      # a text file as context
   ag-prompt --output json -m echo hi | jq -r .answer   # only the result object
@@ -148,8 +149,12 @@ pub struct RunArgs {
     #[arg(long, value_name = "TITLE")]
     title: Option<String>,
     /// When the session is busy, fail with status 3 instead of queueing the prompt
-    #[arg(long)]
+    #[arg(long, conflicts_with = "wait")]
     no_queue: bool,
+    /// When the session is busy and the prompt is queued, wait until the turn that takes it
+    /// ends and print that turn's answer (as --output, -o and --json ask)
+    #[arg(long)]
+    wait: bool,
     /// Compact the session now: the model summarizes what came before the last few thousand
     /// tokens, and the session goes on from that summary (the log keeps everything). Then
     /// runs PROMPT, when one is given. Needs -s or -c
@@ -401,16 +406,29 @@ fn prompt(ctx: &mut Ctx, args: RunArgs) -> CliResult<()> {
             ));
             return Ok(());
         }
-        Prepared::Queued { session, owner } => {
+        Prepared::Queued {
+            session,
+            owner,
+            item,
+        } => {
+            let waits = if args.wait {
+                "; waiting for that turn to end"
+            } else {
+                ""
+            };
             ctx.out.note(&format!(
-                "session {} is busy (pid {owner}); your prompt was queued and joins its turn at the next step",
-                session.id
+                "session {} is busy (pid {owner}); your prompt was queued and joins its turn at the next step{waits}",
+                session.handle
             ));
             if ctx.global.json {
                 ctx.out.line(
                     &json!({"type": "queued", "session": session.id, "owner_pid": owner})
                         .to_string(),
                 )?;
+            }
+            if args.wait {
+                let text = text.as_deref().unwrap_or_default();
+                return answer::waited(ctx, &store, &session, item, text, &want);
             }
             return Ok(());
         }

@@ -3,6 +3,7 @@
 
 mod answer;
 mod live;
+mod models;
 
 use std::process::ExitCode;
 use std::sync::atomic::AtomicBool;
@@ -14,7 +15,7 @@ use serde_json::json;
 pub(crate) use answer::Want;
 use live::LiveView;
 
-use super::{escape_controls, finish, CliError, CliResult, Ctx, Exit, GlobalArgs};
+use super::{finish, CliError, CliResult, Ctx, Exit, GlobalArgs};
 use crate::agent::{Outcome, PlanError, Prepared, SessionChoice, TurnPlan, TurnRequest};
 use crate::config::Config;
 use crate::policy::Policy;
@@ -196,127 +197,11 @@ pub fn main() -> ExitCode {
 fn run(cli: Cli) -> CliResult<()> {
     let mut ctx = Ctx::new(cli.global)?;
     let result = match cli.sub {
-        Some(Sub::Models) => models(&mut ctx),
+        Some(Sub::Models) => models::list(&mut ctx),
         Some(Sub::Mcp(McpSub::List)) => super::mcp_client::list(&mut ctx),
         None => prompt(&mut ctx, cli.run),
     };
     ctx.conclude(result)
-}
-
-fn models(ctx: &mut Ctx) -> CliResult<()> {
-    let cwd = std::env::current_dir()?;
-    let config = super::load_config(&ctx.out, &cwd)?;
-    let key = |v: &str| crate::secrets::var(v).is_some();
-    let mut rows: Vec<(String, String, String)> = vec![
-        (
-            "echo".into(),
-            "offline".into(),
-            "answers with the last user text".into(),
-        ),
-        (
-            "script:FILE".into(),
-            "offline".into(),
-            "plays a TOML script of steps".into(),
-        ),
-        (
-            "anthropic/MODEL".into(),
-            "anthropic".into(),
-            format!(
-                "ANTHROPIC_API_KEY {}",
-                if key("ANTHROPIC_API_KEY") {
-                    "set"
-                } else {
-                    "not set"
-                }
-            ),
-        ),
-        (
-            "openai/MODEL".into(),
-            "openai".into(),
-            format!(
-                "OPENAI_API_KEY {}",
-                if key("OPENAI_API_KEY") {
-                    "set"
-                } else {
-                    "not set"
-                }
-            ),
-        ),
-    ];
-    for (name, p) in &config.providers {
-        let k = match &p.api_key_env {
-            Some(v) => format!("{v} {}", if key(v) { "set" } else { "not set" }),
-            None => "no key".into(),
-        };
-        rows.push((
-            format!("{name}/MODEL"),
-            p.kind.as_str().to_string(),
-            format!("{} · {k}", p.base_url),
-        ));
-    }
-    let default = std::env::var("AG_MODEL")
-        .ok()
-        .filter(|s| !s.is_empty())
-        .or(config.model.clone());
-    let learned = ctx.store()?.learned_windows()?;
-    let windows = crate::context::window::known(&config, &learned);
-    let aliases = crate::config::aliases::all(&config.aliases);
-    if ctx.global.json {
-        for (m, kind, note) in &rows {
-            ctx.out
-                .line(&json!({"model": m, "kind": kind, "note": note}).to_string())?;
-        }
-        for (m, w) in &windows {
-            ctx.out.line(
-                &json!({"model": m, "context_window": w.context_window,
-                        "max_output": w.max_output, "source": w.source.as_str()})
-                .to_string(),
-            )?;
-        }
-        for (alias, model) in &aliases {
-            ctx.out
-                .line(&json!({"alias": alias, "model": model}).to_string())?;
-        }
-        ctx.out.line(&json!({"default": default}).to_string())?;
-        return Ok(());
-    }
-    for (m, kind, note) in &rows {
-        ctx.out.line(&format!("{m:<20} {kind:<10} {note}"))?;
-    }
-    ctx.out.line(&format!(
-        "default: {}",
-        default.as_deref().unwrap_or("(none)")
-    ))?;
-    ctx.out.line("")?;
-    ctx.out.line(&format!(
-        "{:<32} {:>9} {:>10}  SOURCE",
-        "CONTEXT WINDOW", "TOKENS", "MAX OUTPUT"
-    ))?;
-    for (m, w) in &windows {
-        ctx.out.line(&format!(
-            "{:<32} {:>9} {:>10}  {}",
-            escape_controls(m, false),
-            w.context_window,
-            w.max_output,
-            w.source.as_str()
-        ))?;
-    }
-    ctx.out.line(&format!(
-        "{:<32} {:>9} {:>10}  default, until a provider states the window",
-        "any other model",
-        crate::context::window::DEFAULT_WINDOW,
-        crate::context::window::DEFAULT_MAX_OUTPUT
-    ))?;
-    ctx.out.line("")?;
-    ctx.out.line(&format!("{:<12} MODEL", "ALIAS"))?;
-    for (alias, model) in &aliases {
-        ctx.out.line(&format!(
-            "{:<12} {}",
-            escape_controls(alias, false),
-            escape_controls(model, false)
-        ))?;
-    }
-    Ok(())
 }
 
 fn prompt(ctx: &mut Ctx, args: RunArgs) -> CliResult<()> {

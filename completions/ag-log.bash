@@ -40,9 +40,6 @@ _ag__log() {
             ag__log,ls)
                 cmd="ag__log__subcmd__ls"
                 ;;
-            ag__log,prune)
-                cmd="ag__log__subcmd__prune"
-                ;;
             ag__log,rm)
                 cmd="ag__log__subcmd__rm"
                 ;;
@@ -65,7 +62,7 @@ _ag__log() {
 
     case "${cmd}" in
         ag__log)
-            opts="-q -v -h -V --home --json --quiet --verbose --color --any --help --version append cat tail ls show fold ingest import compact prune export search title rm"
+            opts="-q -v -h -V --home --json --quiet --verbose --color --any --help --version append cat tail ls show fold ingest import compact export search title rm"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -86,7 +83,7 @@ _ag__log() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        ag__subcmd__log__subcmd__append)
+        ag__log__subcmd__append)
             opts="-s -q -v -h --session --new --session-id --title --cwd --home --json --quiet --verbose --color --any --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -128,7 +125,7 @@ _ag__log() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        ag__subcmd__log__subcmd__cat)
+        ag__log__subcmd__cat)
             opts="-q -v -h --limit --before --after --turn --format --home --json --quiet --verbose --color --any --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -170,7 +167,7 @@ _ag__log() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        ag__subcmd__log__subcmd__compact)
+        ag__log__subcmd__compact)
             opts="-q -v -h --summary --no-queue --home --json --quiet --verbose --color --any --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -196,7 +193,7 @@ _ag__log() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        ag__subcmd__log__subcmd__export)
+        ag__log__subcmd__export)
             opts="-o -q -v -h --format --output --all --here --home --json --quiet --verbose --color --any --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -230,7 +227,7 @@ _ag__log() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        ag__subcmd__log__subcmd__fold)
+        ag__log__subcmd__fold)
             opts="-q -v -h --dialect --system --model --stream --pretty --full --home --json --quiet --verbose --color --any --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -264,7 +261,7 @@ _ag__log() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        ag__subcmd__log__subcmd__import)
+        ag__log__subcmd__import)
             opts="-f -q -v -h --from --follow --home --json --quiet --verbose --color --any --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -290,7 +287,7 @@ _ag__log() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        ag__subcmd__log__subcmd__ingest)
+        ag__log__subcmd__ingest)
             opts="-s -q -v -h --session --dialect --turn --end-turn --home --json --quiet --verbose --color --any --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -328,8 +325,8 @@ _ag__log() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        ag__subcmd__log__subcmd__ls)
-            opts="-q -v -h --limit --home --json --quiet --verbose --color --any --help"
+        ag__log__subcmd__ls)
+            opts="-q -v -h --limit --here --kind --since --home --json --quiet --verbose --color --any --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -339,29 +336,11 @@ _ag__log() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --home)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                --kind)
+                    COMPREPLY=($(compgen -W "chat side subagent user_agent" -- "${cur}"))
                     return 0
                     ;;
-                --color)
-                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
-                    return 0
-                    ;;
-                *)
-                    COMPREPLY=()
-                    ;;
-            esac
-            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
-            return 0
-            ;;
-        ag__subcmd__log__subcmd__prune)
-            opts="-q -v -h --keep --home --json --quiet --verbose --color --any --help"
-            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
-                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
-                return 0
-            fi
-            case "${prev}" in
-                --keep)
+                --since)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -380,7 +359,7 @@ _ag__log() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        ag__subcmd__log__subcmd__rm)
+        ag__log__subcmd__rm)
             opts="-f -q -v -h --cascade --force --home --json --quiet --verbose --color --any --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -402,7 +381,7 @@ _ag__log() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        ag__subcmd__log__subcmd__search)
+        ag__log__subcmd__search)
             opts="-s -q -v -h --session --limit --home --json --quiet --verbose --color --any --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -436,7 +415,7 @@ _ag__log() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        ag__subcmd__log__subcmd__show)
+        ag__log__subcmd__show)
             opts="-q -v -h --home --json --quiet --verbose --color --any --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -458,7 +437,7 @@ _ag__log() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        ag__subcmd__log__subcmd__tail)
+        ag__log__subcmd__tail)
             opts="-n -f -q -v -h --lines --follow --home --json --quiet --verbose --color --any --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -488,7 +467,7 @@ _ag__log() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        ag__subcmd__log__subcmd__title)
+        ag__log__subcmd__title)
             opts="-q -v -h --home --json --quiet --verbose --color --any --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )

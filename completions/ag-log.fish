@@ -90,10 +90,16 @@ complete -c ag-log -n "__fish_ag_log_using_subcommand tail" -s v -l verbose -d '
 complete -c ag-log -n "__fish_ag_log_using_subcommand tail" -l any -d '`last` (and `-c`) mean the latest chat session of any directory, not only this one'
 complete -c ag-log -n "__fish_ag_log_using_subcommand tail" -s h -l help -d 'Print help'
 complete -c ag-log -n "__fish_ag_log_using_subcommand ls" -l limit -d 'At most N sessions, most recently updated first' -r
+complete -c ag-log -n "__fish_ag_log_using_subcommand ls" -l kind -d 'Only sessions of this kind' -r -f -a "chat\t''
+side\t''
+subagent\t''
+user_agent\t''"
+complete -c ag-log -n "__fish_ag_log_using_subcommand ls" -l since -d 'Only sessions updated since then: a duration back from now (`2h`, `3 days`, `1w`) or a date or time (`2026-11-30`, `2026-11-30T09:00:00Z`)' -r
 complete -c ag-log -n "__fish_ag_log_using_subcommand ls" -l home -d 'The store directory [default: $AG_HOME, else $XDG_DATA_HOME/ag, else ~/.local/share/ag]' -r -F
 complete -c ag-log -n "__fish_ag_log_using_subcommand ls" -l color -d 'When to colour output (NO_COLOR is honoured by `auto`)' -r -f -a "auto\t''
 always\t''
 never\t''"
+complete -c ag-log -n "__fish_ag_log_using_subcommand ls" -l here -d 'Only this directory\'s sessions'
 complete -c ag-log -n "__fish_ag_log_using_subcommand ls" -l json -d 'Print machine-readable JSON (NDJSON for streams)'
 complete -c ag-log -n "__fish_ag_log_using_subcommand ls" -s q -l quiet -d 'Print nothing on stdout but data that was asked for; no notices on stderr'
 complete -c ag-log -n "__fish_ag_log_using_subcommand ls" -s v -l verbose -d 'Say more on stderr'

@@ -125,7 +125,7 @@ _ag__prompt() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        ag__subcmd__prompt__subcmd__mcp)
+        ag__prompt__subcmd__mcp)
             opts="-q -v -h --home --json --quiet --verbose --color --any --help list"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -147,7 +147,7 @@ _ag__prompt() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        ag__subcmd__prompt__subcmd__mcp__subcmd__list)
+        ag__prompt__subcmd__mcp__subcmd__list)
             opts="-q -v -h --home --json --quiet --verbose --color --any --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -169,7 +169,7 @@ _ag__prompt() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        ag__subcmd__prompt__subcmd__models)
+        ag__prompt__subcmd__models)
             opts="-q -v -h --home --json --quiet --verbose --color --any --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )

@@ -44,6 +44,27 @@ pub fn age(ms: i64, now: i64) -> String {
     }
 }
 
+/// A point in time as people type it for `--since`: a duration back from `now` (`2h`,
+/// `3 days`), an ISO-8601 time, or a date (its midnight, UTC). Unix milliseconds.
+pub fn parse_since(s: &str, now: i64) -> Result<i64, String> {
+    if let Ok(d) = parse_duration(s) {
+        return Ok(now - d.as_millis() as i64);
+    }
+    if let Some(ms) = parse_iso(s.trim()) {
+        return Ok(ms);
+    }
+    if let Ok(date) = s.trim().parse::<jiff::civil::Date>() {
+        if let Ok(ts) = date.to_zoned_datetime(jiff::tz::TimeZone::UTC) {
+            return Ok(ts.timestamp().as_millisecond());
+        }
+    }
+    Err(format!(
+        "{:?} is neither a duration ({DURATION_FORMS}) nor a date or time (2026-11-30, \
+         2026-11-30T09:00:00Z)",
+        s.trim()
+    ))
+}
+
 /// What `parse_duration` accepts, for help texts and errors.
 pub const DURATION_FORMS: &str = "e.g. 90s, 30m, 2h, 1d, 1h30m, 250ms, or plain seconds";
 

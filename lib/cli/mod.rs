@@ -10,6 +10,7 @@ mod output;
 pub mod prompt;
 pub mod room;
 pub mod summon;
+pub mod table;
 
 use std::path::PathBuf;
 use std::process::ExitCode;

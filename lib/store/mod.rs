@@ -37,7 +37,7 @@ pub use recall::RecallHit;
 pub use refs::{Candidate, Scope};
 pub use rooms::Activity;
 pub use run::{Claim, TurnEnd};
-pub use sessions::{NewSession, Session, SessionKind, SessionStatus};
+pub use sessions::{Listing, NewSession, Session, SessionKind, SessionStatus};
 
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {

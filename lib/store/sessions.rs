@@ -35,6 +35,17 @@ impl SessionKind {
     }
 }
 
+/// Which sessions `ls` lists.
+#[derive(Debug, Clone, Default)]
+pub struct Listing {
+    pub limit: Option<u64>,
+    /// Only sessions of this directory.
+    pub cwd: Option<String>,
+    pub kind: Option<SessionKind>,
+    /// Only sessions updated at or after this time (unix ms).
+    pub since_ms: Option<i64>,
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SessionStatus {
     Idle,
@@ -198,14 +209,28 @@ impl Store {
 
     /// Sessions, most recently updated first, each with the length of its view.
     pub fn list_sessions(&self, limit: Option<u64>) -> Result<Vec<(Session, i64)>> {
+        self.list_sessions_where(&Listing {
+            limit,
+            ..Listing::default()
+        })
+    }
+
+    /// The sessions `which` selects, most recently updated first, with their view lengths.
+    pub fn list_sessions_where(&self, which: &Listing) -> Result<Vec<(Session, i64)>> {
         let mut stmt = self.conn().prepare(&format!(
             "SELECT {COLUMNS}, \
                COALESCE((SELECT MAX(seq) FROM chunks c WHERE c.session_id = s.id), s.fork_seq, 0) \
-             FROM sessions s ORDER BY updated_at DESC, id DESC LIMIT ?1"
+             FROM sessions s \
+             WHERE (?2 IS NULL OR s.cwd = ?2) AND (?3 IS NULL OR s.kind = ?3) \
+               AND (?4 IS NULL OR s.updated_at >= ?4) \
+             ORDER BY updated_at DESC, id DESC LIMIT ?1"
         ))?;
-        let limit = limit.map_or(-1, |l| l as i64);
+        let limit = which.limit.map_or(-1, |l| l as i64);
+        let kind = which.kind.map(SessionKind::as_str);
         let rows: Vec<(Session, i64)> = stmt
-            .query_map([limit], |r| Ok((from_row(r)?, r.get::<_, i64>(16)?)))?
+            .query_map(params![limit, which.cwd, kind, which.since_ms], |r| {
+                Ok((from_row(r)?, r.get::<_, i64>(16)?))
+            })?
             .collect::<rusqlite::Result<_>>()?;
         Ok(rows.into_iter().map(|(s, n)| (self.reaped(s), n)).collect())
     }

@@ -40,6 +40,7 @@ mod snapshots;
 mod stop_reasons;
 mod structured;
 mod summon;
+mod terminal;
 mod trust;
 mod typed_config;
 mod walkthrough;

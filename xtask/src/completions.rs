@@ -14,7 +14,20 @@ pub fn render(name: &str, mut command: clap::Command) -> Vec<(String, Vec<u8>)> 
     .map(|(shell, file_name)| {
         let mut buf = Vec::new();
         clap_complete::generate(shell, &mut command, name, &mut buf);
+        if shell == Shell::Bash {
+            buf = fix_bash(name, &buf);
+        }
         (file_name, buf)
     })
     .collect()
+}
+
+/// clap_complete names a hyphenated command's subcommand cases after `ag__subcmd__log__…`
+/// while the state it sets is `ag__log__…`, so after any subcommand nothing completed. The
+/// cases are renamed to match.
+fn fix_bash(name: &str, script: &[u8]) -> Vec<u8> {
+    let text = String::from_utf8_lossy(script);
+    let wrong = format!("{}__", name.replace('-', "__subcmd__"));
+    let right = format!("{}__", name.replace('-', "__"));
+    text.replace(&wrong, &right).into_bytes()
 }

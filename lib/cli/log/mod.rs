@@ -35,6 +35,8 @@ Examples:
   ag-log cat last --limit 50 --json    # the newest 50 chunks as NDJSON
   ag-log tail -f last                  # follow new chunks as they are written
   ag-log fold last --dialect openai --system @prompt.md | curl … -d @-
+  ag-log ls --here --since 1d          # this directory's sessions of the last day
+  ag-log ls -q --kind side | xargs -r ag-log rm -f   # ids only, one a line
   ag-log search 'cache breakpoint' -s last
   ag-log compact last --summary @notes.md  # a summary you wrote stands for the older part
   ag-log prune last                    # old tool results become placeholders, no summary

@@ -1,7 +1,6 @@
 //! Session verbs: `ls`, `show`, `title`, `rm`.
 
 use serde_json::{json, Value};
-use tabled::settings::Style;
 
 use crate::cli::{escape_controls, CliError, CliResult, Ctx};
 use crate::clock;
@@ -12,6 +11,21 @@ pub struct LsArgs {
     /// At most N sessions, most recently updated first
     #[arg(long, value_name = "N")]
     limit: Option<u64>,
+    /// Only this directory's sessions
+    #[arg(long)]
+    here: bool,
+    /// Only sessions of this kind
+    #[arg(long, value_name = "KIND", value_parser = ["chat", "side", "subagent", "user_agent"])]
+    kind: Option<String>,
+    /// Only sessions updated since then: a duration back from now (`2h`, `3 days`, `1w`) or a
+    /// date or time (`2026-11-30`, `2026-11-30T09:00:00Z`)
+    #[arg(long, value_name = "WHEN", value_parser = parse_since)]
+    since: Option<i64>,
+}
+
+/// `--since`: unix ms.
+fn parse_since(s: &str) -> Result<i64, String> {
+    crate::clock::parse_since(s, crate::clock::now_ms())
 }
 
 pub fn session_json(s: &Session, chunks: i64) -> Value {
@@ -37,7 +51,19 @@ pub fn session_json(s: &Session, chunks: i64) -> Value {
 
 pub fn ls(ctx: &mut Ctx, args: LsArgs) -> CliResult<()> {
     let store = ctx.store()?;
-    let sessions = store.list_sessions(args.limit)?;
+    let cwd = std::env::current_dir().and_then(std::fs::canonicalize)?;
+    let sessions = store.list_sessions_where(&crate::store::Listing {
+        limit: args.limit,
+        cwd: args.here.then(|| cwd.to_string_lossy().into_owned()),
+        kind: args.kind.as_deref().map(crate::store::SessionKind::parse),
+        since_ms: args.since,
+    })?;
+    if ctx.global.quiet {
+        for (s, _) in &sessions {
+            ctx.out.line(&s.id)?;
+        }
+        return Ok(());
+    }
     if ctx.global.json {
         for (s, n) in &sessions {
             ctx.out.line(&session_json(s, *n).to_string())?;
@@ -45,33 +71,50 @@ pub fn ls(ctx: &mut Ctx, args: LsArgs) -> CliResult<()> {
         return Ok(());
     }
     if sessions.is_empty() {
-        ctx.out
-            .note("no sessions yet; start one with: ag-log append --new 'hello'");
+        let filtered = args.here || args.kind.is_some() || args.since.is_some();
+        ctx.out.note(if filtered {
+            "no sessions match"
+        } else {
+            "no sessions yet; start one with: ag-log append --new 'hello'"
+        });
         return Ok(());
     }
     let now = clock::now_ms();
-    let mut rows = vec![[
-        "ID".to_string(),
-        "TITLE".into(),
-        "KIND".into(),
-        "CHUNKS".into(),
-        "STATUS".into(),
-        "UPDATED".into(),
-    ]];
-    for (s, n) in &sessions {
-        rows.push([
-            s.handle.clone(),
-            escape_controls(&super::render::clip(&s.title, 48), false),
-            s.kind.as_str().into(),
-            n.to_string(),
-            s.status.as_str().into(),
-            format!("{} ago", clock::age(s.updated_at, now)),
-        ]);
-    }
-    let mut table = tabled::builder::Builder::from_iter(rows).build();
-    table.with(Style::blank());
-    ctx.out.line(&table.to_string())?;
+    let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
+    let rows = sessions
+        .iter()
+        .map(|(s, n)| {
+            vec![
+                s.handle.clone(),
+                s.title.clone(),
+                s.kind.as_str().into(),
+                n.to_string(),
+                s.status.as_str().into(),
+                format!("{} ago", clock::age(s.updated_at, now)),
+                s.cwd
+                    .as_deref()
+                    .map_or("-".into(), |d| dir_label(d, &cwd, home.as_deref())),
+            ]
+        })
+        .collect();
+    let header = ["ID", "TITLE", "KIND", "CHUNKS", "STATUS", "UPDATED", "DIR"];
+    crate::cli::table::print(&mut ctx.out, &header, rows)?;
     Ok(())
+}
+
+/// A session's directory for a table: `.` for this one, `./sub` below it, `~/…` under home.
+fn dir_label(dir: &str, cwd: &std::path::Path, home: Option<&std::path::Path>) -> String {
+    let d = std::path::Path::new(dir);
+    if d == cwd {
+        return ".".into();
+    }
+    if let Ok(rest) = d.strip_prefix(cwd) {
+        return format!("./{}", rest.display());
+    }
+    match home.and_then(|h| d.strip_prefix(h).ok()) {
+        Some(rest) => format!("~/{}", rest.display()),
+        None => dir.to_string(),
+    }
 }
 
 #[derive(Debug, clap::Args)]

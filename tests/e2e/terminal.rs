@@ -1,0 +1,131 @@
+//! At the terminal and in a pipe: `ag-log ls` prints a table that fits the terminal on a
+//! terminal and tab-separated rows in a pipe, `-q` prints ids only, and `--here`, `--kind`,
+//! `--since` choose the sessions; a directory column says where each one lives.
+
+use crate::support::{Run, TestEnv};
+
+/// `ag-log ARGS` on a pseudo-terminal `columns` wide (util-linux `script`).
+fn on_terminal(env: &TestEnv, args: &str, columns: u16) -> Run {
+    let cmd = format!("{} {args}", crate::support::bin("ag-log").display());
+    let out = std::process::Command::new("script")
+        .args(["-qec", &cmd, "/dev/null"])
+        .env_clear()
+        .envs(env.env.iter().map(|(k, v)| (k, v)))
+        .env("COLUMNS", columns.to_string())
+        .current_dir(&env.cwd)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("script(1) from util-linux");
+    Run::from_output(out)
+}
+
+fn append_in(env: &TestEnv, dir: &std::path::Path, title: &str) -> String {
+    let out = env
+        .command("ag-log")
+        .current_dir(dir)
+        .args(["append", "--new", "-q", "--title", title, "hello"])
+        .output()
+        .unwrap();
+    let run = Run::from_output(out).ok();
+    run.stdout.trim().to_string()
+}
+
+#[test]
+fn ls_in_a_pipe_prints_tab_separated_rows_and_q_prints_ids() {
+    let env = TestEnv::new();
+    let sub = env.cwd.join("sub");
+    std::fs::create_dir(&sub).unwrap();
+    let here = append_in(&env, &env.cwd, "here\tone");
+    let below = append_in(&env, &sub, "below");
+    let run = env.log(&["ls"]).ok();
+    let rows: Vec<Vec<&str>> = run
+        .stdout
+        .lines()
+        .map(|l| l.split('\t').collect())
+        .collect();
+    assert_eq!(rows.len(), 2, "no header: {}", run.stdout);
+    assert!(rows.iter().all(|r| r.len() == 7), "{rows:?}");
+    // Newest first; a tab in a title cannot shift the columns.
+    assert_eq!(rows[0][1], "below");
+    assert_eq!(rows[0][6], "./sub");
+    assert_eq!(rows[1][1], "here one");
+    assert_eq!(rows[1][6], ".");
+    let handle = env.log(&["show", &here, "--json"]).ok().json()["handle"].clone();
+    assert_eq!(rows[1][0], handle);
+
+    let ids = env.log(&["ls", "-q"]).ok();
+    assert_eq!(ids.stdout, format!("{below}\n{here}\n"));
+    let ids = env.log(&["ls", "-q", "--here"]).ok();
+    assert_eq!(ids.stdout, format!("{here}\n"));
+}
+
+#[test]
+fn ls_chooses_by_kind_and_age() {
+    let mut env = TestEnv::new();
+    let day_ago = (std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as i64)
+        - 86_400_000;
+    env.set("AG_FAKE_NOW_MS", day_ago.to_string());
+    let old = append_in(&env, &env.cwd, "old");
+    env.env.retain(|(k, _)| k != "AG_FAKE_NOW_MS");
+    let new = append_in(&env, &env.cwd, "new");
+    assert_eq!(
+        env.log(&["ls", "-q", "--since", "2h"]).ok().stdout,
+        format!("{new}\n")
+    );
+    assert_eq!(
+        env.log(&["ls", "-q", "--since", "2 days"]).ok().stdout,
+        format!("{new}\n{old}\n")
+    );
+    assert_eq!(
+        env.log(&["ls", "-q", "--since", "2000-01-01"])
+            .ok()
+            .stdout
+            .lines()
+            .count(),
+        2
+    );
+    let bad = env.log(&["ls", "--since", "yesterdayish"]);
+    assert_eq!(bad.code, 2, "{}", bad.stderr);
+    assert!(bad.stderr.contains("neither a duration"), "{}", bad.stderr);
+
+    env.log(&["ls", "--kind", "chat", "-q"]).ok();
+    let none = env.log(&["ls", "--kind", "subagent"]).ok();
+    assert_eq!(none.stdout, "");
+    assert!(none.stderr.contains("no sessions match"), "{}", none.stderr);
+    assert_eq!(env.log(&["ls", "--kind", "robot"]).code, 2);
+}
+
+#[test]
+fn ls_on_a_terminal_fits_its_width_with_a_header() {
+    let env = TestEnv::new();
+    append_in(
+        &env,
+        &env.cwd,
+        "a rather long title that cannot possibly fit in a narrow terminal window at all",
+    );
+    let run = on_terminal(&env, "ls", 60);
+    assert_eq!(run.code, 0, "{}", run.stdout);
+    let lines: Vec<&str> = run
+        .stdout
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .collect();
+    assert!(
+        lines[0].contains("TITLE") && lines[0].contains("DIR"),
+        "{}",
+        run.stdout
+    );
+    for l in &lines {
+        assert!(
+            l.chars().count() <= 60,
+            "{} chars: {l:?}",
+            l.chars().count()
+        );
+    }
+    assert!(run.stdout.contains('…'), "the title is cut: {}", run.stdout);
+    let wide = on_terminal(&env, "ls", 200);
+    assert!(wide.stdout.contains("at all"), "{}", wide.stdout);
+}

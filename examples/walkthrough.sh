@@ -2,9 +2,13 @@
 # The main job, offline: build ag, then log a session, run a multi-step agent turn with
 # tools on the scripted model, let an agent summon a subagent, let two agents talk and claim
 # a file, ask a read-only side question, fork a session, and read everything back.
-# Uses the default store (~/.local/share/ag, or $AG_HOME when set).
+# Uses a temporary store, removed at the end, unless AG_HOME names one.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
+if [ -z "${AG_HOME:-}" ]; then
+  store=$(mktemp -d)
+  export AG_HOME="$store"
+fi
 
 if [ -n "${AG_BIN_DIR:-}" ]; then
   export PATH="$AG_BIN_DIR:$PATH"          # already built (the test suite runs it this way)
@@ -15,7 +19,7 @@ else
 fi
 
 work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
+trap 'rm -rf "$work" ${store:+"$store"}' EXIT
 cd "$work"
 printf '# Notes\n\n- [ ] parser: handle empty input\n- [ ] docs: write the README\n' > notes.md
 

@@ -6,6 +6,7 @@ mod answers;
 mod busy;
 mod compaction;
 mod compaction_peers;
+mod dispatch;
 mod export;
 mod fake_provider;
 mod faults;

@@ -77,6 +77,7 @@ impl Run {
 pub fn bin(name: &str) -> PathBuf {
     let exe = match name {
         "ag-log" => env!("CARGO_BIN_EXE_ag-log"),
+        "ag" => env!("CARGO_BIN_EXE_ag"),
         "ag-prompt" => env!("CARGO_BIN_EXE_ag-prompt"),
         "ag-fork" => env!("CARGO_BIN_EXE_ag-fork"),
         "ag-room" => env!("CARGO_BIN_EXE_ag-room"),

@@ -2,6 +2,7 @@
 //! cannot know: exit statuses, environment, files, examples. One file per command holds its
 //! text; adding a command is one file here and one entry in [`PAGES`].
 
+mod ag;
 mod fork;
 mod log;
 mod prompt;
@@ -36,6 +37,7 @@ pub enum Block {
 }
 
 pub const PAGES: &[Page] = &[
+    ag::PAGE,
     log::PAGE,
     prompt::PAGE,
     fork::PAGE,

@@ -40,6 +40,9 @@ _ag__log() {
             ag__log,ls)
                 cmd="ag__log__subcmd__ls"
                 ;;
+            ag__log,prune)
+                cmd="ag__log__subcmd__prune"
+                ;;
             ag__log,rm)
                 cmd="ag__log__subcmd__rm"
                 ;;
@@ -62,7 +65,7 @@ _ag__log() {
 
     case "${cmd}" in
         ag__log)
-            opts="-q -v -h -V --home --json --quiet --verbose --color --any --help --version append cat tail ls show fold ingest import compact export search title rm"
+            opts="-q -v -h -V --home --json --quiet --verbose --color --any --help --version append cat tail ls show fold ingest import compact prune export search title rm"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -341,6 +344,32 @@ _ag__log() {
                     return 0
                     ;;
                 --since)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --home)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        ag__log__subcmd__prune)
+            opts="-q -v -h --keep --home --json --quiet --verbose --color --any --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --keep)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

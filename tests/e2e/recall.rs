@@ -340,3 +340,23 @@ fn recall_output_stays_within_the_tool_output_cap() {
     assert!(got[0].starts_with("41 matches"), "{}", got[0]);
     assert!(got[1].contains("PUFFIN feather"), "{}", got[1]);
 }
+
+#[test]
+fn the_handoff_mentions_recall_only_when_the_session_may_call_it() {
+    let env = env_with(None, "[context]\nkeep_tokens = 10\n");
+    for (tools, says) in [("read", false), ("read,recall", true)] {
+        let run = env
+            .run("ag-prompt", &["-m", "echo", "--tools", tools, "first ask"])
+            .ok();
+        let id = crate::prompt::session_id(&run);
+        env.run("ag-prompt", &["-s", &id, "-m", "echo", "second ask"])
+            .ok();
+        env.log(&["compact", &id, "--summary", "S"]).ok();
+        let chunks = env.chunks(&id);
+        let state = crate::prompt::system_kind(&chunks, "compaction")[0]["data"]["state"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        assert_eq!(state.contains("call `recall`"), says, "{tools}: {state}");
+    }
+}

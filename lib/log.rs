@@ -6,10 +6,12 @@
 
 mod data;
 mod ndjson;
+mod peer;
 mod stop;
 
-pub use data::{ChunkData, PeerMessage};
+pub use data::ChunkData;
 pub use ndjson::{check_role_type, decode_line, DecodeError};
+pub use peer::{PeerKind, PeerMessage, PeerPresent};
 pub use stop::StopReason;
 
 use std::fmt;

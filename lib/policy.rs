@@ -229,6 +229,7 @@ mod tests {
                 "write",
                 "peer_message",
                 "peer_inbox",
+                "peer_who",
                 "peer_peek",
                 "peer_claim",
                 "peer_release",

@@ -145,6 +145,8 @@ pub struct Agent<'a> {
     pub interrupt: Arc<AtomicBool>,
     /// Warnings noted by the room code, reported as events by the loop.
     pub warnings: std::sync::Mutex<Vec<String>>,
+    /// What the peer channel remembers between step boundaries.
+    pub peer: std::sync::Mutex<peer::PeerState>,
 }
 
 impl Agent<'_> {

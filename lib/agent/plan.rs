@@ -453,6 +453,7 @@ impl<'s> TurnPlan<'s> {
             tool_ctx,
             interrupt,
             warnings: Default::default(),
+            peer: Default::default(),
         }
     }
 }

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use super::Agent;
+use super::{peer, Agent};
 use crate::fold::ToolSpec;
 use crate::policy::Tool;
 use crate::tools::{self, ToolOutput};
@@ -26,39 +26,41 @@ impl Agent<'_> {
             Tool::Summon | Tool::Retrieve => self.summon_tool_spec(tool),
             Tool::PeerMessage
             | Tool::PeerInbox
+            | Tool::PeerWho
             | Tool::PeerPeek
             | Tool::PeerClaim
             | Tool::PeerRelease => self.peer_tool_spec(tool),
         }
     }
 
-    /// Run one call the guard allowed. `None` when the turn was interrupted while it ran.
+    /// Run one call the guard allowed, inside the collision gate. `None` when the turn was
+    /// interrupted while it ran.
     pub(super) fn execute(&self, name: &str, args: &Value) -> Option<ToolOutput> {
-        if let Some(refused) = self.collision(name, args) {
-            return Some(refused);
-        }
-        match Tool::parse(name) {
+        let after = match self.before_call(name, args) {
+            peer::Before::Refuse(out) => return Some(out),
+            peer::Before::Run(after) => after,
+        };
+        let out = match Tool::parse(name) {
             Some(
                 Tool::Read | Tool::Glob | Tool::Grep | Tool::Write | Tool::Edit | Tool::Bash,
             )
             // MCP tools, and names nobody knows (tools::run says so).
-            | None => self.run_tool(name, args),
-            Some(tool @ (Tool::Summon | Tool::Retrieve)) => Some(self.summon_tool(tool, args)),
+            | None => self.run_tool(name, args)?,
+            Some(tool @ (Tool::Summon | Tool::Retrieve)) => self.summon_tool(tool, args),
             // The session's own history: read from the store, never another session's.
-            Some(Tool::Recall) => Some(tools::recall::run(
-                self.store,
-                &self.session,
-                args,
-                self.tool_ctx.output_cap,
-            )),
+            Some(Tool::Recall) => {
+                tools::recall::run(self.store, &self.session, args, self.tool_ctx.output_cap)
+            }
             Some(
                 tool @ (Tool::PeerMessage
                 | Tool::PeerInbox
+                | Tool::PeerWho
                 | Tool::PeerPeek
                 | Tool::PeerClaim
                 | Tool::PeerRelease),
-            ) => Some(self.peer_tool(tool, args)),
-        }
+            ) => self.peer_tool(tool, args),
+        };
+        Some(self.after_call(out, after))
     }
 
     /// The tools offered to the model, in the policy's order (or the offered list a

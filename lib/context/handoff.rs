@@ -8,7 +8,7 @@ use std::path::Path;
 
 use crate::log::Chunk;
 use crate::paths::Home;
-use crate::room::{self, claims, presence, Room};
+use crate::room::{self, claims, roster, Room};
 use crate::store::{Session, Store, StoreError};
 
 /// Characters of the goal and of the latest request kept in the note.
@@ -52,10 +52,9 @@ pub fn durable_state(
         lines.push(format!("- Files written or edited: {list}"));
     }
     let key = room::worktree_key(cwd);
-    let peers: Vec<String> = presence::live_in(store, &key)?
+    let peers: Vec<String> = roster::roster(store, &key, &session.id)?
         .iter()
-        .filter(|s| s.id != session.id)
-        .map(|s| format!("{} ({})", presence::display_name(s), room::short13(&s.id)))
+        .map(|p| format!("{} (session={})", p.name, p.handle))
         .collect();
     if !peers.is_empty() {
         lines.push(format!(

@@ -19,12 +19,13 @@ use std::fmt;
 
 use serde_json::Value;
 
-use crate::log::{Chunk, ChunkData, PeerMessage, Role};
+use crate::log::{Chunk, ChunkData, Role};
 
 mod anthropic;
 pub mod compaction;
 mod ids;
 mod openai;
+pub mod peer;
 pub mod prune;
 
 pub use ids::{id_ok, wire_id};
@@ -316,10 +317,13 @@ fn walk<'a>(chunks: &'a [Chunk]) -> Vec<Item<'a>> {
                 continue;
             }
             ChunkData::Peer {
-                messages, omitted, ..
+                messages,
+                omitted,
+                roster,
+                ..
             } => {
                 close(&mut step, &mut items);
-                let text = peer_text(messages, *omitted);
+                let text = peer::peer_text(messages, *omitted, roster.as_deref());
                 if !text.is_empty() {
                     items.push(Item::User(Cow::Owned(text)));
                 }
@@ -391,62 +395,6 @@ fn reply_for<'a>(
             is_error: true,
         },
     }
-}
-
-/// A peer batch as user-side text. The wrapper is what tells the model that this is another
-/// agent talking and not the person, so the text cannot close it early.
-///
-/// `from` of a [`PeerMessage`] is the sender's display name; the chunk carries no sender id,
-/// so ID8 is the first 8 characters of the message id (the full id is in `msg`).
-fn peer_text(messages: &[PeerMessage], omitted: u64) -> String {
-    let mut lines: Vec<String> = messages
-        .iter()
-        .map(|m| {
-            let id8: String = m.id.chars().take(8).collect();
-            format!(
-                "<peer from=\"{} ({})\" msg=\"{}\">{}</peer>",
-                attr(&m.from),
-                attr(&id8),
-                attr(&m.id),
-                defuse(&m.text)
-            )
-        })
-        .collect();
-    if omitted > 0 {
-        lines.push(format!("({omitted} more: call peer_inbox)"));
-    }
-    lines.join("\n")
-}
-
-fn attr(s: &str) -> Cow<'_, str> {
-    if !s.contains(['&', '"', '<', '>']) {
-        return Cow::Borrowed(s);
-    }
-    Cow::Owned(
-        s.replace('&', "&amp;")
-            .replace('"', "&quot;")
-            .replace('<', "&lt;")
-            .replace('>', "&gt;"),
-    )
-}
-
-/// `</peer` in any case becomes `<\/peer`, so a peer cannot end its wrapper and speak as the
-/// person.
-fn defuse(text: &str) -> Cow<'_, str> {
-    // ASCII lowercasing keeps every byte offset, so matches index `text` too.
-    let lower = text.to_ascii_lowercase();
-    if !lower.contains("</peer") {
-        return Cow::Borrowed(text);
-    }
-    let mut out = String::with_capacity(text.len() + 8);
-    let mut last = 0;
-    for (at, _) in lower.match_indices("</peer") {
-        out.push_str(&text[last..at]);
-        out.push_str("<\\/");
-        last = at + 2;
-    }
-    out.push_str(&text[last..]);
-    Cow::Owned(out)
 }
 
 #[cfg(test)]

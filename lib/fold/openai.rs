@@ -379,7 +379,7 @@ mod tests {
         assert_eq!(
             msgs(&log),
             json!([{"role": "user", "content":
-                "first\n\n<peer from=\"alice (0190aaaa)\" msg=\"0190aaaabbbb\">ping</peer>\n(1 more: call peer_inbox)\n\nsecond"}])
+                "first\n\n<peer from=\"alice\" msg=\"0190aaaabbbb\">ping</peer>\n(1 more: call peer_inbox)\n\nsecond"}])
         );
     }
 

@@ -112,8 +112,8 @@ impl Log {
             .map(|(id, from, text)| PeerMessage {
                 id: (*id).into(),
                 from: (*from).into(),
-                to: None,
                 text: (*text).into(),
+                ..Default::default()
             })
             .collect();
         self.push(
@@ -122,6 +122,7 @@ impl Log {
                 messages,
                 omitted,
                 room: "r1".into(),
+                roster: None,
             },
         )
     }

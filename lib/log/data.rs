@@ -4,16 +4,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use super::{json_kind, ChunkType, StopReason};
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct PeerMessage {
-    pub id: String,
-    pub from: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub to: Option<String>,
-    pub text: String,
-}
+use super::{json_kind, ChunkType, PeerMessage, PeerPresent, StopReason};
 
 /// The payload of a chunk, by type. Field order is the serialization order, which the fold's
 /// byte stability relies on: never reorder fields.
@@ -52,6 +43,8 @@ pub enum ChunkData {
         messages: Vec<PeerMessage>,
         omitted: u64,
         room: String,
+        /// Who is live in the worktree now, when that changed since the session was last told.
+        roster: Option<Vec<PeerPresent>>,
     },
 }
 
@@ -134,6 +127,8 @@ struct PeerS<'a> {
     messages: &'a [PeerMessage],
     omitted: u64,
     room: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    roster: &'a Option<Vec<PeerPresent>>,
 }
 
 fn is_false(b: &bool) -> bool {
@@ -155,6 +150,8 @@ struct PeerD {
     #[serde(default)]
     omitted: u64,
     room: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    roster: Option<Vec<PeerPresent>>,
 }
 
 impl ChunkData {
@@ -251,10 +248,12 @@ impl ChunkData {
                 messages,
                 omitted,
                 room,
+                roster,
             } => serde_json::to_value(PeerD {
                 messages: messages.clone(),
                 omitted: *omitted,
                 room: room.clone(),
+                roster: roster.clone(),
             }),
         };
         v.expect("chunk data serializes")
@@ -305,10 +304,12 @@ impl ChunkData {
                 messages,
                 omitted,
                 room,
+                roster,
             } => serde_json::to_string(&PeerS {
                 messages,
                 omitted: *omitted,
                 room,
+                roster,
             }),
         };
         r.expect("chunk data serializes")
@@ -367,6 +368,7 @@ impl ChunkData {
                     messages: d.messages,
                     omitted: d.omitted,
                     room: d.room,
+                    roster: d.roster,
                 }),
         };
         match fast {
@@ -456,6 +458,7 @@ impl ChunkData {
                     messages: d.messages,
                     omitted: d.omitted,
                     room: d.room,
+                    roster: d.roster,
                 }
             }
         })

@@ -10,20 +10,21 @@ use std::path::PathBuf;
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
-    ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
+    ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value};
 
+use crate::fold::peer::peer_line;
 use crate::paths::Home;
 use crate::room::claims::{self, Outcome};
 use crate::room::inbox::{self, Heard};
 use crate::room::presence::{self, Me};
+use crate::room::roster;
 use crate::room::target::{self, Resolved};
 use crate::room::{file, Line, LineKind, Room};
 use crate::store::{Session, Store};
-use crate::text::clip_bytes as clip;
 
 /// The room server of one worktree.
 #[derive(Clone)]
@@ -118,7 +119,7 @@ impl RoomServer {
     fn inbox(&self, store: &Store, me: &Me) -> Result<String, String> {
         let rooms = inbox::rooms_for(&self.home, &self.cwd);
         let mut heard: Vec<Heard> = Vec::new();
-        let cursors = inbox::read_new(store, me, &rooms, false, &mut |_| {}, &mut |h| {
+        let cursors = inbox::read_new(store, me, &rooms, (false, true), &mut |_| {}, &mut |h| {
             heard.push(h)
         })
         .map_err(|e| e.to_string())?;
@@ -132,44 +133,15 @@ impl RoomServer {
         }
         Ok(heard
             .iter()
-            .map(|h| {
-                format!(
-                    "<peer from=\"{}\" msg=\"{}\"{}>{}</peer>",
-                    h.line.from.display(),
-                    h.line.id,
-                    if h.line.to.is_some() {
-                        " direct=\"yes\""
-                    } else {
-                        ""
-                    },
-                    clip(h.line.text.as_deref().unwrap_or(""), 4000).replace("</peer", "<\\/peer")
-                )
-            })
+            .map(|h| peer_line(&h.message(store, 4000)))
             .collect::<Vec<_>>()
             .join("\n"))
     }
 
-    /// The live sessions of this worktree: name, short id, goal, last tool, age.
+    /// The live sessions of this worktree: name, handle, goal, last tool, age, where.
     fn who(&self, store: &Store) -> Result<String, String> {
         let key = crate::room::worktree_key(&self.cwd);
-        let live = presence::live_in(store, &key).map_err(|e| e.to_string())?;
-        if live.is_empty() {
-            return Ok("no live session in this worktree".into());
-        }
-        let now = crate::clock::now_ms();
-        let mut out = Vec::new();
-        for s in &live {
-            let a = store.activity(&s.id, 1).map_err(|e| e.to_string())?;
-            let row = json!({
-                "name": presence::display_name(s),
-                "id": s.handle.clone(),
-                "goal": a.goal.unwrap_or_default(),
-                "last_tool": a.tools.first().map(|t| t.0.clone()).unwrap_or_default(),
-                "age": crate::clock::age(a.last_at.unwrap_or(s.updated_at), now),
-            });
-            out.push(row.to_string());
-        }
-        Ok(out.join("\n"))
+        roster::who_text(store, &key, None).map_err(|e| e.to_string())
     }
 
     fn claim(&self, store: &Store, args: &Value, me: &Me) -> Result<String, String> {
@@ -256,6 +228,7 @@ fn resolve(store: &Store, t: &str) -> Result<Session, String> {
         Resolved::None => Err(format!(
             "no session matches {t:?}; peer_who lists who is here"
         )),
+        Resolved::Everyone => Err(target::EVERYONE.to_string()),
         Resolved::Ambiguous(c) => Err(format!(
             "{t:?} matches {} sessions; use a handle: {}",
             c.len(),
@@ -308,9 +281,4 @@ pub(super) fn schema(v: Value) -> std::sync::Arc<Map<String, Value>> {
         Value::Object(m) => std::sync::Arc::new(m),
         _ => std::sync::Arc::new(Map::new()),
     }
-}
-
-/// A tool of this server.
-pub(super) fn tool(name: &'static str, description: &'static str, input: Value) -> Tool {
-    Tool::new(name, description, schema(input))
 }

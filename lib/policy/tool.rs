@@ -19,6 +19,7 @@ pub enum Tool {
     Retrieve,
     PeerMessage,
     PeerInbox,
+    PeerWho,
     PeerPeek,
     PeerClaim,
     PeerRelease,
@@ -41,7 +42,7 @@ pub enum Effect {
 }
 
 /// The table, in the order tools are offered to a model.
-const TABLE: [(Tool, &str, Effect); 14] = [
+const TABLE: [(Tool, &str, Effect); 15] = [
     (Tool::Read, "read", Effect::Look),
     (Tool::Glob, "glob", Effect::Look),
     (Tool::Grep, "grep", Effect::Look),
@@ -52,6 +53,7 @@ const TABLE: [(Tool, &str, Effect); 14] = [
     (Tool::Retrieve, "retrieve", Effect::Spawn),
     (Tool::PeerMessage, "peer_message", Effect::Talk),
     (Tool::PeerInbox, "peer_inbox", Effect::Talk),
+    (Tool::PeerWho, "peer_who", Effect::Talk),
     (Tool::PeerPeek, "peer_peek", Effect::Talk),
     (Tool::PeerClaim, "peer_claim", Effect::Talk),
     (Tool::PeerRelease, "peer_release", Effect::Talk),

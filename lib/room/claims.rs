@@ -1,7 +1,9 @@
 //! File claims: `claim` and `release` lines in the worktree room. A claim is active until it
 //! is released, expires (`ttl_s`, default 1800) or — when a session holds it — that session is
-//! no longer live. Paths are globs relative to the worktree's top; overlap is checked both
-//! ways. Checking and writing a claim happen under the room's lock.
+//! removed, fails or is cancelled. It outlives the `ag-prompt` process that made it: a chat
+//! keeps its claim between turns, and its holder shows as idle meanwhile. Paths are globs
+//! relative to the worktree's top; overlap is checked both ways. Checking and writing a claim
+//! happen under the room's lock.
 
 use std::collections::HashMap;
 use std::path::{Component, Path, PathBuf};
@@ -9,9 +11,9 @@ use std::path::{Component, Path, PathBuf};
 use serde::Serialize;
 
 use super::file::{self, Flow};
-use super::presence::{self, Me};
+use super::presence::Me;
 use super::{From, Line, LineKind, Room, RoomError};
-use crate::store::Store;
+use crate::store::{SessionStatus, Store};
 
 pub const DEFAULT_TTL_S: u64 = 1800;
 
@@ -25,6 +27,21 @@ pub struct Claim {
     pub ttl_s: u64,
     pub ts: String,
     pub expires_ms: i64,
+    /// The holding session's state: `running` (a turn is under way) or `idle` (between
+    /// turns, or finished); `None` when a person or script holds it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub holder_state: Option<&'static str>,
+}
+
+/// Whether the session `id` still holds its claims, and in which state: `None` once it was
+/// removed, failed (a dead process is reaped as failed) or was cancelled.
+fn holding(store: &Store, id: &str) -> Option<&'static str> {
+    let s = store.reaped(store.session(id).ok()?);
+    match s.status {
+        SessionStatus::Running => Some("running"),
+        SessionStatus::Idle | SessionStatus::Done => Some("idle"),
+        SessionStatus::Failed | SessionStatus::Cancelled | SessionStatus::Interrupted => None,
+    }
 }
 
 impl Claim {
@@ -35,7 +52,10 @@ impl Claim {
     /// How a model or a person reaches the holder.
     pub fn how_to_reach(&self) -> String {
         match &self.holder.session {
-            Some(s) => format!("peer_message with session=\"{s}\" (or `ag-room tell --to {s}`)"),
+            Some(s) => {
+                let s = self.holder.handle.as_deref().unwrap_or(s);
+                format!("peer_message with session=\"{s}\" (or `ag-room tell --to {s}`)")
+            }
             None => format!(
                 "{} is a person or script; say it in the room (peer_message without session, or `ag-room tell`)",
                 self.holder.name
@@ -97,6 +117,7 @@ pub fn active(
                     mode: l.mode.unwrap_or_else(|| "exclusive".into()),
                     ttl_s: ttl,
                     ts: l.ts,
+                    holder_state: None,
                 });
             }
             LineKind::Release => released.extend(l.claims.unwrap_or_default()),
@@ -104,27 +125,18 @@ pub fn active(
         }
         Flow::Go
     })?;
-    let mut alive: HashMap<String, bool> = HashMap::new();
+    let mut states: HashMap<String, Option<&'static str>> = HashMap::new();
     let mut out = Vec::new();
-    for c in claims {
+    for mut c in claims {
         if released.contains(&c.id) || c.expires_ms <= now {
             continue;
         }
         if let Some(s) = &c.holder.session {
-            let live = match alive.get(s) {
-                Some(v) => *v,
-                None => {
-                    let v = store
-                        .session(s)
-                        .map(|s| presence::is_live(&s))
-                        .unwrap_or(false);
-                    alive.insert(s.clone(), v);
-                    v
-                }
-            };
-            if !live {
+            let state = *states.entry(s.clone()).or_insert_with(|| holding(store, s));
+            let Some(state) = state else {
                 continue;
-            }
+            };
+            c.holder_state = Some(state);
         }
         out.push(c);
     }
@@ -135,6 +147,16 @@ pub fn active(
 fn literal_prefix(p: &str) -> &str {
     let end = p.find(['*', '?', '[', '{']).unwrap_or(p.len());
     &p[..end]
+}
+
+/// The directory a claimed path starts in: the path itself when it is literal, else the
+/// directory of its literal start (`src` of `src/*.rs`).
+pub fn literal_dir(p: &str) -> &str {
+    if is_glob(p) {
+        literal_prefix(p).rsplit_once('/').map_or("", |(d, _)| d)
+    } else {
+        p
+    }
 }
 
 fn is_glob(p: &str) -> bool {
@@ -241,48 +263,53 @@ pub fn hard_link_names(key: &Path, resolved: &Path, active: &[Claim]) -> Vec<Str
     if !md.is_file() || md.nlink() < 2 {
         return Vec::new();
     }
-    let same = |p: &Path| {
-        std::fs::symlink_metadata(p).is_ok_and(|m| m.dev() == md.dev() && m.ino() == md.ino())
-    };
     let mut out = Vec::new();
     let mut budget = ALIAS_SEARCH_LIMIT;
     for held in active.iter().flat_map(|c| &c.paths) {
-        let prefix = literal_prefix(held);
-        // The directory the literal start of the claim names (`src/` of `src/*.rs`).
-        let start = if is_glob(held) {
-            key.join(prefix.rsplit_once('/').map_or("", |(d, _)| d))
-        } else {
-            key.join(held)
-        };
-        let mut stack = vec![start];
-        while let Some(p) = stack.pop() {
-            if budget == 0 {
-                break;
+        walk_files(key.join(literal_dir(held)), &mut budget, &mut |p, m| {
+            if m.dev() != md.dev() || m.ino() != md.ino() {
+                return;
             }
-            budget -= 1;
-            let Ok(m) = std::fs::symlink_metadata(&p) else {
-                continue;
-            };
-            if m.is_dir() {
-                if let Ok(rd) = std::fs::read_dir(&p) {
-                    stack.extend(rd.filter_map(|e| e.ok().map(|e| e.path())));
-                }
-            } else if same(&p) {
-                if let Ok(rel) = p.strip_prefix(key) {
-                    let rel = rel.to_string_lossy().into_owned();
-                    if !out.contains(&rel) {
-                        out.push(rel);
-                    }
+            if let Ok(rel) = p.strip_prefix(key) {
+                let rel = rel.to_string_lossy().into_owned();
+                if !out.contains(&rel) {
+                    out.push(rel);
                 }
             }
-        }
+        });
     }
     out
 }
 
+/// Call `f` for every file under `start` (or `start` itself when it is one), without
+/// following links, while `budget` (entries looked at) lasts.
+pub fn walk_files(
+    start: PathBuf,
+    budget: &mut usize,
+    f: &mut dyn FnMut(&Path, &std::fs::Metadata),
+) {
+    let mut stack = vec![start];
+    while let Some(p) = stack.pop() {
+        if *budget == 0 {
+            break;
+        }
+        *budget -= 1;
+        let Ok(m) = std::fs::symlink_metadata(&p) else {
+            continue;
+        };
+        if m.is_dir() {
+            if let Ok(rd) = std::fs::read_dir(&p) {
+                stack.extend(rd.filter_map(|e| e.ok().map(|e| e.path())));
+            }
+        } else {
+            f(&p, &m);
+        }
+    }
+}
+
 /// What `claim` did.
 pub enum Outcome {
-    Claimed(Claim),
+    Claimed(Box<Claim>),
     Refused(Vec<Conflict>),
 }
 
@@ -329,8 +356,9 @@ pub fn claim(
             ttl_s,
             expires_ms: l.ts_ms() + ttl_s as i64 * 1000,
             ts: l.ts.clone(),
+            holder_state: me.session.as_ref().map(|_| "running"),
         };
-        Ok((Some(l), Outcome::Claimed(c)))
+        Ok((Some(l), Outcome::Claimed(Box::new(c))))
     })
 }
 

@@ -6,6 +6,7 @@ use std::path::Path;
 use super::file::{self, Flow};
 use super::presence::Me;
 use super::{Line, LineKind, Room, RoomError};
+use crate::log::{PeerKind, PeerMessage};
 use crate::paths::Home;
 use crate::store::Store;
 
@@ -33,13 +34,22 @@ pub fn hears(room: &Room, line: &Line, me: &Me) -> bool {
         }
 }
 
+/// Whether `line` is a receipt for a line `me` posted: a `delivered` or `ack` addressed to it
+/// by someone else.
+pub fn hears_receipt(line: &Line, me: &Me) -> bool {
+    matches!(line.ty, LineKind::Delivered | LineKind::Ack)
+        && !line.from.same(&me.from)
+        && line.to.as_deref().is_some_and(|t| me.is_addressed(t))
+}
+
 /// Stream what `me` hears in `rooms` after its cursors (a reader with no cursor starts at the
-/// end when `new_at_end`, else at the start). Returns the cursors to store: (room, offset).
+/// end when `new_at_end`, else at the start), with the receipts for its own lines when
+/// `receipts`. Returns the cursors to store: (room, offset).
 pub fn read_new(
     store: &Store,
     me: &Me,
     rooms: &[Room],
-    new_at_end: bool,
+    (new_at_end, receipts): (bool, bool),
     warn: &mut dyn FnMut(String),
     f: &mut dyn FnMut(Heard),
 ) -> Result<Vec<(String, u64)>, RoomError> {
@@ -51,7 +61,7 @@ pub fn read_new(
             None => 0,
         };
         let end = file::scan(&room.path, start, warn, &mut |offset, line| {
-            if hears(room, &line, me) {
+            if hears(room, &line, me) || (receipts && hears_receipt(&line, me)) {
                 f(Heard {
                     room: room.clone(),
                     offset,
@@ -65,9 +75,10 @@ pub fn read_new(
     Ok(cursors)
 }
 
-/// Write a `delivered` receipt for each line: it reached `me`'s context (or screen).
+/// Write a `delivered` receipt for each line of speech: it reached `me`'s context (or screen).
+/// A receipt is never receipted.
 pub fn deliver(me: &Me, heard: &[&Heard]) -> Result<(), RoomError> {
-    for h in heard {
+    for h in heard.iter().filter(|h| h.line.ty == LineKind::Say) {
         let mut l = Line::new(LineKind::Delivered, me.from.clone());
         l.in_reply_to = Some(h.line.id.clone());
         l.to = Some(
@@ -80,6 +91,35 @@ pub fn deliver(me: &Me, heard: &[&Heard]) -> Result<(), RoomError> {
         file::append(&h.room.path, &l)?;
     }
     Ok(())
+}
+
+impl Heard {
+    /// The line as a peer chunk carries it: the sender's name and handle (from the line, else
+    /// from the store for a line written before handles), its text clipped to `max` bytes.
+    pub fn message(&self, store: &Store, max: usize) -> PeerMessage {
+        let l = &self.line;
+        let handle = l.from.handle.clone().or_else(|| {
+            let id = l.from.session.as_deref()?;
+            store
+                .session(id)
+                .ok()
+                .map(|s| s.handle)
+                .filter(|h| !h.is_empty())
+        });
+        PeerMessage {
+            id: l.id.clone(),
+            from: l.from.name.clone(),
+            to: l.to.clone(),
+            text: crate::text::clip_bytes(l.text.as_deref().unwrap_or(""), max),
+            handle,
+            in_reply_to: l.in_reply_to.clone(),
+            kind: match l.ty {
+                LineKind::Delivered => PeerKind::Delivered,
+                LineKind::Ack => PeerKind::Ack,
+                _ => PeerKind::Say,
+            },
+        }
+    }
 }
 
 /// A message and what happened to it.

@@ -11,7 +11,10 @@ pub mod file;
 pub mod inbox;
 mod kind;
 pub mod presence;
+pub mod roster;
+pub mod specs;
 pub mod target;
+pub mod watch;
 
 use std::path::{Path, PathBuf};
 
@@ -59,6 +62,9 @@ impl RoomError {
 pub struct From {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub session: Option<String>,
+    /// The session's short handle (`kqzvxm`); lines written before handles existed lack it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub handle: Option<String>,
     pub name: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pid: Option<i64>,
@@ -67,12 +73,13 @@ pub struct From {
 }
 
 impl From {
-    /// The name shown to models and people: a session's name carries its short id, so a
-    /// reader can address it exactly.
+    /// The name shown to models and people: a session's name carries its handle (or, on an
+    /// older line, its short id), so a reader can address it exactly.
     pub fn display(&self) -> String {
-        match &self.session {
-            Some(s) => format!("{} [{}]", self.name, short13(s)),
-            None => self.name.clone(),
+        match (&self.handle, &self.session) {
+            (Some(h), _) => format!("{} [{h}]", self.name),
+            (None, Some(s)) => format!("{} [{}]", self.name, short13(s)),
+            (None, None) => self.name.clone(),
         }
     }
 
@@ -278,6 +285,7 @@ mod tests {
                 LineKind::Say,
                 From {
                     session: None,
+                    handle: None,
                     name: "a".into(),
                     pid: None,
                     kind: "human".into(),

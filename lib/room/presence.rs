@@ -5,6 +5,7 @@ use std::io::IsTerminal;
 use std::path::Path;
 
 use super::{From, LineKind};
+use crate::fold::peer::{peer_line, said_line};
 use crate::proc;
 use crate::store::{Result, Session, SessionStatus, Store};
 
@@ -30,6 +31,7 @@ impl Me {
         Me {
             from: From {
                 session: None,
+                handle: None,
                 name: name.to_string(),
                 pid: Some(std::process::id() as i64),
                 kind: kind.to_string(),
@@ -52,6 +54,7 @@ impl Me {
 pub fn session_from(s: &Session) -> From {
     From {
         session: Some(s.id.clone()),
+        handle: Some(s.handle.clone()).filter(|h| !h.is_empty()),
         name: display_name(s),
         pid: s.pid.or(Some(std::process::id() as i64)),
         kind: "agent".into(),
@@ -178,6 +181,20 @@ pub fn peek_text(store: &Store, s: &Session, n: usize) -> Result<String> {
     }
     for t in &a.said {
         out.push_str(&format!("\nsaid: {}", one(t, 300)));
+    }
+    // Room traffic, as peer lines: what it heard, oldest first, then what it said.
+    for m in a.heard.iter().rev() {
+        out.push_str(&format!("\nheard: {}", one(&peer_line(m), 500)));
+    }
+    for args in a.spoke.iter().rev() {
+        let line = said_line(
+            &display_name(s),
+            &s.handle,
+            args["session"].as_str(),
+            args["in_reply_to"].as_str(),
+            args["text"].as_str().unwrap_or(""),
+        );
+        out.push_str(&format!("\npeer said: {}", one(&line, 500)));
     }
     if let Some(at) = a.last_at {
         out.push_str(&format!(

@@ -1,6 +1,7 @@
 //! Target resolution (DESIGN §6): exact id, handle, unique id prefix, pid, unique title fragment,
 //! unique goal (first prompt) fragment, case-insensitive. Fragments and pids match live
-//! sessions only; ids match any session.
+//! sessions only; ids match any session. `all`, `everyone` and `*` are never targets: they
+//! are refused with the sentence that explains room versus direct message.
 
 use super::presence;
 use crate::store::{Result, Session, Store, StoreError};
@@ -10,12 +11,30 @@ pub enum Resolved {
     One(Box<Session>),
     None,
     Ambiguous(Vec<(String, String)>),
+    /// `all`, `everyone` or `*`: see [`EVERYONE`].
+    Everyone,
+}
+
+/// Why `all` is not a target, in the sentence every front end shows.
+pub const EVERYONE: &str = "there is no \"all\" session: to reach everyone, leave the target \
+out and the line goes to this worktree's room, which every session here hears; a target names \
+one session and makes the line a direct message";
+
+/// Whether a target means "everybody" (which no target does).
+pub fn means_everyone(target: &str) -> bool {
+    matches!(
+        target.trim().to_ascii_lowercase().as_str(),
+        "all" | "everyone" | "everybody" | "*" | "@all" | "@everyone"
+    )
 }
 
 pub fn resolve(store: &Store, target: &str) -> Result<Resolved> {
     let t = target.trim();
     if t.is_empty() {
         return Ok(Resolved::None);
+    }
+    if means_everyone(t) {
+        return Ok(Resolved::Everyone);
     }
     if let Ok(s) = store.session(t) {
         return Ok(Resolved::One(Box::new(s)));

@@ -3,6 +3,7 @@
 //! session is doing.
 
 use rusqlite::{params, Connection, OptionalExtension};
+use serde_json::Value;
 
 use super::chunks::append_in;
 use super::sessions::Session;
@@ -21,6 +22,10 @@ pub struct Activity {
     /// The newest assistant texts, newest first.
     pub said: Vec<String>,
     pub last_at: Option<i64>,
+    /// The newest lines it heard (from its peer chunks), newest first.
+    pub heard: Vec<crate::log::PeerMessage>,
+    /// The arguments of its newest `peer_message` calls, newest first.
+    pub spoke: Vec<Value>,
 }
 
 impl Store {
@@ -138,6 +143,27 @@ impl Store {
         Ok(())
     }
 
+    /// The sessions of the roster a session's model was last shown (in its newest peer chunk
+    /// that carries one), sorted; `None` when it was never shown one.
+    pub fn last_roster(&self, session_id: &str) -> Result<Option<Vec<String>>> {
+        let json: Option<String> = self
+            .conn()
+            .query_row(
+                "SELECT json_extract(data_json, '$.roster') FROM chunks WHERE session_id = ?1 \
+                 AND type = 'peer' AND json_extract(data_json, '$.roster') IS NOT NULL \
+                 ORDER BY seq DESC LIMIT 1",
+                [session_id],
+                |r| r.get(0),
+            )
+            .optional()?;
+        Ok(json.map(|j| {
+            let v: Vec<crate::log::PeerPresent> = serde_json::from_str(&j).unwrap_or_default();
+            let mut ids: Vec<String> = v.into_iter().map(|p| p.session).collect();
+            ids.sort();
+            ids
+        }))
+    }
+
     /// What a session has been doing: its goal, last prompt, newest tool calls and texts.
     pub fn activity(&self, id: &str, n: usize) -> Result<Activity> {
         let text = "json_extract(data_json, '$.text')";
@@ -183,13 +209,52 @@ impl Store {
             )
             .optional()?
             .flatten();
+        let (heard, spoke) = self.peer_traffic(id, n)?;
         Ok(Activity {
             goal,
             last_prompt,
             tools,
             said,
             last_at,
+            heard,
+            spoke,
         })
+    }
+
+    /// The newest `n` lines a session heard and the arguments of its newest `n`
+    /// `peer_message` calls, newest first.
+    fn peer_traffic(
+        &self,
+        id: &str,
+        n: usize,
+    ) -> Result<(Vec<crate::log::PeerMessage>, Vec<Value>)> {
+        if n == 0 {
+            return Ok((Vec::new(), Vec::new()));
+        }
+        let mut stmt = self.conn().prepare(
+            "SELECT json_extract(data_json, '$.messages') FROM chunks \
+             WHERE session_id = ?1 AND type = 'peer' ORDER BY seq DESC LIMIT ?2",
+        )?;
+        let batches: Vec<Option<String>> = stmt
+            .query_map(params![id, n as i64], |r| r.get(0))?
+            .collect::<rusqlite::Result<_>>()?;
+        let mut heard = Vec::new();
+        for b in batches.into_iter().flatten() {
+            let ms: Vec<crate::log::PeerMessage> = serde_json::from_str(&b).unwrap_or_default();
+            heard.extend(ms.into_iter().rev());
+        }
+        heard.truncate(n);
+        let mut stmt = self.conn().prepare(
+            "SELECT json_extract(data_json, '$.arguments') FROM chunks WHERE session_id = ?1 \
+             AND type = 'tool_call' AND json_extract(data_json, '$.name') = 'peer_message' \
+             ORDER BY seq DESC LIMIT ?2",
+        )?;
+        let spoke = stmt
+            .query_map(params![id, n as i64], |r| r.get::<_, Option<String>>(0))?
+            .filter_map(|r| r.transpose())
+            .map(|r| r.map(|t| serde_json::from_str(&t).unwrap_or(Value::Null)))
+            .collect::<rusqlite::Result<_>>()?;
+        Ok((heard, spoke))
     }
 }
 
@@ -231,6 +296,7 @@ mod tests {
                 messages: Vec::new(),
                 omitted,
                 room: "r".into(),
+                roster: None,
             },
         )
     }

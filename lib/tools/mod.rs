@@ -219,6 +219,7 @@ pub fn spec(tool: Tool) -> Option<ToolSpec> {
         | Tool::Retrieve
         | Tool::PeerMessage
         | Tool::PeerInbox
+            | Tool::PeerWho
         | Tool::PeerPeek
         | Tool::PeerClaim
         | Tool::PeerRelease => return None,
@@ -279,6 +280,7 @@ fn dispatch(name: &str, args: &Value, ctx: &ToolCtx) -> ToolOutput {
             | Tool::Retrieve
             | Tool::PeerMessage
             | Tool::PeerInbox
+            | Tool::PeerWho
             | Tool::PeerPeek
             | Tool::PeerClaim
             | Tool::PeerRelease

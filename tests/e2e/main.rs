@@ -22,6 +22,7 @@ mod log_store_faults;
 mod log_tail;
 mod mcp;
 mod network;
+mod peer_talk;
 mod project_context;
 mod prompt;
 mod prompt_guard;

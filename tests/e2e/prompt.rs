@@ -166,6 +166,11 @@ impl Bg {
 
 /// Starts `ag-prompt ARGS` in the background.
 pub fn spawn(env: &TestEnv, args: &[&str]) -> Bg {
+    spawn_in(env, &env.cwd, args)
+}
+
+/// Starts `ag-prompt ARGS` in the background, in the directory `dir`.
+pub fn spawn_in(env: &TestEnv, dir: &std::path::Path, args: &[&str]) -> Bg {
     static N: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
     let n = N.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
     let out = env.dir.path().join(format!("bg-{n}.out"));
@@ -173,6 +178,7 @@ pub fn spawn(env: &TestEnv, args: &[&str]) -> Bg {
     let child = env
         .command("ag-prompt")
         .args(args)
+        .current_dir(dir)
         .stdout(Stdio::from(std::fs::File::create(&out).unwrap()))
         .stderr(Stdio::from(std::fs::File::create(&err).unwrap()))
         .spawn()

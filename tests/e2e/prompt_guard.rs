@@ -116,6 +116,7 @@ fn prompt_offers_only_the_read_only_tools_by_default() {
                 "grep",
                 "peer_message",
                 "peer_inbox",
+                "peer_who",
                 "peer_peek",
                 "peer_claim",
                 "peer_release",

@@ -108,8 +108,8 @@ fn a_message_over_mcp_reaches_a_session_and_its_reply_comes_back_through_peer_in
         [
             "peer_message",
             "peer_inbox",
-            "peer_peek",
             "peer_who",
+            "peer_peek",
             "peer_claim",
             "peer_release"
         ]
@@ -194,7 +194,7 @@ fn a_claim_taken_over_mcp_blocks_an_agents_write_until_released() {
     );
     let row: Value = serde_json::from_str(who.lines().next().unwrap()).unwrap();
     assert_eq!(row["name"], "slow thinker", "{who}");
-    assert_eq!(row["id"], crate::room::handle(&env, &bg_id), "{who}");
+    assert_eq!(row["session"], crate::room::handle(&env, &bg_id), "{who}");
     std::fs::write(&gate, "").unwrap();
     assert_eq!(bg.wait(Duration::from_secs(30)).code, 0);
 

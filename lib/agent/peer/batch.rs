@@ -1,10 +1,11 @@
 //! What one `peer` chunk carries (DESIGN §6): at most the newest [`PEER_LINES`] lines, at most
-//! [`PEER_BYTES`] in all; everything else is held back for `peer_inbox`. Pure, so the rule is
+//! [`PEER_BYTES`] in all — counted as the model sees them, wrappers, roster and the held-back
+//! note included; everything else is held back for `peer_inbox`. Pure, so the rule is
 //! property-tested without rooms or a store.
 
 /// The newest lines a peer chunk carries.
 pub(super) const PEER_LINES: usize = 3;
-/// Bytes a peer chunk carries in all (names and texts).
+/// Bytes a peer chunk's text takes in the model's context, in all.
 pub(super) const PEER_BYTES: usize = 800;
 /// Bytes of one line's text in a peer chunk.
 pub(super) const PEER_LINE_BYTES: usize = 200;
@@ -13,18 +14,23 @@ pub(super) const PEER_LINE_BYTES: usize = 200;
 pub(super) trait Carry {
     /// Reading order: newer lines sort later.
     fn order(&self) -> (i64, u64);
-    /// Bytes the line costs in a peer chunk.
+    /// Bytes the line costs in a peer chunk (its wrapped line and the newline).
     fn cost(&self) -> usize;
 }
 
 /// Lines fed in reading order; keeps only a few in memory however many arrive.
 pub(super) struct Batch<T> {
     newest: Vec<T>,
+    budget: usize,
 }
 
 impl<T: Carry> Batch<T> {
-    pub fn new() -> Self {
-        Batch { newest: Vec::new() }
+    /// A batch whose carried lines cost at most `budget` bytes.
+    pub fn new(budget: usize) -> Self {
+        Batch {
+            newest: Vec::new(),
+            budget,
+        }
     }
 
     /// Take a line; returns a line that can no longer be carried (it is held back).
@@ -46,7 +52,7 @@ impl<T: Carry> Batch<T> {
             held.push(self.newest.remove(0));
         }
         let size = |ls: &[T]| ls.iter().map(Carry::cost).sum::<usize>();
-        while !self.newest.is_empty() && size(&self.newest) > PEER_BYTES {
+        while !self.newest.is_empty() && size(&self.newest) > self.budget {
             held.push(self.newest.remove(0));
         }
         (self.newest, held)
@@ -76,7 +82,7 @@ mod tests {
     }
 
     fn run(lines: &[L]) -> (Vec<L>, Vec<L>) {
-        let mut b = Batch::new();
+        let mut b = Batch::new(PEER_BYTES);
         let mut held: Vec<L> = lines.iter().filter_map(|l| b.push(l.clone())).collect();
         let (carried, rest) = b.finish();
         held.extend(rest);

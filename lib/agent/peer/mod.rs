@@ -1,11 +1,14 @@
 //! Room traffic inside the agent loop: what a session hears at step boundaries (`hear`, with
 //! the pure choice of what a peer chunk carries in `batch`), the `peer_*` tools (`tools`, their
-//! schemas in `specs`), and the collision gate before `write` and `edit` (`tools`).
+//! schemas in `specs`), and the collision gate around `write`, `edit` and `bash` (`gate`).
 
 mod batch;
+mod gate;
 mod hear;
 mod specs;
 mod tools;
+
+pub(super) use gate::Before;
 
 use std::path::PathBuf;
 
@@ -14,7 +17,23 @@ use crate::room::inbox;
 use crate::room::presence::Me;
 use crate::room::Room;
 
+/// What the peer channel remembers within one process: the roster the model was last shown
+/// (loaded from the log on first use), the turn under way, the turn already nudged, and the
+/// claims the model was told about before a `bash` call in that turn.
+#[derive(Debug, Default)]
+pub struct PeerState {
+    /// `None`: not loaded yet; `Some(None)`: never shown one.
+    pub(super) roster_told: Option<Option<Vec<String>>>,
+    pub(super) turn: Option<String>,
+    pub(super) nudged_turn: Option<String>,
+    pub(super) bash_told: Option<(Option<String>, Vec<String>)>,
+}
+
 impl Agent<'_> {
+    fn peer_state(&self) -> std::sync::MutexGuard<'_, PeerState> {
+        self.peer.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
     /// Note a warning; the loop reports it as an [`super::Event::Warning`] after the tool call
     /// or step boundary that raised it.
     fn warn(&self, w: String) {

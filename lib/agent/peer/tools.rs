@@ -6,13 +6,14 @@ use std::path::Path;
 use serde_json::Value;
 
 use super::super::Agent;
+use crate::fold::peer::peer_line;
 use crate::policy::Tool;
 use crate::room::claims::{self, Outcome};
 use crate::room::inbox::{self, Heard};
 use crate::room::presence;
+use crate::room::roster;
 use crate::room::target::{self, Resolved};
 use crate::room::{file, Line, LineKind, Room};
-use crate::text::clip_bytes as clip;
 use crate::tools::ToolOutput;
 
 impl Agent<'_> {
@@ -22,6 +23,12 @@ impl Agent<'_> {
         let out = match tool {
             Tool::PeerMessage => self.peer_message(args),
             Tool::PeerInbox => self.peer_inbox(),
+            Tool::PeerWho => {
+                let key = crate::room::worktree_key(&self.cwd());
+                roster::who_text(self.store, &key, Some(&self.session.id))
+                    .map(ToolOutput::ok)
+                    .map_err(|e| e.to_string())
+            }
             Tool::PeerPeek => self.peer_peek(args),
             Tool::PeerClaim => self.peer_claim(args),
             Tool::PeerRelease => self.peer_release(args),
@@ -34,8 +41,9 @@ impl Agent<'_> {
         match target::resolve(self.store, target).map_err(|e| e.to_string())? {
             Resolved::One(s) => Ok(*s),
             Resolved::None => Err(format!(
-                "no session matches {target:?}; peer_peek or `ag-room who` lists who is here"
+                "no session matches {target:?}; peer_who lists the live sessions here"
             )),
+            Resolved::Everyone => Err(target::EVERYONE.to_string()),
             Resolved::Ambiguous(c) => Err(format!(
                 "{target:?} matches {} sessions; use a handle: {}",
                 c.len(),
@@ -84,14 +92,17 @@ impl Agent<'_> {
                 line.id,
                 room.label()
             ),
-            Some(s) => format!(
-                "posted {} as a direct message to {} (resolved id {}); it is delivered when their \
-                 next step takes it in. Re-ping with session=\"{}\".",
+            Some(s) => {
+                format!(
+                "posted {} as a direct message to {} (session {}, id {}); it is delivered when \
+                 their next step takes it in. Re-ping with session=\"{}\".",
                 line.id,
                 presence::display_name(&s),
+                s.handle,
                 s.id,
-                s.id
-            ),
+                if s.handle.is_empty() { &s.id } else { &s.handle }
+            )
+            }
         }))
     }
 
@@ -114,22 +125,13 @@ impl Agent<'_> {
                 continue;
             };
             if let Some(line) = file::read_at(&room.path, *offset) {
-                lines.push(format!(
-                    "<peer from=\"{}\" msg=\"{}\"{}>{}</peer>",
-                    line.from.display(),
-                    line.id,
-                    if line.to.is_some() {
-                        " direct=\"yes\""
-                    } else {
-                        ""
-                    },
-                    clip(line.text.as_deref().unwrap_or(""), 4000).replace("</peer", "<\\/peer")
-                ));
-                heard.push(Heard {
+                let h = Heard {
                     room: room.clone(),
                     offset: *offset,
                     line,
-                });
+                };
+                lines.push(peer_line(&h.message(self.store, 4000)));
+                heard.push(h);
             }
         }
         self.store

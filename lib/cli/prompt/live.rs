@@ -280,6 +280,17 @@ impl<'a> LiveView<'a> {
                     crate::cli::log::clip(&r, 160)
                 ));
             }
+            ChunkData::Peer {
+                messages,
+                omitted,
+                roster,
+                ..
+            } => {
+                self.stop_spinner();
+                self.ctx
+                    .out
+                    .note(&peer_notice(messages, *omitted, roster.as_deref()));
+            }
             _ => {}
         }
     }
@@ -315,4 +326,45 @@ impl<'a> LiveView<'a> {
         }
         self.stdout_error.take()
     }
+}
+
+/// One line on stderr when the agent heard something: who spoke (and whether to it alone),
+/// receipts for its own lines, and who is here when that changed.
+fn peer_notice(
+    messages: &[crate::log::PeerMessage],
+    omitted: u64,
+    roster: Option<&[crate::log::PeerPresent]>,
+) -> String {
+    use crate::log::PeerKind;
+    let who = |m: &crate::log::PeerMessage| match &m.handle {
+        Some(h) => format!("{} [{h}]", m.from),
+        None => m.from.clone(),
+    };
+    let mut parts = Vec::new();
+    for m in messages {
+        parts.push(match m.kind {
+            PeerKind::Say => format!(
+                "{}{}: {}",
+                who(m),
+                if m.to.is_some() { " (to you)" } else { "" },
+                crate::text::clip_bytes(&crate::text::one_line(&m.text), 60)
+            ),
+            k => format!("{} by {}", k.as_str(), who(m)),
+        });
+    }
+    if omitted > 0 {
+        parts.push(format!("{omitted} more held back"));
+    }
+    if let Some(r) = roster {
+        let names: Vec<String> = r
+            .iter()
+            .map(|p| format!("{} [{}]", p.name, p.handle))
+            .collect();
+        parts.push(if names.is_empty() {
+            "nobody else here now".into()
+        } else {
+            format!("here: {}", names.join(", "))
+        });
+    }
+    crate::cli::log::clip(&format!("peer: {}", parts.join("; ")), 240)
 }

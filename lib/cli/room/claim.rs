@@ -134,10 +134,14 @@ pub(super) fn release(ctx: &mut Ctx, from: Option<&str>, a: ReleaseArgs) -> CliR
 
 fn claim_row(c: &Claim) -> String {
     let left = (c.expires_ms - crate::clock::now_ms()).max(0) / 1000;
+    let holder = match c.holder_state {
+        Some(state) => format!("{} ({state})", c.holder.display()),
+        None => c.holder.display(),
+    };
     format!(
         "{}  {}  {}  {}  {}s left  {}",
         c.id,
-        c.holder.display(),
+        holder,
         c.mode,
         c.paths.join(", "),
         left,

@@ -48,6 +48,7 @@ pub(super) fn inbox_cmd(ctx: &mut Ctx, from: Option<&str>, a: InboxArgs) -> CliR
                 Me::session(&s)
             }
             Resolved::Ambiguous(c) => return Err(ambiguous(t, &c)),
+            Resolved::Everyone => return Err(super::everyone()),
             Resolved::None => Me::named(t, "human"),
         },
     };
@@ -79,7 +80,7 @@ pub(super) fn inbox_cmd(ctx: &mut Ctx, from: Option<&str>, a: InboxArgs) -> CliR
         &store,
         &me,
         &rooms,
-        false,
+        (false, false),
         &mut |w| warns.push(w),
         &mut |h| heard.push(h),
     )

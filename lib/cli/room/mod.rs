@@ -67,9 +67,11 @@ pub struct Cli {
 pub enum Verb {
     /// Post a line to this worktree's room, or a direct message; prints the message id
     Tell(TellArgs),
-    /// The live sessions in this worktree: id, title, goal, status, last tool, last words, age
+    /// The live sessions in this worktree: handle, title, goal, status, directory, last tool,
+    /// last words, age
     Who,
-    /// What a session is doing: goal, last prompt, last tool calls, last words; consumes nothing
+    /// What a session is doing: goal, last prompt, last tool calls, last words, and the peer
+    /// lines it heard and said; consumes nothing
     Peek(PeekArgs),
     /// The room's lines; -f follows
     Tail(TailArgs),
@@ -90,12 +92,12 @@ pub enum Verb {
     Claim(ClaimArgs),
     /// End your own claims
     Release(ReleaseArgs),
-    /// The active claims in this worktree
+    /// The active claims in this worktree; a holder between turns shows as (idle)
     Claims,
     /// For a git pre-commit hook: files under someone else's claim
     Guard(GuardArgs),
     /// Serve this worktree's room over MCP on stdio, for Claude Code, Codex, Cursor…:
-    /// peer_message, peer_inbox, peer_peek, peer_who, peer_claim, peer_release
+    /// peer_message, peer_inbox, peer_who, peer_peek, peer_claim, peer_release
     Mcp(McpArgs),
 }
 
@@ -156,7 +158,14 @@ pub(super) fn resolve(store: &Store, t: &str) -> CliResult<Session> {
         Resolved::None => Err(CliError::new(Exit::NotFound, format!("no session matches {t:?}"))
             .with_hint("`ag-room who` lists the live sessions here; a target is an id, a unique id prefix, a pid, or a unique fragment of a title or goal")),
         Resolved::Ambiguous(c) => Err(ambiguous(t, &c)),
+        Resolved::Everyone => Err(everyone()),
     }
+}
+
+/// `--to all` and the like: refused with the sentence that explains room versus direct message.
+pub(super) fn everyone() -> CliError {
+    CliError::usage(target::EVERYONE.to_string())
+        .with_hint("`ag-room tell TEXT` without --to speaks to this worktree's room")
 }
 
 pub(super) fn ambiguous(t: &str, c: &[(String, String)]) -> CliError {

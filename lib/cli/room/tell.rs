@@ -16,8 +16,8 @@ pub struct TellArgs {
     /// The text (`-` reads it from stdin)
     #[arg(value_name = "TEXT")]
     text: String,
-    /// A direct message to this session: id, unique id prefix, pid, or a unique fragment of its
-    /// title or goal
+    /// A direct message to this session: handle, id, unique id prefix, pid, or a unique
+    /// fragment of its title or goal (never `all`: without --to the line reaches everyone here)
     #[arg(long, value_name = "TARGET")]
     to: Option<String>,
     /// The message this answers

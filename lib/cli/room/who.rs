@@ -4,7 +4,7 @@ use serde_json::json;
 
 use super::{cwd, resolve};
 use crate::cli::{escape_controls, CliResult, Ctx};
-use crate::room::presence;
+use crate::room::{presence, roster};
 use crate::text;
 
 #[derive(Debug, clap::Args)]
@@ -23,34 +23,35 @@ fn one_line(s: &str, max: usize) -> String {
 pub(super) fn who(ctx: &mut Ctx) -> CliResult<()> {
     let store = ctx.store()?;
     let key = crate::room::worktree_key(&cwd()?);
-    let live = presence::live_in(&store, &key)?;
-    let now = crate::clock::now_ms();
-    if live.is_empty() && !ctx.global.json {
+    let here = roster::here(&store, &key)?;
+    if here.is_empty() && !ctx.global.json {
         ctx.out.note("no live session in this worktree");
     }
-    for s in &live {
-        let a = store.activity(&s.id, 1)?;
-        let goal = a.goal.clone().unwrap_or_default();
-        let tool = a.tools.first().map(|t| t.0.clone()).unwrap_or_default();
-        let said = a.said.first().cloned().unwrap_or_default();
-        let age = crate::clock::age(a.last_at.unwrap_or(s.updated_at), now);
+    for h in &here {
+        let s = &h.session;
         if ctx.global.json {
             ctx.out.line(
-                &json!({"id": s.id, "title": s.title, "goal": goal, "status": s.status.as_str(),
-                    "pid": s.pid, "cwd": s.cwd, "last_tool": tool, "last_said": said, "age": age})
+                &json!({"id": s.id, "handle": s.handle, "title": s.title, "goal": h.goal,
+                    "status": s.status.as_str(), "pid": s.pid, "cwd": s.cwd, "where": h.at,
+                    "last_tool": h.last_tool, "last_said": h.last_said, "age": h.age})
                 .to_string(),
             )?;
         } else {
             ctx.out.line(&format!(
-                "{}  {}  {}  pid {}  {} ago\n    goal: {}\n    last tool: {}  said: {}",
-                s.handle.clone(),
+                "{}  {}  {}  pid {}  {} ago  in {}\n    goal: {}\n    last tool: {}  said: {}",
+                s.handle,
                 one_line(&s.title, 40),
                 s.status.as_str(),
                 s.pid.unwrap_or(0),
-                age,
-                one_line(&goal, 100),
-                if tool.is_empty() { "-".into() } else { tool },
-                one_line(&said, 100)
+                h.age,
+                one_line(&h.at, 60),
+                one_line(&h.goal, 100),
+                if h.last_tool.is_empty() {
+                    "-"
+                } else {
+                    &h.last_tool
+                },
+                one_line(&h.last_said, 100)
             ))?;
         }
     }
@@ -66,7 +67,9 @@ pub(super) fn peek(ctx: &mut Ctx, a: PeekArgs) -> CliResult<()> {
             &json!({"id": s.id, "title": s.title, "status": s.status.as_str(), "live": presence::is_live(&s),
                 "goal": act.goal, "last_prompt": act.last_prompt,
                 "tools": act.tools.iter().map(|(n, a)| json!({"name": n, "arguments": a})).collect::<Vec<_>>(),
-                "said": act.said})
+                "said": act.said,
+                "heard": act.heard.iter().map(crate::fold::peer::peer_line).collect::<Vec<_>>(),
+                "peer_said": act.spoke})
             .to_string(),
         )?;
     } else {

@@ -114,7 +114,7 @@ fn adjacent_user_side_content_merges_into_one_message() {
         plain(&log),
         json!([{"role": "user", "content": [
             {"type": "text", "text": "first"},
-            {"type": "text", "text": "<peer from=\"alice (0190aaaa)\" msg=\"0190aaaabbbb\">ping</peer>"},
+            {"type": "text", "text": "<peer from=\"alice\" msg=\"0190aaaabbbb\">ping</peer>"},
             {"type": "text", "text": "second"},
         ]}])
     );
@@ -148,7 +148,7 @@ fn a_step_is_one_assistant_message_and_its_results_open_the_next_user_message() 
             {"role": "user", "content": [
                 {"type": "tool_result", "tool_use_id": "a", "content": "[\"A\",1]"},
                 {"type": "tool_result", "tool_use_id": "b", "content": "B out", "is_error": true},
-                {"type": "text", "text": "<peer from=\"bob (0190cccc)\" msg=\"0190ccccdddd\">fyi</peer>\n(2 more: call peer_inbox)"},
+                {"type": "text", "text": "<peer from=\"bob\" msg=\"0190ccccdddd\">fyi</peer>\n(2 more: call peer_inbox)"},
                 {"type": "text", "text": "also this"},
             ]},
             {"role": "assistant", "content": [{"type": "text", "text": "Done."}]},

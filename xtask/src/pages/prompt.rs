@@ -28,7 +28,7 @@ pub const PAGE: Page = Page {
                 Item("write", "Create or overwrite a file."),
                 Item("edit", "Replace an exact, unique string, or every match with `replace_all`."),
                 Item("bash", "A shell command in the session's directory, in the session's sandbox (see SANDBOX), with a timeout and an output cap; provider keys are removed from its environment, and `AG_SESSION`, `AG_HOME` and a private `TMPDIR` are set. Every process the command starts ends with it."),
-                Item("peer_message, peer_inbox, peer_peek, peer_claim, peer_release", "Talk in the worktree's room, read held-back lines, look at another session, and claim or release files; see ag-room(1)."),
+                Item("peer_message, peer_inbox, peer_who, peer_peek, peer_claim, peer_release", "Talk in the worktree's room or to one session, read held-back lines, list the live sessions here, look at another session, and claim or release files; see ag-room(1). At each step boundary the model is shown, as one peer record of at most 800 bytes: a one-line roster when the live sessions here changed, the newest lines it has not heard (direct messages marked, with the sender's handle and how to reply), and the delivered receipts for its own lines. `all` is never a target: a line without `session` reaches the whole worktree."),
                 Item("summon, retrieve", "Start a subagent from an agent definition and collect its answer; see ag-summon(1)."),
                 Para("File tools stay inside the session's directory after resolving `..` and symbolic links."),
             ],

@@ -1,0 +1,111 @@
+//! Who is here, as one list for every reader: `ag-room who`, the `peer_who` tool of agents and
+//! of `ag-room mcp`, the roster line of the peer channel and the compaction handoff.
+
+use std::path::Path;
+
+use serde_json::{json, Value};
+
+use super::presence;
+use crate::log::PeerPresent;
+use crate::store::{Result, Session, Store};
+use crate::text::{clip_bytes, one_line};
+
+/// Bytes of a goal in the roster line a model is shown.
+const ROSTER_GOAL_BYTES: usize = 60;
+/// Sessions named in the roster line; the rest are counted (`peer_who` lists them all).
+pub const ROSTER_MAX: usize = 6;
+
+/// A live session of a worktree and what it is doing.
+#[derive(Debug, Clone)]
+pub struct Here {
+    pub session: Session,
+    /// The first prompt, or the title when it has none.
+    pub goal: String,
+    pub last_tool: String,
+    pub last_said: String,
+    /// How long ago it last wrote a chunk (or changed), e.g. `3m`.
+    pub age: String,
+    /// Its directory relative to the worktree's top (`.` for the top).
+    pub at: String,
+}
+
+/// The live sessions whose cwd lies in the worktree `key`, oldest first.
+pub fn here(store: &Store, key: &Path) -> Result<Vec<Here>> {
+    let now = crate::clock::now_ms();
+    let mut out = Vec::new();
+    for s in presence::live_in(store, key)? {
+        let a = store.activity(&s.id, 1)?;
+        let goal = a
+            .goal
+            .clone()
+            .filter(|g| !g.trim().is_empty())
+            .unwrap_or_else(|| s.title.clone());
+        let at = s
+            .cwd
+            .as_deref()
+            .and_then(|c| {
+                let c = std::fs::canonicalize(c).ok()?;
+                let rel = c.strip_prefix(key).ok()?.to_string_lossy().into_owned();
+                Some(if rel.is_empty() { ".".into() } else { rel })
+            })
+            .unwrap_or_else(|| ".".into());
+        out.push(Here {
+            goal: one_line(&goal),
+            last_tool: a.tools.first().map(|t| t.0.clone()).unwrap_or_default(),
+            last_said: a.said.first().map(|t| one_line(t)).unwrap_or_default(),
+            age: crate::clock::age(a.last_at.unwrap_or(s.updated_at), now),
+            at,
+            session: s,
+        });
+    }
+    Ok(out)
+}
+
+impl Here {
+    /// The roster entry a model is shown.
+    pub fn present(&self) -> PeerPresent {
+        PeerPresent {
+            session: self.session.id.clone(),
+            handle: self.session.handle.clone(),
+            name: presence::display_name(&self.session),
+            goal: clip_bytes(&self.goal, ROSTER_GOAL_BYTES),
+            at: clip_bytes(&self.at, 80),
+        }
+    }
+
+    /// What `peer_who` answers for one session: name, short handle, goal, last tool, age.
+    pub fn who_json(&self) -> Value {
+        json!({
+            "name": presence::display_name(&self.session),
+            "session": self.session.handle,
+            "goal": clip_bytes(&self.goal, 200),
+            "last_tool": self.last_tool,
+            "age": self.age,
+            "where": self.at,
+        })
+    }
+}
+
+/// The roster a model is shown: the others (not `me`), at most [`ROSTER_MAX`] of them.
+pub fn roster(store: &Store, key: &Path, me: &str) -> Result<Vec<PeerPresent>> {
+    Ok(here(store, key)?
+        .iter()
+        .filter(|h| h.session.id != me)
+        .take(ROSTER_MAX)
+        .map(Here::present)
+        .collect())
+}
+
+/// `peer_who`'s answer: one JSON object a line, or a sentence when nobody else is here.
+pub fn who_text(store: &Store, key: &Path, me: Option<&str>) -> Result<String> {
+    let rows: Vec<String> = here(store, key)?
+        .iter()
+        .filter(|h| Some(h.session.id.as_str()) != me)
+        .map(|h| h.who_json().to_string())
+        .collect();
+    Ok(if rows.is_empty() {
+        "no other live session in this worktree".into()
+    } else {
+        rows.join("\n")
+    })
+}

@@ -58,6 +58,7 @@ pub struct Out {
     pub color_err: bool,
     pub quiet: bool,
     pub verbose: bool,
+    stdout_tty: bool,
     stdout: BufWriter<Stdout>,
     done: Option<String>,
 }
@@ -72,9 +73,16 @@ impl Out {
             color_err: color.unwrap_or_else(|| auto(io::stderr().is_terminal())),
             quiet,
             verbose,
+            stdout_tty: io::stdout().is_terminal(),
             stdout: BufWriter::with_capacity(64 * 1024, io::stdout()),
             done: None,
         }
+    }
+
+    /// Whether stdout is a terminal (where untrusted text must not arrive raw even in a
+    /// format that is otherwise data, such as Markdown).
+    pub fn stdout_is_terminal(&self) -> bool {
+        self.stdout_tty
     }
 
     /// A line of data on stdout.

@@ -431,7 +431,7 @@ fn ps(ctx: &mut Ctx, parent: Option<&str>, all: bool) -> CliResult<()> {
         rows.push(vec![
             k.handle.clone(),
             k.kind.as_str().into(),
-            k.agent.clone().unwrap_or_default(),
+            escape_controls(k.agent.as_deref().unwrap_or_default(), false),
             status.as_str().into(),
             k.parent_id
                 .as_deref()

@@ -72,14 +72,21 @@ pub struct From {
     pub kind: String,
 }
 
+/// Bytes of a sender's name that are shown (to people and in peer chunks). Any writer of a
+/// room chooses its name: clipped, one oversized name cannot crowd a peer batch's byte budget
+/// and hold back every other line with it.
+pub const NAME_BYTES: usize = 64;
+
 impl From {
-    /// The name shown to models and people: a session's name carries its handle (or, on an
-    /// older line, its short id), so a reader can address it exactly.
+    /// The name shown to models and people, clipped to [`NAME_BYTES`]: a session's name
+    /// carries its handle (or, on an older line, its short id), so a reader can address it
+    /// exactly.
     pub fn display(&self) -> String {
+        let name = crate::text::clip_bytes(&self.name, NAME_BYTES);
         match (&self.handle, &self.session) {
-            (Some(h), _) => format!("{} [{h}]", self.name),
-            (None, Some(s)) => format!("{} [{}]", self.name, short13(s)),
-            (None, None) => self.name.clone(),
+            (Some(h), _) => format!("{name} [{h}]"),
+            (None, Some(s)) => format!("{name} [{}]", short13(s)),
+            (None, None) => name,
         }
     }
 

@@ -7,6 +7,7 @@ mod busy;
 mod compaction;
 mod compaction_peers;
 mod dispatch;
+mod escapes;
 mod export;
 mod fake_provider;
 mod faults;

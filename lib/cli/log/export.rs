@@ -54,6 +54,10 @@ pub fn run(ctx: &mut Ctx, args: Args) -> CliResult<()> {
         let text = render(&store, &session, args.format)?;
         return match &args.output {
             Some(path) => write_private(path, &text),
+            // On a terminal the page is read, not stored: untrusted text is escaped.
+            None if ctx.out.stdout_is_terminal() => {
+                Ok(ctx.out.raw(&crate::cli::escape_controls(&text, true))?)
+            }
             None => Ok(ctx.out.raw(&text)?),
         };
     }

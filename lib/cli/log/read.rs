@@ -72,9 +72,13 @@ fn print_page(
 ) -> CliResult<()> {
     let mut transcript = Transcript::default();
     let out = &mut ctx.out;
+    // Markdown is data in a pipe or a file, kept as the log has it; on a terminal it is
+    // untrusted text like the rest.
+    let tty = out.stdout_is_terminal();
     store.for_each_chunk(session, page, |c| -> CliResult<()> {
         match format {
             Format::Json => out.line(&c.to_ndjson())?,
+            Format::Md if tty => out.line(&crate::cli::escape_controls(&markdown(&c), true))?,
             Format::Md => out.line(&markdown(&c))?,
             Format::Text => transcript.chunk(out, &c)?,
         }

@@ -43,7 +43,7 @@ impl Transcript {
                 name, arguments, ..
             } => format!(
                 "{} {}",
-                out.paint("33", &format!("→ {name}")),
+                out.paint("33", &format!("→ {}", escape_controls(name, false))),
                 escape_controls(&clip(&arguments.to_string(), 200), false)
             ),
             ChunkData::ToolResult {
@@ -60,7 +60,7 @@ impl Transcript {
                 };
                 format!(
                     "{} {}",
-                    out.paint("33", &format!("← {name}{mark}")),
+                    out.paint("33", &format!("← {}{mark}", escape_controls(name, false))),
                     escape_controls(&clip(&result_text(result), 200), false)
                 )
             }
@@ -72,7 +72,7 @@ impl Transcript {
                     escape_controls(message, true)
                 ),
             ),
-            ChunkData::System(m) => out.dim(&system_line(m)),
+            ChunkData::System(m) => out.dim(&escape_controls(&system_line(m), false)),
             ChunkData::Peer {
                 messages, omitted, ..
             } => {
@@ -83,7 +83,7 @@ impl Transcript {
                     }
                     s.push_str(&format!(
                         "{} {}",
-                        out.paint("35", &format!("peer {}:", m.from)),
+                        out.paint("35", &format!("peer {}:", escape_controls(&m.from, false))),
                         escape_controls(&m.text, true)
                     ));
                 }

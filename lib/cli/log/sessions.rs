@@ -251,8 +251,10 @@ pub fn show(ctx: &mut Ctx, args: ShowArgs) -> CliResult<()> {
             if c.compactions == 1 { "" } else { "s" }
         ));
     }
+    // Title, model, agent, cwd and the source come from whoever wrote the row (an import, a
+    // directory name): every line is escaped at the edge, whatever its parts did before.
     for l in lines {
-        ctx.out.line(&l)?;
+        ctx.out.line(&escape_controls(&l, false))?;
     }
     Ok(())
 }

@@ -132,20 +132,25 @@ pub(super) fn release(ctx: &mut Ctx, from: Option<&str>, a: ReleaseArgs) -> CliR
     Ok(())
 }
 
+/// One claim as a line: every field of it comes from the room file, which any writer of the
+/// room controls, so the whole line is escaped.
 fn claim_row(c: &Claim) -> String {
     let left = (c.expires_ms - crate::clock::now_ms()).max(0) / 1000;
     let holder = match c.holder_state {
         Some(state) => format!("{} ({state})", c.holder.display()),
         None => c.holder.display(),
     };
-    format!(
-        "{}  {}  {}  {}  {}s left  {}",
-        c.id,
-        holder,
-        c.mode,
-        c.paths.join(", "),
-        left,
-        escape_controls(&c.intent, false)
+    escape_controls(
+        &format!(
+            "{}  {}  {}  {}  {}s left  {}",
+            c.id,
+            holder,
+            c.mode,
+            c.paths.join(", "),
+            left,
+            c.intent
+        ),
+        false,
     )
 }
 

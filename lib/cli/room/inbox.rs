@@ -6,7 +6,7 @@ use serde_json::json;
 
 use super::tail::emit;
 use super::{ambiguous, cwd, me, room_err, warner};
-use crate::cli::{CliError, CliResult, Ctx, Exit};
+use crate::cli::{escape_controls, CliError, CliResult, Ctx, Exit};
 use crate::room::file;
 use crate::room::inbox::{self, Heard};
 use crate::room::presence::Me;
@@ -132,14 +132,18 @@ pub(super) fn status(ctx: &mut Ctx, msg: &str) -> CliResult<()> {
         )?;
         return Ok(());
     }
-    ctx.out.line(&format!(
-        "posted     {} by {} in {}{}",
-        m.ts,
-        m.from.display(),
-        st.message.room.label(),
-        m.to.as_deref()
-            .map(|t| format!(" to {t}"))
-            .unwrap_or_default()
+    // Every field comes from the room file: each line is escaped whole.
+    ctx.out.line(&escape_controls(
+        &format!(
+            "posted     {} by {} in {}{}",
+            m.ts,
+            m.from.display(),
+            st.message.room.label(),
+            m.to.as_deref()
+                .map(|t| format!(" to {t}"))
+                .unwrap_or_default()
+        ),
+        false,
     ))?;
     for (word, ls) in [
         ("delivered", &st.delivered),
@@ -150,8 +154,10 @@ pub(super) fn status(ctx: &mut Ctx, msg: &str) -> CliResult<()> {
             ctx.out.line("delivered  (not yet)")?;
         }
         for l in ls.iter() {
-            ctx.out
-                .line(&format!("{word:<10} {} by {}", l.ts, l.from.display()))?;
+            ctx.out.line(&escape_controls(
+                &format!("{word:<10} {} by {}", l.ts, l.from.display()),
+                false,
+            ))?;
         }
     }
     Ok(())

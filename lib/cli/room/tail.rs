@@ -58,7 +58,8 @@ fn render(l: &Line) -> String {
     // A newline inside a message cannot start what looks like a line of its own: the rest
     // of the message is indented under it.
     format!(
-        "{t} {}",
+        "{} {}",
+        escape_controls(t, false),
         escape_controls(&body, true).replace('\n', "\n         ")
     )
 }

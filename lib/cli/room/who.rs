@@ -47,9 +47,9 @@ pub(super) fn who(ctx: &mut Ctx) -> CliResult<()> {
                 one_line(&h.at, 60),
                 one_line(&h.goal, 100),
                 if h.last_tool.is_empty() {
-                    "-"
+                    "-".into()
                 } else {
-                    &h.last_tool
+                    one_line(&h.last_tool, 60)
                 },
                 one_line(&h.last_said, 100)
             ))?;

@@ -50,7 +50,7 @@ complete -c ag-room -n "__fish_ag_room_needs_command" -f -a "mcp" -d 'Serve this
 complete -c ag-room -n "__fish_ag_room_needs_command" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c ag-room -n "__fish_ag_room_using_subcommand tell" -l to -d 'A direct message to this session: handle, id, unique id prefix, pid, or a unique fragment of its title or goal (never `all`: without --to the line reaches everyone here)' -r
 complete -c ag-room -n "__fish_ag_room_using_subcommand tell" -l reply-to -d 'The message this answers' -r
-complete -c ag-room -n "__fish_ag_room_using_subcommand tell" -l wait -d 'Wait until the line is delivered (exit 0) or SECS pass (exit 75) [default: 60]' -r
+complete -c ag-room -n "__fish_ag_room_using_subcommand tell" -l wait -d 'Wait until the line is delivered (exit 0) or DUR passes (exit 75): seconds, or 90s, 5m… [default: 60]' -r
 complete -c ag-room -n "__fish_ag_room_using_subcommand tell" -l home -d 'The store directory [default: $AG_HOME, else $XDG_DATA_HOME/ag, else ~/.local/share/ag]' -r -F
 complete -c ag-room -n "__fish_ag_room_using_subcommand tell" -l color -d 'When to colour output (NO_COLOR is honoured by `auto`)' -r -f -a "auto\t''
 always\t''

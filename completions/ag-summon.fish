@@ -74,7 +74,7 @@ complete -c ag-summon -n "__fish_ag_summon_using_subcommand ps" -s q -l quiet -d
 complete -c ag-summon -n "__fish_ag_summon_using_subcommand ps" -s v -l verbose -d 'Say more on stderr'
 complete -c ag-summon -n "__fish_ag_summon_using_subcommand ps" -l any -d '`last` (and `-c`) mean the latest chat session of any directory, not only this one'
 complete -c ag-summon -n "__fish_ag_summon_using_subcommand ps" -s h -l help -d 'Print help'
-complete -c ag-summon -n "__fish_ag_summon_using_subcommand cancel" -l grace -d 'Seconds to wait after SIGTERM before SIGKILL' -r
+complete -c ag-summon -n "__fish_ag_summon_using_subcommand cancel" -l grace -d 'How long to wait after SIGTERM before SIGKILL (seconds, or 500ms, 1m…; at most 1h)' -r
 complete -c ag-summon -n "__fish_ag_summon_using_subcommand cancel" -l home -d 'The store directory [default: $AG_HOME, else $XDG_DATA_HOME/ag, else ~/.local/share/ag]' -r -F
 complete -c ag-summon -n "__fish_ag_summon_using_subcommand cancel" -l color -d 'When to colour output (NO_COLOR is honoured by `auto`)' -r -f -a "auto\t''
 always\t''

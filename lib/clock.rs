@@ -65,6 +65,10 @@ pub fn parse_since(s: &str, now: i64) -> Result<i64, String> {
     ))
 }
 
+/// The longest duration any flag or setting takes, about 31 years: anything longer is a typo,
+/// and adding it to a clock would overflow.
+pub const MAX_DURATION: Duration = Duration::from_secs(1_000_000_000);
+
 /// What `parse_duration` accepts, for help texts and errors.
 pub const DURATION_FORMS: &str = "e.g. 90s, 30m, 2h, 1d, 1h30m, 250ms, or plain seconds";
 
@@ -77,9 +81,19 @@ pub fn parse_duration(s: &str) -> Result<Duration, String> {
     if t.is_empty() {
         return Err(bad());
     }
+    let too_long = || format!("{t:?} is too long a duration (at most about 31 years)");
+    let bounded = |d: Duration| {
+        if d > MAX_DURATION {
+            Err(too_long())
+        } else {
+            Ok(d)
+        }
+    };
     if t.bytes().all(|b| b.is_ascii_digit() || b == b'.') {
         let secs: f64 = t.parse().map_err(|_| bad())?;
-        return Duration::try_from_secs_f64(secs).map_err(|_| bad());
+        return Duration::try_from_secs_f64(secs)
+            .map_err(|_| too_long())
+            .and_then(bounded);
     }
     let span: jiff::Span = t.parse().map_err(|_| bad())?;
     let secs = span
@@ -91,7 +105,9 @@ pub fn parse_duration(s: &str) -> Result<Duration, String> {
     if secs < 0.0 {
         return Err(format!("{t:?} is negative; a duration is a length of time"));
     }
-    Duration::try_from_secs_f64(secs).map_err(|_| format!("{t:?} is too long a duration"))
+    Duration::try_from_secs_f64(secs)
+        .map_err(|_| too_long())
+        .and_then(bounded)
 }
 
 #[cfg(test)]

@@ -38,7 +38,7 @@ pub struct Cli {
     session: String,
     /// Cut after this seq (1 to the log's length) instead of the end of the latest completed
     /// turn; tool calls the cut leaves open get synthetic results
-    #[arg(long, value_name = "SEQ", conflicts_with = "btw")]
+    #[arg(long, value_name = "SEQ", conflicts_with = "btw", value_parser = clap::value_parser!(i64).range(0..))]
     at: Option<i64>,
     /// Title of the fork [default: "fork of TITLE"; with --btw: "BTW · QUESTION"]
     #[arg(long, value_name = "TITLE")]

@@ -117,7 +117,10 @@ impl Ctx {
 
 /// The configuration for `cwd`, reporting on stderr what a project file was not allowed to set.
 pub fn load_config(out: &Out, cwd: &std::path::Path) -> CliResult<crate::config::Config> {
-    let config = crate::config::Config::load(cwd).map_err(CliError::cause)?;
+    let config = crate::config::Config::load(cwd).map_err(|e| match e {
+        e @ crate::config::ConfigError::OutOfRange { .. } => CliError::usage(e),
+        e => CliError::cause(e),
+    })?;
     // The variables the configuration names as keys leave the environment too.
     crate::secrets::withdraw(
         config

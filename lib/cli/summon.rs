@@ -70,9 +70,9 @@ pub enum Sub {
     Cancel {
         #[arg(value_name = "ID")]
         id: String,
-        /// Seconds to wait after SIGTERM before SIGKILL
-        #[arg(long, value_name = "SECS", default_value_t = 5.0)]
-        grace: f64,
+        /// How long to wait after SIGTERM before SIGKILL (seconds, or 500ms, 1m…; at most 1h)
+        #[arg(long, value_name = "DUR", default_value = "5", value_parser = crate::clock::parse_duration)]
+        grace: Duration,
     },
 }
 
@@ -453,7 +453,7 @@ fn ps(ctx: &mut Ctx, parent: Option<&str>, all: bool) -> CliResult<()> {
     Ok(())
 }
 
-fn cancel(ctx: &mut Ctx, id: &str, grace: f64) -> CliResult<()> {
+fn cancel(ctx: &mut Ctx, id: &str, grace: Duration) -> CliResult<()> {
     let store: Store = ctx.store()?;
     let s: Session = store.resolve(id)?;
     if !matches!(s.kind, SessionKind::Subagent | SessionKind::UserAgent) {
@@ -462,7 +462,7 @@ fn cancel(ctx: &mut Ctx, id: &str, grace: f64) -> CliResult<()> {
             s.id
         )));
     }
-    let grace = Duration::from_secs_f64(grace.clamp(0.0, 3600.0));
+    let grace = grace.min(Duration::from_secs(3600));
     let before = spawn::effective_status(&store, &s)?;
     let after = spawn::cancel(&store, &s, grace)?;
     if ctx.global.json {

@@ -20,9 +20,71 @@ pub(super) fn check(config: &Config, file: PathBuf) -> Result<(), ConfigError> {
             )));
         }
     }
+    ranges(config).map_err(|message| ConfigError::OutOfRange {
+        path: file.clone(),
+        message,
+    })?;
     if config.agent.max_steps == 0 {
         return Err(bad(
             "agent.max_steps: 0 allows no model round trip; it must be at least 1".into(),
+        ));
+    }
+    Ok(())
+}
+
+/// The most seconds a duration setting takes (`clock::MAX_DURATION`, about 31 years).
+const MAX_SECS: f64 = 1e9;
+
+/// Every duration and size setting is a finite, positive number a clock or a counter can hold.
+fn ranges(c: &Config) -> Result<(), String> {
+    let secs = |key: &str, v: f64| {
+        if v.is_finite() && v > 0.0 && v <= MAX_SECS {
+            Ok(())
+        } else {
+            Err(format!(
+                "{key} = {v}: must be more than 0 and at most {MAX_SECS:.0} seconds (about 31 years)"
+            ))
+        }
+    };
+    let n = &c.network;
+    secs("network.connect_timeout_s", n.connect_timeout_s)?;
+    secs("network.idle_timeout_s", n.idle_timeout_s)?;
+    secs("network.attempt_timeout_s", n.attempt_timeout_s)?;
+    for (key, ms) in [
+        ("network.retry_base_ms", n.retry_base_ms),
+        ("network.retry_max_ms", n.retry_max_ms),
+    ] {
+        if ms as f64 > MAX_SECS * 1000.0 {
+            return Err(format!(
+                "{key} = {ms}: must be at most {:.0} ms",
+                MAX_SECS * 1000.0
+            ));
+        }
+    }
+    secs("agent.bash_timeout_s", c.agent.bash_timeout_s as f64)?;
+    for (name, m) in &c.mcp {
+        if let Some(v) = m.startup_timeout_s {
+            secs(&format!("mcp.{name}.startup_timeout_s"), v)?;
+        }
+        if let Some(v) = m.call_timeout_s {
+            secs(&format!("mcp.{name}.call_timeout_s"), v)?;
+        }
+    }
+    let tokens = |key: &str, v: u64| {
+        if (1..=u64::from(u32::MAX)).contains(&v) {
+            Ok(())
+        } else {
+            Err(format!("{key} = {v}: must be from 1 to {}", u32::MAX))
+        }
+    };
+    tokens("agent.max_tokens", c.agent.max_tokens)?;
+    if let Some(b) = c.agent.thinking_budget {
+        tokens("agent.thinking_budget", b)?;
+    }
+    if !c.context.compact_at.is_finite() || c.context.compact_at <= 0.0 {
+        return Err(format!(
+            "context.compact_at = {}: must be a share of the window above 0 (0.8 is 80%)",
+            c.context.compact_at
         ));
     }
     Ok(())

@@ -109,7 +109,7 @@ pub fn active(
             LineKind::Claim => {
                 let ttl = l.ttl_s.unwrap_or(DEFAULT_TTL_S);
                 claims.push(Claim {
-                    expires_ms: l.ts_ms() + ttl as i64 * 1000,
+                    expires_ms: expires(l.ts_ms(), ttl),
                     id: l.id,
                     holder: l.from,
                     paths: l.paths.unwrap_or_default(),
@@ -354,7 +354,7 @@ pub fn claim(
             intent: intent.trim().to_string(),
             mode: l.mode.clone().unwrap(),
             ttl_s,
-            expires_ms: l.ts_ms() + ttl_s as i64 * 1000,
+            expires_ms: expires(l.ts_ms(), ttl_s),
             ts: l.ts.clone(),
             holder_state: me.session.as_ref().map(|_| "running"),
         };
@@ -386,6 +386,15 @@ pub fn release(
         l.claims = Some(mine.iter().map(|c| c.id.clone()).collect());
         Ok((Some(l), mine))
     })
+}
+
+/// When a claim made at `ts_ms` for `ttl_s` seconds ends. Any writer of the room chooses the
+/// TTL: one too large for the clock lasts as long as the clock can say, never wraps.
+fn expires(ts_ms: i64, ttl_s: u64) -> i64 {
+    let ms = i64::try_from(ttl_s)
+        .unwrap_or(i64::MAX)
+        .saturating_mul(1000);
+    ts_ms.saturating_add(ms)
 }
 
 #[cfg(test)]

@@ -26,13 +26,13 @@ pub struct CatArgs {
     #[arg(value_name = "SESSION", default_value = "last")]
     session: String,
     /// Only the newest N chunks (of what the other bounds allow)
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(..=i64::MAX as u64))]
     limit: Option<u64>,
     /// Only chunks with seq below SEQ
-    #[arg(long, value_name = "SEQ")]
+    #[arg(long, value_name = "SEQ", value_parser = clap::value_parser!(i64).range(0..))]
     before: Option<i64>,
     /// Only chunks with seq above SEQ
-    #[arg(long, value_name = "SEQ")]
+    #[arg(long, value_name = "SEQ", value_parser = clap::value_parser!(i64).range(0..))]
     after: Option<i64>,
     /// Only the chunks of one turn (its handle from a turn header, or its id)
     #[arg(long, value_name = "TURN")]
@@ -92,7 +92,7 @@ pub struct TailArgs {
     #[arg(value_name = "SESSION", default_value = "last")]
     session: String,
     /// How many of the newest chunks to print first
-    #[arg(short = 'n', long = "lines", value_name = "N", default_value_t = 10)]
+    #[arg(short = 'n', long = "lines", value_name = "N", default_value_t = 10, value_parser = clap::value_parser!(u64).range(..=i64::MAX as u64))]
     n: u64,
     /// Keep printing new chunks as they are written, until interrupted or the reader of stdout
     /// goes away
@@ -188,7 +188,7 @@ pub struct SearchArgs {
     #[arg(short, long, value_name = "SESSION")]
     session: Option<String>,
     /// At most N hits
-    #[arg(long, value_name = "N", default_value_t = 20)]
+    #[arg(long, value_name = "N", default_value_t = 20, value_parser = clap::value_parser!(u64).range(..=i64::MAX as u64))]
     limit: u64,
 }
 

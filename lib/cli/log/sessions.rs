@@ -9,7 +9,7 @@ use crate::store::Session;
 #[derive(Debug, clap::Args)]
 pub struct LsArgs {
     /// At most N sessions, most recently updated first
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(..=i64::MAX as u64))]
     limit: Option<u64>,
     /// Only this directory's sessions
     #[arg(long)]

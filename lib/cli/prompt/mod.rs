@@ -144,7 +144,7 @@ pub struct RunArgs {
     max_steps: Option<u32>,
     /// Ask for extended thinking with this many budget tokens (Anthropic models; signed
     /// thinking is kept and replayed) [config: agent.thinking_budget]
-    #[arg(long, value_name = "TOKENS")]
+    #[arg(long, value_name = "TOKENS", value_parser = clap::value_parser!(u64).range(1..=u32::MAX as u64))]
     thinking: Option<u64>,
     /// Title of a new session [default: the start of the prompt]
     #[arg(long, value_name = "TITLE")]

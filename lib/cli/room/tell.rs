@@ -26,9 +26,11 @@ pub struct TellArgs {
     /// Send through the device room (direct messages across folders; needs --to)
     #[arg(long)]
     device: bool,
-    /// Wait until the line is delivered (exit 0) or SECS pass (exit 75) [default: 60]
-    #[arg(long, value_name = "SECS", num_args = 0..=1, default_missing_value = "60", require_equals = true)]
-    wait: Option<f64>,
+    /// Wait until the line is delivered (exit 0) or DUR passes (exit 75): seconds, or 90s, 5m…
+    /// [default: 60]
+    #[arg(long, value_name = "DUR", num_args = 0..=1, default_missing_value = "60",
+          require_equals = true, value_parser = crate::clock::parse_duration)]
+    wait: Option<Duration>,
 }
 
 pub(super) fn tell(ctx: &mut Ctx, from: Option<&str>, a: TellArgs) -> CliResult<()> {
@@ -85,8 +87,8 @@ pub(super) fn tell(ctx: &mut Ctx, from: Option<&str>, a: TellArgs) -> CliResult<
         None => ctx.out.detail(&format!("posted to {}", room.label())),
     }
     ctx.out.flush()?;
-    if let Some(secs) = a.wait {
-        let deadline = Instant::now() + Duration::from_secs_f64(secs.max(0.0));
+    if let Some(wait) = a.wait {
+        let deadline = Instant::now() + wait;
         loop {
             let mut got: Option<Line> = None;
             file::scan(&room.path, start, &mut |_| {}, &mut |_, l| {
@@ -106,7 +108,11 @@ pub(super) fn tell(ctx: &mut Ctx, from: Option<&str>, a: TellArgs) -> CliResult<
             if Instant::now() >= deadline {
                 return Err(CliError::new(
                     Exit::TempFail,
-                    format!("{} was not delivered within {secs} s", line.id),
+                    format!(
+                        "{} was not delivered within {} s",
+                        line.id,
+                        wait.as_secs_f64()
+                    ),
                 )
                 .with_hint(format!("`ag-room status {}` shows it later", line.id)));
             }

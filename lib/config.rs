@@ -33,6 +33,9 @@ pub enum ConfigError {
     },
     #[error("{}: {message}", path.display())]
     Parse { path: PathBuf, message: String },
+    /// A number or duration outside what the setting can take: a usage error.
+    #[error("{}: {message}", path.display())]
+    OutOfRange { path: PathBuf, message: String },
     #[error("cannot write {}", path.display())]
     Write {
         path: PathBuf,
@@ -166,6 +169,9 @@ pub struct Permissions {
     pub user_agents: Grant,
     /// `allow` lets `write` and `edit` change `.git/`, `.ag/` and `.claude/` in every session.
     pub protected_writes: Grant,
+    /// Directories (and those inside them) where a user agent started by a session may work,
+    /// besides the spawning session's own directory.
+    pub user_agent_dirs: Vec<String>,
 }
 
 #[derive(Debug, Clone, Deserialize)]

@@ -35,6 +35,10 @@ pub struct Settings {
     /// The sandbox `bash` runs in (see `sandbox`); `None` for a session from before sandboxes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sandbox: Option<Value>,
+    /// A user agent that a session started: how many summons lie above it, so its own
+    /// summons count toward `agent.max_summon_depth` (a subagent counts through `parent_id`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub summon_depth: Option<u32>,
     /// Keys written by another version of ag, kept as they are.
     #[serde(flatten)]
     pub other: Map<String, Value>,

@@ -69,7 +69,8 @@ pub(super) fn check_kind(
     Ok(())
 }
 
-/// How many subagent hops lie above (and including) `session`.
+/// How many summons lie above (and including) `session`: its subagent hops, plus the depth
+/// recorded on the user agent at their top when a session started it.
 pub fn depth(store: &Store, session: &Session) -> usize {
     let mut d = 0;
     let mut cur = session.clone();
@@ -80,7 +81,11 @@ pub fn depth(store: &Store, session: &Session) -> usize {
             _ => break,
         }
     }
-    d
+    let above = match cur.kind {
+        SessionKind::UserAgent => cur.settings().ok().and_then(|s| s.summon_depth),
+        _ => None,
+    };
+    d + above.unwrap_or(0) as usize
 }
 
 /// Whether the spawner may summon at all: nesting allows it, and a spawning session holds
@@ -93,10 +98,22 @@ pub(super) fn check_may_summon(
     config: &Config,
 ) -> Result<usize, SummonError> {
     let spawner_depth = spawner.session.as_ref().map_or(0, |s| depth(store, s));
-    if spawner_depth > config.agent.max_summon_depth as usize {
+    let max = config.agent.max_summon_depth as usize;
+    if spawner_depth > max {
+        let who = spawner
+            .session
+            .as_ref()
+            .map_or("this session".to_string(), |s| {
+                format!("session {}", s.handle)
+            });
+        let limit = if max == 0 {
+            "nesting is off".to_string()
+        } else {
+            format!("`agent.max_summon_depth` is {max}")
+        };
         return Err(SummonError::new(
             SummonErrorKind::Refused,
-            "a subagent cannot summon: nesting is off",
+            format!("{who} cannot summon: it is {spawner_depth} summon(s) deep and {limit}"),
         )
         .hint("raise `[agent] max_summon_depth` in the configuration to allow nested subagents"));
     }
@@ -171,15 +188,18 @@ pub(super) fn narrow_tools(
     }
 }
 
-/// The child's directory: a user agent's anywhere (default: the current directory); a
-/// subagent's inside its parent's (default: the parent's).
+/// The child's directory. A subagent's lies inside its parent's (default: the parent's). A
+/// user agent a person starts goes anywhere (default: the current directory); one a session
+/// starts (a model, or a command of its `bash`) lies inside the spawner's directory or one the
+/// user config lists in `permissions.user_agent_dirs` (default: the spawner's).
 pub(super) fn child_dir(
     def: &AgentDef,
     spawner: &Spawner,
     req: &Request,
+    config: &Config,
 ) -> Result<PathBuf, SummonError> {
     let asked = req.cwd.as_deref().or(def.cwd.as_deref());
-    if req.top_level {
+    if req.top_level && spawner.session.is_none() {
         let default = std::env::current_dir().unwrap_or_else(|_| spawner.cwd.clone());
         return match asked {
             Some(asked) => resolve_dir(&default, asked),
@@ -199,18 +219,42 @@ pub(super) fn child_dir(
         return Ok(parent);
     };
     let resolved = resolve_dir(&parent, asked)?;
-    if !resolved.starts_with(&parent) {
-        return Err(SummonError::new(
-            SummonErrorKind::Refused,
-            format!(
-                "working directory {asked:?} resolves to {}, outside the parent's directory {}",
-                resolved.display(),
-                parent.display()
-            ),
-        )
-        .hint("a subagent's directory must lie inside its parent's"));
+    if resolved.starts_with(&parent) {
+        return Ok(resolved);
     }
-    Ok(resolved)
+    let listed = || {
+        config
+            .permissions
+            .user_agent_dirs
+            .iter()
+            .filter_map(|d| crate::sandbox::expand_home(d))
+            .filter_map(|d| std::fs::canonicalize(d).ok())
+            .any(|d| resolved.starts_with(d))
+    };
+    if req.top_level && listed() {
+        return Ok(resolved);
+    }
+    let (whose, hint) = if req.top_level {
+        (
+            "the spawning session's directory",
+            "a user agent a session starts works inside its directory, or in one listed in \
+             `[permissions] user_agent_dirs` in your user config",
+        )
+    } else {
+        (
+            "the parent's directory",
+            "a subagent's directory must lie inside its parent's",
+        )
+    };
+    Err(SummonError::new(
+        SummonErrorKind::Refused,
+        format!(
+            "working directory {asked:?} resolves to {}, outside {whose} {}",
+            resolved.display(),
+            parent.display()
+        ),
+    )
+    .hint(hint))
 }
 
 fn resolve_dir(base: &Path, asked: &str) -> Result<PathBuf, SummonError> {

@@ -78,17 +78,24 @@ pub fn spawn(
     let def = checks::find_def(catalog, config, req)?;
     checks::check_kind(def, req, config)?;
     let spawner_depth = checks::check_may_summon(store, spawner, config)?;
-    let child_depth = if req.top_level { 0 } else { spawner_depth + 1 };
+    // Every summon a session makes counts toward the limit, a user agent's too: only a person
+    // at a shell starts a user agent at depth 0.
+    let child_depth = if req.top_level && spawner.session.is_none() {
+        0
+    } else {
+        spawner_depth + 1
+    };
     let may_nest = child_depth <= config.agent.max_summon_depth as usize;
     let Narrowed {
         tools,
         dropped,
         why,
     } = checks::narrow_tools(def, spawner, req, may_nest);
-    let cwd = checks::child_dir(def, spawner, req)?;
+    let cwd = checks::child_dir(def, spawner, req, config)?;
     let model = checks::pick_model(def, spawner, config)?;
     let sandbox = child_sandbox(def, spawner, config)?;
-    let child = create_child(store, def, spawner, req, (&tools, &sandbox), &model, &cwd)?;
+    let grants = (&tools, &sandbox, child_depth);
+    let child = create_child(store, def, spawner, req, grants, &model, &cwd)?;
     let (log, pid) = start(store, home, def, req, &child, &model, &cwd).inspect_err(|_| {
         let _ = store.finish_child(&child.id, "failed", None);
     })?;
@@ -129,7 +136,7 @@ fn create_child(
     def: &AgentDef,
     spawner: &Spawner,
     req: &Request,
-    grants: (&Policy, &crate::sandbox::Settings),
+    grants: (&Policy, &crate::sandbox::Settings, usize),
     model: &str,
     cwd: &Path,
 ) -> Result<Session, SummonError> {
@@ -138,9 +145,12 @@ fn create_child(
     } else {
         SessionKind::Subagent
     };
-    let (tools, sandbox) = grants;
+    let (tools, sandbox, depth) = grants;
     let mut settings = Settings::with_tools(tools);
     settings.set_sandbox(sandbox);
+    if req.top_level && depth > 0 {
+        settings.summon_depth = u32::try_from(depth).ok();
+    }
     settings.system = def.system_prompt.clone();
     let first_line = req
         .task

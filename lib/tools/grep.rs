@@ -11,10 +11,11 @@ use std::io;
 use std::path::Path;
 
 use globset::{GlobBuilder, GlobMatcher};
-use grep_regex::RegexMatcherBuilder;
+use grep_regex::{RegexMatcher, RegexMatcherBuilder};
 use grep_searcher::sinks::Lossy;
 use grep_searcher::{BinaryDetection, SearcherBuilder};
 
+use super::beneath::{swapped, Beneath};
 use super::confine::{canonical_root, confine_in};
 use super::{
     cap_text, clip_chars, shown, walker, Args, ToolCtx, ToolOutput, GREP_CAP, MAX_LINE_CHARS,
@@ -62,38 +63,12 @@ pub(super) fn run(args: &Args<'_>, ctx: &ToolCtx) -> Result<ToolOutput, String> 
         files
     };
 
-    let mut searcher = SearcherBuilder::new()
-        .binary_detection(BinaryDetection::quit(0))
-        .line_number(true)
-        .build();
-    let mut lines: Vec<String> = Vec::new();
-    let mut truncated = false;
-    let mut unreadable = 0usize;
-    for file in &files {
-        let name = shown(&root, file);
-        let result = searcher.search_path(
-            &matcher,
-            file,
-            Lossy(|lnum, line| {
-                if lines.len() >= GREP_CAP {
-                    truncated = true;
-                    return Ok(false);
-                }
-                let line = line.trim_end_matches(['\n', '\r']);
-                lines.push(format!(
-                    "{name}:{lnum}:{}",
-                    clip_chars(line, MAX_LINE_CHARS)
-                ));
-                Ok::<bool, io::Error>(true)
-            }),
-        );
-        if result.is_err() {
-            unreadable += 1;
-        }
-        if truncated {
-            break;
-        }
-    }
+    let Found {
+        lines,
+        truncated,
+        unreadable,
+        changed,
+    } = search(&root, &files, &matcher)?;
 
     let mut text = String::new();
     if lines.is_empty() {
@@ -112,7 +87,80 @@ pub(super) fn run(args: &Args<'_>, ctx: &ToolCtx) -> Result<ToolOutput, String> 
     if unreadable > 0 {
         text.push_str(&format!("({unreadable} files could not be read)\n"));
     }
+    if changed > 0 {
+        text.push_str(&format!(
+            "({changed} files were replaced by a link while searching and were not read)\n"
+        ));
+    }
     Ok(ToolOutput::ok(cap_text(text, ctx.output_cap)))
+}
+
+/// What a search found.
+#[derive(Default)]
+struct Found {
+    lines: Vec<String>,
+    truncated: bool,
+    unreadable: usize,
+    /// Files replaced by a link (or under a directory replaced by one) after the walk.
+    changed: usize,
+}
+
+/// Search `files` (found under `root` by the walk) for `matcher`, `rg -n` style.
+fn search(
+    root: &Path,
+    files: &[std::path::PathBuf],
+    matcher: &RegexMatcher,
+) -> Result<Found, String> {
+    let mut searcher = SearcherBuilder::new()
+        .binary_detection(BinaryDetection::quit(0))
+        .line_number(true)
+        .build();
+    let mut found = Found::default();
+    // Each file is opened beneath the directory without following any link, as `read` opens
+    // one: a file or directory swapped for a symlink after the walk listed it is not read.
+    let beneath = Beneath::new(root).map_err(|e| format!("cannot open {}: {e}", root.display()))?;
+    for file in files {
+        let name = shown(root, file);
+        let opened = file
+            .strip_prefix(root)
+            .map_err(|_| std::io::Error::from(std::io::ErrorKind::InvalidInput))
+            .and_then(|rel| beneath.open(rel, libc::O_RDONLY | libc::O_NONBLOCK));
+        let opened = match opened {
+            Ok(f) if f.metadata().is_ok_and(|m| m.is_file()) => f,
+            Ok(_) => continue,
+            Err(e) => {
+                if swapped(&e) {
+                    found.changed += 1;
+                } else {
+                    found.unreadable += 1;
+                }
+                continue;
+            }
+        };
+        let result = searcher.search_file(
+            matcher,
+            &opened,
+            Lossy(|lnum, line| {
+                if found.lines.len() >= GREP_CAP {
+                    found.truncated = true;
+                    return Ok(false);
+                }
+                let line = line.trim_end_matches(['\n', '\r']);
+                found.lines.push(format!(
+                    "{name}:{lnum}:{}",
+                    clip_chars(line, MAX_LINE_CHARS)
+                ));
+                Ok::<bool, io::Error>(true)
+            }),
+        );
+        if result.is_err() {
+            found.unreadable += 1;
+        }
+        if found.truncated {
+            break;
+        }
+    }
+    Ok(found)
 }
 
 /// The `glob` argument, matched the way ripgrep's `-g` is.
@@ -233,6 +281,26 @@ mod tests {
             "{}",
             out.text.lines().last().unwrap()
         );
+    }
+
+    /// The walk listed `d/s.txt`; then `d` became a link to a directory outside holding a
+    /// file of the same name. The search must not read it.
+    #[test]
+    fn a_directory_swapped_for_a_link_after_the_walk_is_not_read() {
+        let top = tempfile::tempdir().unwrap();
+        let base = top.path().canonicalize().unwrap();
+        let cwd = base.join("cwd");
+        fs::create_dir_all(base.join("outside")).unwrap();
+        fs::create_dir_all(cwd.join("d")).unwrap();
+        fs::write(base.join("outside/s.txt"), "needle secret\n").unwrap();
+        fs::write(cwd.join("d/s.txt"), "needle inside\n").unwrap();
+        let files = vec![cwd.join("d/s.txt")];
+        fs::rename(cwd.join("d"), cwd.join("d.real")).unwrap();
+        std::os::unix::fs::symlink(base.join("outside"), cwd.join("d")).unwrap();
+        let matcher = RegexMatcherBuilder::new().build("needle").unwrap();
+        let found = search(&cwd, &files, &matcher).unwrap();
+        assert!(found.lines.is_empty(), "{:?}", found.lines);
+        assert_eq!(found.changed, 1);
     }
 
     #[test]

@@ -13,7 +13,7 @@ use crate::support::{rusqlite_open, TestEnv};
 /// Definitions in `.ag/agents/` with their scripts in `.ag/scripts/`: `finder` (a subagent
 /// answering "The answer is 42."), `slow` (a subagent that takes a minute) and `helper` (a
 /// user-agent definition).
-fn with_agents(env: &TestEnv) {
+pub(crate) fn with_agents(env: &TestEnv) {
     env.write_file(
         ".ag/scripts/finder.toml",
         "[[step]]\ntext = \"The answer is 42.\"\n",
@@ -41,7 +41,7 @@ fn with_agents(env: &TestEnv) {
 }
 
 /// In the user's configuration: a project file may not grant permissions.
-fn permit_user_agents(env: &TestEnv) {
+pub(crate) fn permit_user_agents(env: &TestEnv) {
     let cfg = env.dir.path().join("config/ag/config.toml");
     let mut text = std::fs::read_to_string(&cfg).unwrap_or_default();
     text.push_str("\n[permissions]\nuser_agents = \"allow\"\n");
@@ -55,7 +55,7 @@ fn write_script(env: &TestEnv, name: &str, toml: &str) -> String {
     format!("script:{}", p.display())
 }
 
-fn row(env: &TestEnv, id: &str) -> Value {
+pub(crate) fn row(env: &TestEnv, id: &str) -> Value {
     let conn = rusqlite_open(&env.db());
     conn.query_row(
         "SELECT kind, parent_id, agent, status, pid, policy_json, cwd FROM sessions WHERE id = ?1",

@@ -19,7 +19,7 @@ fn env_with_keys() -> TestEnv {
     env
 }
 
-fn results(env: &TestEnv, id: &str) -> Vec<String> {
+pub(crate) fn results(env: &TestEnv, id: &str) -> Vec<String> {
     let chunks = env.chunks(id);
     of_type(&chunks, Some("tool"), "tool_result")
         .iter()
@@ -77,7 +77,7 @@ fn a_key_a_tool_comes_across_never_reaches_the_store() {
     }
 }
 
-fn git_init(env: &TestEnv) {
+pub(crate) fn git_init(env: &TestEnv) {
     let ok = std::process::Command::new("git")
         .args(["init", "-q"])
         .current_dir(&env.cwd)

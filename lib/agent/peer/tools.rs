@@ -37,21 +37,41 @@ impl Agent<'_> {
         out.unwrap_or_else(|e| ToolOutput::error(format!("{tool}: {e}")))
     }
 
+    /// A model's target (`peer_message`, `peer_peek`): only a session within its reach — a
+    /// live session of its worktree, or one that wrote to it directly. Every other session on
+    /// the device is a human's to list; it is neither resolved nor named in an error.
     fn resolve(&self, target: &str) -> Result<crate::store::Session, String> {
+        let (cwd, me) = (self.cwd(), self.me());
+        let reach = |s: &crate::store::Session| presence::within_reach(self.home, &cwd, &me, s);
+        let not_here = || {
+            format!(
+                "{target:?} is not a live session of this worktree and has not written to you; \
+                 peer_who lists the sessions here (peer_message without `session` reaches them all)"
+            )
+        };
         match target::resolve(self.store, target).map_err(|e| e.to_string())? {
-            Resolved::One(s) => Ok(*s),
-            Resolved::None => Err(format!(
-                "no session matches {target:?}; peer_who lists the live sessions here"
-            )),
+            Resolved::One(s) if reach(&s) => Ok(*s),
+            Resolved::One(_) | Resolved::None => Err(not_here()),
             Resolved::Everyone => Err(target::EVERYONE.to_string()),
-            Resolved::Ambiguous(c) => Err(format!(
-                "{target:?} matches {} sessions; use a handle: {}",
-                c.len(),
-                c.iter()
-                    .map(|(id, t)| format!("{id} ({t})"))
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            )),
+            Resolved::Ambiguous(c) => {
+                let near: Vec<crate::store::Session> = c
+                    .iter()
+                    .filter_map(|(handle, _)| self.store.resolve(handle).ok())
+                    .filter(|s| reach(s))
+                    .collect();
+                match near.as_slice() {
+                    [] => Err(not_here()),
+                    [one] => Ok(one.clone()),
+                    many => Err(format!(
+                        "{target:?} matches {} sessions here; use a handle: {}",
+                        many.len(),
+                        many.iter()
+                            .map(|s| format!("{} ({})", s.handle, s.title))
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    )),
+                }
+            }
         }
     }
 
@@ -148,12 +168,6 @@ impl Agent<'_> {
             return Err("session is required".into());
         }
         let s = self.resolve(t)?;
-        if !presence::within_reach(self.home, &self.cwd(), &self.me(), &s) {
-            return Err(format!(
-                "{t:?} is not a live session of this worktree and has not written to you; \
-                 peer_peek looks only at the sessions here (the roster lists them)"
-            ));
-        }
         Ok(ToolOutput::ok(
             presence::peek_text(self.store, &s, 3).map_err(|e| e.to_string())?,
         ))

@@ -1,0 +1,106 @@
+//! What a model reaches (issue #11), written as the attack: `grep` never reads through a link
+//! swapped in while it runs, and `peer_message` resolves only sessions within the model's
+//! reach.
+
+use crate::prompt::{env_with, script, session_id};
+use crate::trust::{git_init, results};
+
+#[test]
+fn a_symlink_swapped_in_while_grep_runs_never_lets_it_read_outside() {
+    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+    use std::sync::Arc;
+    let env = env_with(None, "");
+    let outside = env.dir.path().join("outside");
+    std::fs::create_dir_all(&outside).unwrap();
+    std::fs::write(outside.join("s.txt"), "needle the secret\n").unwrap();
+    env.write_file("d/s.txt", "needle inside\n");
+    // Many searches of `d` in one step, while `d` flips between a directory and a symlink to
+    // `outside` holding a file of the same name.
+    let mut calls = String::new();
+    for _ in 0..200 {
+        calls.push_str(
+            "  { name = \"grep\", arguments = { pattern = \"needle\", path = \"d\" } },\n",
+        );
+    }
+    let model = script(
+        &env,
+        "grep-race.toml",
+        &format!("[[step]]\ntool_calls = [\n{calls}]\n[[step]]\ntext = \"done\"\n"),
+    );
+    let stop = Arc::new(AtomicBool::new(false));
+    let swaps = Arc::new(AtomicUsize::new(0));
+    let swapper = {
+        let (stop, swaps) = (stop.clone(), swaps.clone());
+        let (d, real, outside) = (env.cwd.join("d"), env.cwd.join("d.real"), outside.clone());
+        std::thread::spawn(move || {
+            while !stop.load(Ordering::Relaxed) {
+                if std::fs::rename(&d, &real).is_ok() {
+                    let _ = std::os::unix::fs::symlink(&outside, &d);
+                    std::thread::yield_now();
+                    let _ = std::fs::remove_file(&d);
+                    let _ = std::fs::rename(&real, &d);
+                    swaps.fetch_add(1, Ordering::Relaxed);
+                }
+            }
+        })
+    };
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while swaps.load(Ordering::Relaxed) == 0 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the swapper never ran"
+        );
+        std::thread::yield_now();
+    }
+    let run = env
+        .run("ag-prompt", &["-m", &model, "--tools", "grep", "race"])
+        .ok();
+    stop.store(true, Ordering::Relaxed);
+    swapper.join().unwrap();
+    let out = results(&env, &session_id(&run));
+    assert_eq!(out.len(), 200, "every call answered");
+    assert!(
+        !out.iter().any(|r| r.contains("the secret")),
+        "grep read outside: {:?}",
+        out.iter().find(|r| r.contains("the secret"))
+    );
+}
+
+#[test]
+fn a_model_messages_only_sessions_within_its_reach() {
+    let env = env_with(None, "");
+    git_init(&env);
+    // A session of another project on this device, which never wrote to us.
+    let other = env.dir.path().join("other-project");
+    std::fs::create_dir_all(&other).unwrap();
+    let run = env
+        .command("ag-prompt")
+        .args(["-m", "echo", "the other project's plan"])
+        .current_dir(&other)
+        .output()
+        .unwrap();
+    assert!(run.status.success(), "{run:?}");
+    let theirs = crate::prompt::session_of(&String::from_utf8_lossy(&run.stderr)).unwrap();
+    // By full id, by handle fragment and by title fragment: refused, and nothing posted.
+    let model = script(
+        &env,
+        "dm.toml",
+        &format!(
+            "[[step]]\ntool_calls = [\
+               {{ name = \"peer_message\", arguments = {{ session = \"{theirs}\", text = \"hi\" }} }},\
+               {{ name = \"peer_message\", arguments = {{ session = \"{}\", text = \"hi\" }} }},\
+               {{ name = \"peer_message\", arguments = {{ session = \"other project\", text = \"hi\" }} }}]\n\
+             [[step]]\ntext = \"done\"\n",
+            &theirs[..13]
+        ),
+    );
+    let run = env.run("ag-prompt", &["-m", &model, "message them"]).ok();
+    let out = results(&env, &session_id(&run));
+    assert_eq!(out.len(), 3, "{out:?}");
+    for r in &out {
+        assert!(r.contains("not a live session of this worktree"), "{r}");
+        assert!(!r.contains("plan"), "{r}");
+    }
+    let device = std::fs::read_to_string(env.home.join("rooms/device.jsonl")).unwrap_or_default();
+    assert!(!device.contains("\"hi\""), "{device}");
+}

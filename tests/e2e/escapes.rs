@@ -275,3 +275,4 @@ fn an_oversized_from_name_does_not_hold_back_a_peer_batch() {
     assert_eq!(texts, ["first", "second"]);
     let from = messages[1]["from"].as_str().unwrap();
     assert!(from.len() <= 64, "{} bytes", from.len());
+}

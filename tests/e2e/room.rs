@@ -440,7 +440,10 @@ fn room_peer_chunk_respects_every_cap() {
     for held in &ids[..3 - n] {
         assert!(text.contains(held.as_str()), "{text}");
     }
-    assert!(!text.contains(&ids[2]), "a carried line is not held back: {text}");
+    assert!(
+        !text.contains(&ids[2]),
+        "a carried line is not held back: {text}"
+    );
     let delivered = room_lines(&env)
         .into_iter()
         .filter(|l| l["type"] == "delivered")

@@ -64,13 +64,15 @@ pub struct Out {
 }
 
 impl Out {
-    /// `color`: `Some` forces it on or off (`--color always|never`); `None` colours each stream
-    /// that is a terminal, unless NO_COLOR is set.
+    /// `color`: `Some` forces it on or off (`--color always|never`); `None` leaves it to
+    /// `anstream`'s reading of each stream and the environment: a terminal, unless
+    /// `NO_COLOR` is set or `TERM=dumb` (`CLICOLOR_FORCE` forces it on).
     pub fn new(color: Option<bool>, quiet: bool, verbose: bool) -> Out {
-        let auto = |tty: bool| tty && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
+        use anstream::{AutoStream, ColorChoice};
+        let auto = |choice: ColorChoice| choice != ColorChoice::Never;
         Out {
-            color: color.unwrap_or_else(|| auto(io::stdout().is_terminal())),
-            color_err: color.unwrap_or_else(|| auto(io::stderr().is_terminal())),
+            color: color.unwrap_or_else(|| auto(AutoStream::choice(&io::stdout()))),
+            color_err: color.unwrap_or_else(|| auto(AutoStream::choice(&io::stderr()))),
             quiet,
             verbose,
             stdout_tty: io::stdout().is_terminal(),

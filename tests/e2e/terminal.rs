@@ -129,3 +129,50 @@ fn ls_on_a_terminal_fits_its_width_with_a_header() {
     let wide = on_terminal(&env, "ls", 200);
     assert!(wide.stdout.contains("at all"), "{}", wide.stdout);
 }
+
+/// `ag-log ARGS` on a pseudo-terminal with these variables changed (`None` removes one).
+fn on_terminal_with(env: &TestEnv, args: &str, vars: &[(&str, Option<&str>)]) -> Run {
+    let cmd = format!("{} {args}", crate::support::bin("ag-log").display());
+    let mut c = std::process::Command::new("script");
+    c.args(["-qec", &cmd, "/dev/null"])
+        .env_clear()
+        .envs(env.env.iter().map(|(k, v)| (k, v)))
+        .current_dir(&env.cwd)
+        .stdin(std::process::Stdio::null());
+    for (k, v) in vars {
+        match v {
+            Some(v) => c.env(k, v),
+            None => c.env_remove(k),
+        };
+    }
+    Run::from_output(c.output().expect("script(1) from util-linux"))
+}
+
+#[test]
+fn colour_follows_the_terminal_no_color_term_dumb_and_the_flag() {
+    let env = TestEnv::new();
+    let id = env.new_session("colours", "hello");
+    let cat = format!("cat {id}");
+    let esc = |r: &Run| r.stdout.contains('\u{1b}');
+    let xterm = [("NO_COLOR", None), ("TERM", Some("xterm"))];
+    assert!(
+        esc(&on_terminal_with(&env, &cat, &xterm)),
+        "a terminal gets colour"
+    );
+    let no_color = [("NO_COLOR", Some("1")), ("TERM", Some("xterm"))];
+    assert!(!esc(&on_terminal_with(&env, &cat, &no_color)), "NO_COLOR");
+    let dumb = [("NO_COLOR", None), ("TERM", Some("dumb"))];
+    assert!(!esc(&on_terminal_with(&env, &cat, &dumb)), "TERM=dumb");
+    let never = format!("{cat} --color never");
+    assert!(
+        !esc(&on_terminal_with(&env, &never, &xterm)),
+        "--color never"
+    );
+    // In a pipe: none, unless asked for.
+    assert!(!env.log(&["cat", &id]).ok().stdout.contains('\u{1b}'));
+    assert!(env
+        .log(&["cat", &id, "--color", "always"])
+        .ok()
+        .stdout
+        .contains('\u{1b}'));
+}

@@ -83,7 +83,7 @@ complete -c ag-log -n "__fish_ag_log_using_subcommand tail" -l home -d 'The stor
 complete -c ag-log -n "__fish_ag_log_using_subcommand tail" -l color -d 'When to colour output (NO_COLOR is honoured by `auto`)' -r -f -a "auto\t''
 always\t''
 never\t''"
-complete -c ag-log -n "__fish_ag_log_using_subcommand tail" -s f -l follow -d 'Keep printing new chunks as they are written, until interrupted or the reader of stdout goes away'
+complete -c ag-log -n "__fish_ag_log_using_subcommand tail" -s f -l follow -d 'Keep printing new chunks as they are written, until interrupted or the reader of stdout goes away; a running turn\'s text shows as it streams (on stderr; with --json, its chunk-open and chunk-delta events)'
 complete -c ag-log -n "__fish_ag_log_using_subcommand tail" -l json -d 'Print machine-readable JSON (NDJSON for streams)'
 complete -c ag-log -n "__fish_ag_log_using_subcommand tail" -s q -l quiet -d 'Print nothing on stdout but data that was asked for; no notices on stderr'
 complete -c ag-log -n "__fish_ag_log_using_subcommand tail" -s v -l verbose -d 'Say more on stderr'
@@ -218,7 +218,7 @@ complete -c ag-log -n "__fish_ag_log_using_subcommand rm" -l home -d 'The store 
 complete -c ag-log -n "__fish_ag_log_using_subcommand rm" -l color -d 'When to colour output (NO_COLOR is honoured by `auto`)' -r -f -a "auto\t''
 always\t''
 never\t''"
-complete -c ag-log -n "__fish_ag_log_using_subcommand rm" -l cascade -d 'Also remove the sessions forked from these (recursively)'
+complete -c ag-log -n "__fish_ag_log_using_subcommand rm" -l cascade -d 'Also remove the sessions forked from these (recursively), and cancel their running subagents first'
 complete -c ag-log -n "__fish_ag_log_using_subcommand rm" -s f -l force -d 'Do not ask (on a terminal, rm asks before it removes anything; a script is never asked)'
 complete -c ag-log -n "__fish_ag_log_using_subcommand rm" -l json -d 'Print machine-readable JSON (NDJSON for streams)'
 complete -c ag-log -n "__fish_ag_log_using_subcommand rm" -s q -l quiet -d 'Print nothing on stdout but data that was asked for; no notices on stderr'

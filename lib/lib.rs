@@ -7,6 +7,7 @@
 pub mod clock;
 pub mod config;
 pub mod ids;
+pub mod live;
 pub mod paths;
 pub mod proc;
 pub mod sandbox;

@@ -172,6 +172,17 @@ impl Agent<'_> {
             Ok(r) => r,
             Err(e) => return ToolOutput::error(format!("{text}cannot read the agent: {e}")),
         };
+        if r.timed_out && self.interrupted() {
+            // Interrupted while waiting for it: the subagent goes with the wait (a user agent
+            // is never waited for, so it is never cancelled here).
+            let status = spawn::cancel(self.store, &r.session, CANCEL_GRACE)
+                .map(|s| s.as_str().to_string())
+                .unwrap_or_else(|e| format!("running (cancelling it failed: {e})"));
+            text.push_str(&format!(
+                "status: {status} (the turn was interrupted while waiting for it)"
+            ));
+            return ToolOutput::error(text);
+        }
         if r.timed_out {
             text.push_str("status: running (still working; call retrieve again later)");
             return ToolOutput::ok(text);
@@ -193,6 +204,9 @@ impl Agent<'_> {
         }
     }
 }
+
+/// How long a subagent cancelled by an interrupt gets to end on SIGTERM before SIGKILL.
+const CANCEL_GRACE: Duration = Duration::from_secs(3);
 
 /// The summon schema: `top_level` and the user-agent catalog only when user agents are
 /// permitted.

@@ -20,6 +20,12 @@ pub enum Reply {
     Sse(String),
     /// The body written event by event, with a pause between events.
     SseSlow { body: String, piece_delay: Duration },
+    /// `before`, then nothing more until the file `gate` exists, then `after`.
+    SseGated {
+        before: String,
+        gate: std::path::PathBuf,
+        after: String,
+    },
     /// An error status with a JSON body, and `retry-after` when set.
     Status {
         code: u16,
@@ -156,6 +162,20 @@ fn answer(out: &mut TcpStream, reply: Reply) -> std::io::Result<()> {
                 out.write_all(event.as_bytes())?;
                 out.flush()?;
             }
+        }
+        Reply::SseGated {
+            before,
+            gate,
+            after,
+        } => {
+            out.write_all(SSE_HEAD.as_bytes())?;
+            out.write_all(before.as_bytes())?;
+            out.flush()?;
+            let until = std::time::Instant::now() + Duration::from_secs(120);
+            while !gate.exists() && std::time::Instant::now() < until {
+                std::thread::sleep(Duration::from_millis(10));
+            }
+            out.write_all(after.as_bytes())?;
         }
         Reply::Status {
             code,

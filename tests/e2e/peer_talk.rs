@@ -234,12 +234,23 @@ fn peer_direct_message_reply_lands_first_try_and_receipts_reach_the_sender() {
         "reply.toml",
         &format!(
             "[[step]]\ntext = \"-\"\n[[step]]\ntext = \"-\"\n[[step]]\ntext = \"-\"\n\
+             [[step]]\ntool_calls = [{{ name = \"peer_peek\", arguments = {{ session = \"{ha}\" }} }}]\n\
              [[step]]\ntool_calls = [{{ name = \"peer_message\", arguments = {{ session = \"{ha}\", in_reply_to = \"{msg}\", text = \"looks fine\" }} }}]\n\
              [[step]]\ntext = \"replied\"\n"
         ),
     );
     env.run("ag-prompt", &["-s", &idb, "-m", &reply, "answer alpha"])
         .ok();
+    // peer_peek takes the handle the roster and peer_who show.
+    let peek = &results(&env, &idb, "peer_peek")[0];
+    assert_eq!(peek["is_error"], false, "{peek}");
+    assert!(
+        peek["result"]
+            .as_str()
+            .unwrap()
+            .contains("alpha: fix the parser"),
+        "{peek}"
+    );
     let r = &results(&env, &idb, "peer_message")[0];
     assert_eq!(r["is_error"], false, "{r}");
     // A's next request carries B's receipt and B's reply, one line each.

@@ -6,7 +6,7 @@ use std::time::Duration;
 use serde_json::json;
 
 use super::render::{markdown, Transcript};
-use crate::cli::{CliError, CliResult, Ctx, Exit};
+use crate::cli::{escape_controls, CliError, CliResult, Ctx, Exit};
 use crate::log::Chunk;
 use crate::store::{Page, Session, Store};
 
@@ -95,7 +95,8 @@ pub struct TailArgs {
     #[arg(short = 'n', long = "lines", value_name = "N", default_value_t = 10, value_parser = clap::value_parser!(u64).range(..=i64::MAX as u64))]
     n: u64,
     /// Keep printing new chunks as they are written, until interrupted or the reader of stdout
-    /// goes away
+    /// goes away; a running turn's text shows as it streams (on stderr; with --json, its
+    /// chunk-open and chunk-delta events)
     #[arg(short, long)]
     follow: bool,
 }
@@ -145,10 +146,13 @@ pub fn tail(ctx: &mut Ctx, args: TailArgs) -> CliResult<()> {
     if !args.follow {
         return Ok(());
     }
-    // Any change under the home wakes us; the poll interval is the backstop for file
-    // systems where notifications do not arrive.
+    // Any change under the home (or of a live file) wakes us; the poll interval is the
+    // backstop for file systems where notifications do not arrive.
     let (tx, rx) = mpsc::channel();
-    let _watcher = watch(&ctx.home.dir, tx);
+    let _watcher = watch(&ctx.home.dir, tx.clone());
+    let _ = crate::paths::create_private_dir(&crate::live::dir(&ctx.home));
+    let _live_watcher = watch(&crate::live::dir(&ctx.home), tx);
+    let mut live = Follow::start(&store, &session, &ctx.home, last)?;
     loop {
         let _ = rx.recv_timeout(Duration::from_millis(500));
         while rx.try_recv().is_ok() {}
@@ -160,12 +164,99 @@ pub fn tail(ctx: &mut Ctx, args: TailArgs) -> CliResult<()> {
             after: Some(last),
             ..Default::default()
         };
+        live.deltas(&mut ctx.out, &ctx.home, &session.id, json)?;
         let out = &mut ctx.out;
         store.for_each_chunk(&session, &page, |c| -> CliResult<()> {
             last = last.max(c.seq);
+            live.sealed(out, &c.id, json);
             emit(out, c, &mut transcript)
         })?;
         ctx.out.flush()?;
+    }
+}
+
+/// How many of the newest chunks `tail -f` checks, when it starts, for blocks of the live
+/// file that are sealed already.
+const RECENT: i64 = 64;
+
+/// The live part of `tail -f`: the open block's events from the running `ag-prompt`'s live
+/// file (`--json`: its `chunk-open` and `chunk-delta` lines; for people, the text on stderr as
+/// it comes), never those of a block already sealed in the store.
+struct Follow {
+    at: crate::live::Cursor,
+    sealed: std::collections::HashSet<String>,
+    /// The block whose text is on stderr (people only).
+    streaming: Option<String>,
+}
+
+impl Follow {
+    fn start(
+        store: &crate::store::Store,
+        session: &crate::store::Session,
+        home: &crate::paths::Home,
+        last: i64,
+    ) -> CliResult<Follow> {
+        let mut sealed = std::collections::HashSet::new();
+        let page = Page {
+            after: Some((last - RECENT).max(0)),
+            ..Default::default()
+        };
+        store.for_each_chunk(session, &page, |c| -> CliResult<()> {
+            sealed.insert(c.id);
+            Ok(())
+        })?;
+        // What the live file held before we came: only its last block can still be open.
+        let (events, _) = crate::live::read(home, &session.id, Default::default());
+        if let Some(open) = events.iter().rev().find(|e| e["type"] == "chunk-open") {
+            for e in &events {
+                let id = e["id"].as_str().unwrap_or_default();
+                if id != open["id"].as_str().unwrap_or_default() {
+                    sealed.insert(id.to_string());
+                }
+            }
+        }
+        // Read the file from its start again: the sealed set leaves out what is done.
+        Ok(Follow {
+            at: crate::live::Cursor::default(),
+            sealed,
+            streaming: None,
+        })
+    }
+
+    /// Print the new events of the live file.
+    fn deltas(
+        &mut self,
+        out: &mut crate::cli::Out,
+        home: &crate::paths::Home,
+        session: &str,
+        json: bool,
+    ) -> CliResult<()> {
+        let (events, at) = crate::live::read(home, session, self.at);
+        self.at = at;
+        for e in events {
+            let id = e["id"].as_str().unwrap_or_default().to_string();
+            if self.sealed.contains(&id) {
+                continue;
+            }
+            if json {
+                out.line(&e.to_string())?;
+            } else if e["type"] == "chunk-open" && e["chunk_type"] == "text" {
+                self.streaming = Some(id);
+                out.stream_err(&out.dim("assistant (streaming): "));
+            } else if e["type"] == "chunk-delta" && self.streaming.as_deref() == Some(&id) {
+                out.stream_err(&escape_controls(e["text"].as_str().unwrap_or(""), true));
+            }
+        }
+        Ok(())
+    }
+
+    /// A chunk the store has sealed: its live events are done with.
+    fn sealed(&mut self, out: &mut crate::cli::Out, id: &str, json: bool) {
+        if !json && self.streaming.as_deref() == Some(id) {
+            out.stream_err("\n");
+            self.streaming = None;
+        }
+        self.sealed.insert(id.to_string());
     }
 }
 

@@ -326,7 +326,8 @@ pub struct RmArgs {
     /// Sessions to remove: handles, ids or prefixes, titles, `last`
     #[arg(value_name = "SESSION", required = true, num_args = 1..)]
     sessions: Vec<String>,
-    /// Also remove the sessions forked from these (recursively)
+    /// Also remove the sessions forked from these (recursively), and cancel their running
+    /// subagents first
     #[arg(long)]
     cascade: bool,
     /// Do not ask (on a terminal, rm asks before it removes anything; a script is never asked)
@@ -348,8 +349,14 @@ pub fn rm(ctx: &mut Ctx, args: RmArgs) -> CliResult<()> {
             return Err(crate::store::StoreError::Running { id: s.id, owner }.into());
         }
     }
+    let orphans = running_subagents(&store, &targets, args.cascade)?;
     if !args.force && !confirm(ctx, &targets, args.cascade)? {
         return Err(CliError::msg("nothing was removed").with_hint("-f removes without asking"));
+    }
+    for k in orphans {
+        let st = crate::summon::spawn::cancel(&store, &k, std::time::Duration::from_secs(3))?;
+        ctx.out
+            .note(&format!("cancelled {} ({})", k.id, st.as_str()));
     }
     for s in targets {
         let removed = match store.remove_session(&s.id, args.cascade) {
@@ -386,4 +393,39 @@ fn confirm(ctx: &Ctx, targets: &[Session], cascade: bool) -> CliResult<bool> {
     let mut line = String::new();
     std::io::stdin().lock().read_line(&mut line)?;
     Ok(matches!(line.trim(), "y" | "Y" | "yes" | "Yes"))
+}
+
+/// The running subagents of `targets`, to cancel before removing them (`cascade`); without
+/// it a session whose subagents still run is refused: removing it would leave them working
+/// for nobody.
+fn running_subagents(
+    store: &crate::store::Store,
+    targets: &[Session],
+    cascade: bool,
+) -> CliResult<Vec<Session>> {
+    let mut out = Vec::new();
+    for s in targets {
+        let running: Vec<Session> = store
+            .spawned(Some(&s.id))?
+            .into_iter()
+            .filter(|k| {
+                crate::summon::spawn::effective_status(store, k)
+                    .is_ok_and(|st| st == crate::store::SessionStatus::Running)
+            })
+            .collect();
+        if !running.is_empty() && !cascade {
+            let names: Vec<String> = running.iter().map(|k| k.handle.clone()).collect();
+            return Err(CliError::new(
+                crate::cli::Exit::Conflict,
+                format!(
+                    "{} has running subagents: {}; nothing was removed",
+                    s.handle,
+                    names.join(", ")
+                ),
+            )
+            .with_hint("wait for them (`ag-summon retrieve`), or `--cascade` cancels them first"));
+        }
+        out.extend(running);
+    }
+    Ok(out)
 }

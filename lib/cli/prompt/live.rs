@@ -31,6 +31,8 @@ pub(super) struct LiveView<'a> {
     pub(super) mute: bool,
     /// What the turn ended with (the `turn-done` event), for the `result` object.
     pub(super) turn_done: Option<Value>,
+    /// The open block's progress, published for `ag-log tail -f` in another process.
+    feed: Option<crate::live::Feed>,
 }
 
 impl<'a> LiveView<'a> {
@@ -53,7 +55,9 @@ impl<'a> LiveView<'a> {
             stdout_error: None,
             mute: false,
             turn_done: None,
+            feed: None,
         };
+        view.feed = crate::live::Feed::start(&view.ctx.home, session).ok();
         if json {
             view.emit(json!({"type": "session", "session": session, "sandbox": sandbox.to_json()}));
         }
@@ -91,6 +95,13 @@ impl<'a> LiveView<'a> {
     pub(super) fn event(&mut self, ev: Event) {
         if let Event::TurnDone { .. } = &ev {
             self.turn_done = self.json_event(ev.clone());
+        }
+        if matches!(ev, Event::Open { .. } | Event::Delta { .. }) && self.feed.is_some() {
+            if let Some(v) = self.json_event(ev.clone()) {
+                if let Some(f) = &mut self.feed {
+                    f.event(&v);
+                }
+            }
         }
         if self.json {
             if let Some(v) = self.json_event(ev) {

@@ -3,12 +3,10 @@
 //! reach.
 
 use crate::prompt::{env_with, script, session_id};
-use crate::trust::{git_init, results};
+use crate::trust::{git_init, results, Swapper};
 
 #[test]
 fn a_symlink_swapped_in_while_grep_runs_never_lets_it_read_outside() {
-    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-    use std::sync::Arc;
     let env = env_with(None, "");
     let outside = env.dir.path().join("outside");
     std::fs::create_dir_all(&outside).unwrap();
@@ -27,36 +25,11 @@ fn a_symlink_swapped_in_while_grep_runs_never_lets_it_read_outside() {
         "grep-race.toml",
         &format!("[[step]]\ntool_calls = [\n{calls}]\n[[step]]\ntext = \"done\"\n"),
     );
-    let stop = Arc::new(AtomicBool::new(false));
-    let swaps = Arc::new(AtomicUsize::new(0));
-    let swapper = {
-        let (stop, swaps) = (stop.clone(), swaps.clone());
-        let (d, real, outside) = (env.cwd.join("d"), env.cwd.join("d.real"), outside.clone());
-        std::thread::spawn(move || {
-            while !stop.load(Ordering::Relaxed) {
-                if std::fs::rename(&d, &real).is_ok() {
-                    let _ = std::os::unix::fs::symlink(&outside, &d);
-                    std::thread::yield_now();
-                    let _ = std::fs::remove_file(&d);
-                    let _ = std::fs::rename(&real, &d);
-                    swaps.fetch_add(1, Ordering::Relaxed);
-                }
-            }
-        })
-    };
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
-    while swaps.load(Ordering::Relaxed) == 0 {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "the swapper never ran"
-        );
-        std::thread::yield_now();
-    }
+    let swapper = Swapper::start(&env.cwd, &outside);
     let run = env
         .run("ag-prompt", &["-m", &model, "--tools", "grep", "race"])
         .ok();
-    stop.store(true, Ordering::Relaxed);
-    swapper.join().unwrap();
+    swapper.stop();
     let out = results(&env, &session_id(&run));
     assert_eq!(out.len(), 200, "every call answered");
     assert!(

@@ -1,6 +1,9 @@
 //! Trust (issue #11), each test written as the attack: keys a tool could reach, writes that
 //! are really code execution, and room text that could forge or drive a terminal.
 
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
 use crate::prompt::{env_with, of_type, script, session_id};
 use crate::support::TestEnv;
 
@@ -413,8 +416,6 @@ fn an_untrusted_definition_grants_no_tool_that_changes_anything() {
 
 #[test]
 fn a_symlink_swapped_in_while_file_tools_run_never_carries_them_outside() {
-    use std::sync::atomic::{AtomicBool, Ordering};
-    use std::sync::Arc;
     let env = env_with(None, "");
     let outside = env.dir.path().join("outside");
     std::fs::create_dir_all(&outside).unwrap();
@@ -435,39 +436,14 @@ fn a_symlink_swapped_in_while_file_tools_run_never_carries_them_outside() {
         "race.toml",
         &format!("[[step]]\ntool_calls = [\n{calls}]\n[[step]]\ntext = \"done\"\n"),
     );
-    let stop = Arc::new(AtomicBool::new(false));
-    let swaps = Arc::new(std::sync::atomic::AtomicUsize::new(0));
-    let swapper = {
-        let (stop, swaps) = (stop.clone(), swaps.clone());
-        let (d, real, outside) = (env.cwd.join("d"), env.cwd.join("d.real"), outside.clone());
-        std::thread::spawn(move || {
-            while !stop.load(Ordering::Relaxed) {
-                if std::fs::rename(&d, &real).is_ok() {
-                    let _ = std::os::unix::fs::symlink(&outside, &d);
-                    std::thread::yield_now();
-                    let _ = std::fs::remove_file(&d);
-                    let _ = std::fs::rename(&real, &d);
-                    swaps.fetch_add(1, Ordering::Relaxed);
-                }
-            }
-        })
-    };
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
-    while swaps.load(Ordering::Relaxed) == 0 {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "the swapper never ran"
-        );
-        std::thread::yield_now();
-    }
+    let swapper = Swapper::start(&env.cwd, &outside);
     let run = env
         .run(
             "ag-prompt",
             &["-m", &model, "--tools", "read,write,edit", "race"],
         )
         .ok();
-    stop.store(true, Ordering::Relaxed);
-    swapper.join().unwrap();
+    swapper.stop();
     let out = results(&env, &session_id(&run));
     assert_eq!(out.len(), 450, "every call answered");
     let escaped = |r: &&String| r.contains("the secret") || r.contains("SECRET");
@@ -610,4 +586,48 @@ fn a_model_peeks_only_at_its_own_worktree_and_reads_no_live_inbox() {
     std::fs::write(&gate, "").unwrap();
     let done = bg.wait(std::time::Duration::from_secs(60));
     assert_eq!(done.code, 0, "{}", done.stderr);
+}
+
+/// A thread that keeps swapping `CWD/d` for a symlink to `outside` and back, for the races
+/// where a file tool's path check and its open are apart. `start` returns once it has swapped.
+pub(crate) struct Swapper {
+    stop: Arc<AtomicBool>,
+    thread: std::thread::JoinHandle<()>,
+}
+
+impl Swapper {
+    pub(crate) fn start(cwd: &std::path::Path, outside: &std::path::Path) -> Swapper {
+        let stop = Arc::new(AtomicBool::new(false));
+        let swaps = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let thread = {
+            let (stop, swaps) = (stop.clone(), swaps.clone());
+            let (d, real, outside) = (cwd.join("d"), cwd.join("d.real"), outside.to_path_buf());
+            std::thread::spawn(move || {
+                while !stop.load(Ordering::Relaxed) {
+                    if std::fs::rename(&d, &real).is_ok() {
+                        let _ = std::os::unix::fs::symlink(&outside, &d);
+                        std::thread::yield_now();
+                        let _ = std::fs::remove_file(&d);
+                        let _ = std::fs::rename(&real, &d);
+                        swaps.fetch_add(1, Ordering::Relaxed);
+                    }
+                }
+            })
+        };
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+        while swaps.load(Ordering::Relaxed) == 0 {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "the swapper never ran"
+            );
+            std::thread::yield_now();
+        }
+        Swapper { stop, thread }
+    }
+
+    /// Stop swapping, with `d` a directory again.
+    pub(crate) fn stop(self) {
+        self.stop.store(true, Ordering::Relaxed);
+        self.thread.join().unwrap();
+    }
 }

@@ -108,7 +108,7 @@ impl Heard {
         });
         PeerMessage {
             id: l.id.clone(),
-            from: crate::text::clip_bytes(&l.from.name, super::NAME_BYTES),
+            from: l.from.shown_name(),
             to: l.to.clone(),
             text: crate::text::clip_bytes(l.text.as_deref().unwrap_or(""), max),
             handle,

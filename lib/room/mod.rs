@@ -78,11 +78,16 @@ pub struct From {
 pub const NAME_BYTES: usize = 64;
 
 impl From {
+    /// The sender's name as it is shown anywhere, clipped to [`NAME_BYTES`].
+    pub fn shown_name(&self) -> String {
+        crate::text::clip_bytes(&self.name, NAME_BYTES)
+    }
+
     /// The name shown to models and people, clipped to [`NAME_BYTES`]: a session's name
     /// carries its handle (or, on an older line, its short id), so a reader can address it
     /// exactly.
     pub fn display(&self) -> String {
-        let name = crate::text::clip_bytes(&self.name, NAME_BYTES);
+        let name = self.shown_name();
         match (&self.handle, &self.session) {
             (Some(h), _) => format!("{name} [{h}]"),
             (None, Some(s)) => format!("{name} [{}]", short13(s)),

@@ -1,18 +1,17 @@
 //! `ag-room` end to end: real `ag-prompt` processes on `script:` models talking in one
-//! worktree, direct messages, claims and the collision gate, the peer chunk's caps, concurrent
-//! writers, torn and corrupt lines, the pre-commit guard and a post-commit hook.
+//! worktree, direct messages, the peer chunk's caps, `tell --wait` and the inbox, reaping the dead
+//! and the device room. Claims are in `room_claims.rs`, file-level faults in `room_files.rs`.
 
-use std::io::Write;
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use serde_json::{json, Value};
+use serde_json::Value;
 
 use crate::prompt::{script, session_id, spawn, wait_for_chunk, wait_until};
-use crate::support::{bin, TestEnv};
+use crate::support::TestEnv;
 
-fn git(dir: &Path, args: &[&str]) {
+pub(crate) fn git(dir: &Path, args: &[&str]) {
     let out = Command::new("git")
         .args(["-c", "user.name=t", "-c", "user.email=t@example.com"])
         .args(args)
@@ -28,18 +27,18 @@ fn git(dir: &Path, args: &[&str]) {
     );
 }
 
-fn env() -> TestEnv {
+pub(crate) fn env() -> TestEnv {
     let env = TestEnv::new();
     git(&env.cwd, &["init", "-q"]);
     env
 }
 
-fn room(env: &TestEnv, args: &[&str]) -> crate::support::Run {
+pub(crate) fn room(env: &TestEnv, args: &[&str]) -> crate::support::Run {
     env.run("ag-room", args)
 }
 
 /// Every line of every room file, parsed.
-fn room_lines(env: &TestEnv) -> Vec<Value> {
+pub(crate) fn room_lines(env: &TestEnv) -> Vec<Value> {
     let mut out = Vec::new();
     for e in std::fs::read_dir(env.home.join("rooms")).unwrap() {
         let text = std::fs::read_to_string(e.unwrap().path()).unwrap();
@@ -51,7 +50,7 @@ fn room_lines(env: &TestEnv) -> Vec<Value> {
     out
 }
 
-fn the_room(env: &TestEnv) -> std::path::PathBuf {
+pub(crate) fn the_room(env: &TestEnv) -> std::path::PathBuf {
     std::fs::read_dir(env.home.join("rooms"))
         .unwrap()
         .map(|e| e.unwrap().path())
@@ -59,7 +58,7 @@ fn the_room(env: &TestEnv) -> std::path::PathBuf {
         .expect("a worktree room")
 }
 
-fn peer_texts(env: &TestEnv, session: &str) -> Vec<String> {
+pub(crate) fn peer_texts(env: &TestEnv, session: &str) -> Vec<String> {
     env.chunks(session)
         .iter()
         .filter(|c| c["type"] == "peer")
@@ -75,14 +74,14 @@ fn peer_texts(env: &TestEnv, session: &str) -> Vec<String> {
         .collect()
 }
 
-fn tool_results(env: &TestEnv, session: &str, name: &str) -> Vec<Value> {
+pub(crate) fn tool_results(env: &TestEnv, session: &str, name: &str) -> Vec<Value> {
     env.chunks(session)
         .into_iter()
         .filter(|c| c["type"] == "tool_result" && c["data"]["name"] == name)
         .collect()
 }
 
-fn msg_id_in(result: &Value) -> String {
+pub(crate) fn msg_id_in(result: &Value) -> String {
     let text = result["data"]["result"].as_str().unwrap();
     text.split_whitespace().nth(1).unwrap().to_string()
 }
@@ -227,137 +226,6 @@ fn room_direct_message_is_heard_only_by_its_addressee() {
 }
 
 #[test]
-fn room_claim_blocks_the_other_sessions_write() {
-    let env = env();
-    env.write_file("shared.txt", "original\n");
-    let holder = script(
-        &env,
-        "holder.toml",
-        "[[step]]\ntool_calls = [{ name = \"peer_claim\", arguments = { paths = [\"shared.txt\"], intent = \"rewriting the shared notes\" } }]\n\
-         [[step]]\ntext = \"holding\"\nwait_for = \"gate-written\"\ntool_calls = [{ name = \"glob\", arguments = { pattern = \"*.none\" } }]\n\
-         [[step]]\ntext = \"done\"\n",
-    );
-    let writer = script(
-        &env,
-        "writer.toml",
-        "[[step]]\ntool_calls = [{ name = \"write\", arguments = { path = \"shared.txt\", content = \"overwritten\" } }]\n\
-         [[step]]\ntext = \"done\"\n",
-    );
-    let mut a = spawn(&env, &["-m", &holder, "--tools", "all", "holder of notes"]);
-    let ida = a.session();
-    wait_for_chunk(&env, &ida, |c| c["type"] == "tool_result");
-    // A person is refused too, with the holder, intent and overlap named (exit 3).
-    let r = room(
-        &env,
-        &[
-            "claim",
-            "./shared.txt",
-            "--intent",
-            "typo fix",
-            "--from",
-            "erin",
-        ],
-    )
-    .code(3);
-    assert!(
-        r.stderr.contains("holder of notes") && r.stderr.contains("rewriting the shared notes"),
-        "{}",
-        r.stderr
-    );
-    assert!(r.stderr.contains("shared.txt"));
-    let rb = env.run("ag-prompt", &["-m", &writer, "--tools", "all", "writer"]);
-    assert_eq!(rb.code, 0, "{}", rb.stderr);
-    let idb = session_id(&rb);
-    let res = &tool_results(&env, &idb, "write")[0];
-    assert_eq!(res["data"]["is_error"], true, "{res}");
-    let text = res["data"]["result"].as_str().unwrap();
-    assert!(
-        text.contains("holder of notes")
-            && text.contains("rewriting the shared notes")
-            && text.contains("peer_message"),
-        "{text}"
-    );
-    assert!(text.contains(&handle(&env, &ida)));
-    assert_eq!(
-        std::fs::read_to_string(env.cwd.join("shared.txt")).unwrap(),
-        "original\n"
-    );
-    let claims = room(&env, &["claims", "--json"]).ok().json_lines();
-    assert_eq!(claims.len(), 1);
-    assert_eq!(claims[0]["holder"]["session"], ida.as_str());
-    env.write_file("gate-written", "");
-    assert_eq!(a.wait(Duration::from_secs(30)).code, 0);
-    // Its turn is over, not its claim: the holder shows as idle and still blocks.
-    let claims = room(&env, &["claims", "--json"]).ok().json_lines();
-    assert_eq!(claims.len(), 1);
-    assert_eq!(claims[0]["holder_state"], "idle");
-    assert!(room(&env, &["claims"]).ok().stdout.contains("(idle)"));
-    room(
-        &env,
-        &[
-            "claim",
-            "shared.txt",
-            "--intent",
-            "typo fix",
-            "--from",
-            "erin",
-        ],
-    )
-    .code(3);
-    // Its session is removed: the claim ended with it.
-    env.log(&["rm", &ida]).ok();
-    assert!(room(&env, &["claims", "--json"])
-        .ok()
-        .stdout
-        .trim()
-        .is_empty());
-    room(
-        &env,
-        &[
-            "claim",
-            "shared.txt",
-            "--intent",
-            "typo fix",
-            "--from",
-            "erin",
-        ],
-    )
-    .ok();
-}
-
-#[test]
-fn room_write_is_refused_when_the_claims_cannot_be_read() {
-    let env = env();
-    env.write_file("shared.txt", "original\n");
-    room(&env, &["tell", "--from", "erin", "hello"]).ok();
-    // The room is there but cannot be read (a directory where its file should be).
-    let path = the_room(&env);
-    std::fs::remove_file(&path).unwrap();
-    std::fs::create_dir(&path).unwrap();
-    let writer = script(
-        &env,
-        "writer.toml",
-        "[[step]]\ntool_calls = [{ name = \"write\", arguments = { path = \"shared.txt\", content = \"overwritten\" } }]\n\
-         [[step]]\ntext = \"done\"\n",
-    );
-    let r = env.run("ag-prompt", &["-m", &writer, "--tools", "all", "writer"]);
-    assert_eq!(r.code, 0, "{}", r.stderr);
-    let id = session_id(&r);
-    let res = &tool_results(&env, &id, "write")[0];
-    assert_eq!(res["data"]["is_error"], true, "{res}");
-    let text = res["data"]["result"].as_str().unwrap();
-    assert!(
-        text.contains("cannot check the claims on shared.txt")
-            && text.contains("nothing was written"),
-        "{text}"
-    );
-    assert_eq!(
-        std::fs::read_to_string(env.cwd.join("shared.txt")).unwrap(),
-        "original\n"
-    );
-}
-
-#[test]
 fn room_peer_chunk_respects_every_cap() {
     let env = env();
     let first = env.run("ag-prompt", &["-m", "echo", "listener"]).ok();
@@ -459,353 +327,6 @@ fn room_peer_chunk_respects_every_cap() {
             .count(),
         1
     );
-}
-
-#[test]
-fn room_concurrent_writers_leave_every_line_whole() {
-    let env = env();
-    let home = ag::paths::Home {
-        dir: env.home.clone(),
-    };
-    let r = ag::room::Room::worktree(&home, &env.cwd);
-    let threads: Vec<_> = (0..16)
-        .map(|t| {
-            let path = r.path.clone();
-            std::thread::spawn(move || {
-                for i in 0..2000 {
-                    let mut l = ag::room::Line::new(
-                        ag::room::LineKind::Say,
-                        ag::room::From {
-                            handle: None,
-                            session: None,
-                            name: format!("w{t}"),
-                            pid: None,
-                            kind: "tool".into(),
-                        },
-                    );
-                    l.text = Some(format!("{t}:{i} {}", "y".repeat(i % 300)));
-                    ag::room::file::append(&path, &l).unwrap();
-                }
-            })
-        })
-        .collect();
-    // And 16 real processes, 50 `ag-room tell` each, at the same time.
-    let procs: Vec<_> = (0..16)
-        .map(|p| {
-            let mut c = Command::new("sh");
-            c.env_clear().envs(env.env.iter().map(|(k, v)| (k, v))).current_dir(&env.cwd);
-            c.args(["-c", &format!("i=0; while [ $i -lt 50 ]; do ag-room tell --from p{p} \"p{p} $i\" >/dev/null || exit 1; i=$((i+1)); done")])
-                .spawn()
-                .unwrap()
-        })
-        .collect();
-    for t in threads {
-        t.join().unwrap();
-    }
-    for mut p in procs {
-        assert!(p.wait().unwrap().success());
-    }
-    let text = std::fs::read_to_string(&r.path).unwrap();
-    assert!(text.ends_with('\n'));
-    let mut ids = std::collections::HashSet::new();
-    for l in text.lines() {
-        let v: Value = serde_json::from_str(l).unwrap_or_else(|e| panic!("torn line {l:?}: {e}"));
-        assert!(ids.insert(v["id"].as_str().unwrap().to_string()));
-    }
-    assert_eq!(ids.len(), 32_000 + 800);
-    // A reader streams it all.
-    let tail = room(&env, &["tail", "-n", "3"]).ok();
-    assert_eq!(tail.stdout.lines().count(), 3);
-}
-
-/// Whether process `pid` holds an inotify watch (a follower past its first read).
-fn watching(pid: u32) -> bool {
-    let Ok(fds) = std::fs::read_dir(format!("/proc/{pid}/fdinfo")) else {
-        return false;
-    };
-    fds.flatten()
-        .any(|fd| std::fs::read_to_string(fd.path()).is_ok_and(|info| info.contains("inotify wd:")))
-}
-
-#[test]
-fn room_torn_and_corrupt_lines_do_not_stop_readers() {
-    let env = env();
-    room(&env, &["tell", "--from", "a", "before"]).ok();
-    let path = the_room(&env);
-    let torn = json!({"v":1,"id":"01a00000-0000-7000-8000-000000000001","ts":"2026-11-30T00:00:00.000Z","type":"say",
-        "from":{"name":"b","kind":"tool"},"text":"the torn one"})
-    .to_string();
-    let corrupt_at = std::fs::metadata(&path).unwrap().len();
-    {
-        let mut f = std::fs::OpenOptions::new()
-            .append(true)
-            .open(&path)
-            .unwrap();
-        f.write_all(b"{not json at all\n").unwrap();
-    }
-    room(&env, &["tell", "--from", "a", "after"]).ok();
-    {
-        let mut f = std::fs::OpenOptions::new()
-            .append(true)
-            .open(&path)
-            .unwrap();
-        f.write_all(&torn.as_bytes()[..30]).unwrap();
-    }
-    let t = room(&env, &["tail"]).ok();
-    assert!(
-        t.stdout.contains("before") && t.stdout.contains("after"),
-        "{}",
-        t.stdout
-    );
-    assert!(!t.stdout.contains("torn"));
-    assert!(
-        t.stderr.contains(&path.display().to_string())
-            && t.stderr.contains(&format!("byte {corrupt_at}")),
-        "{}",
-        t.stderr
-    );
-    // A follower shows the torn line once it is complete, once.
-    let out = env.dir.path().join("tail.out");
-    let mut follower = env
-        .command("ag-room")
-        .args(["tail", "-f", "-n", "0"])
-        .stdout(Stdio::from(std::fs::File::create(&out).unwrap()))
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    // It watches the folder once its first read is done: the rest of the line comes after.
-    assert!(
-        wait_until(Duration::from_secs(30), || watching(follower.id())),
-        "the follower never started watching"
-    );
-    {
-        let mut f = std::fs::OpenOptions::new()
-            .append(true)
-            .open(&path)
-            .unwrap();
-        f.write_all(&torn.as_bytes()[30..]).unwrap();
-        f.write_all(b"\n").unwrap();
-    }
-    room(&env, &["tell", "--from", "a", "later"]).ok();
-    let ok = wait_until(Duration::from_secs(30), || {
-        std::fs::read_to_string(&out)
-            .unwrap_or_default()
-            .contains("later")
-    });
-    let _ = follower.kill();
-    let _ = follower.wait();
-    let shown = std::fs::read_to_string(&out).unwrap();
-    assert!(ok, "{shown}");
-    assert_eq!(shown.matches("the torn one").count(), 1, "{shown}");
-}
-
-#[test]
-fn room_claim_exit_codes_and_release() {
-    let env = env();
-    let id = room(
-        &env,
-        &[
-            "claim",
-            "src/**",
-            "--intent",
-            "big refactor",
-            "--from",
-            "alice",
-            "--ttl",
-            "10m",
-        ],
-    )
-    .ok();
-    let claim_id = id.stdout.trim().to_string();
-    let r = room(
-        &env,
-        &[
-            "claim",
-            "src/lib.rs",
-            "docs",
-            "--intent",
-            "fix",
-            "--from",
-            "bob",
-        ],
-    )
-    .code(3);
-    assert!(
-        r.stderr.contains("alice")
-            && r.stderr.contains("big refactor")
-            && r.stderr.contains("src/lib.rs"),
-        "{}",
-        r.stderr
-    );
-    room(
-        &env,
-        &[
-            "claim", "docs", "--intent", "notes", "--shared", "--from", "bob",
-        ],
-    )
-    .ok();
-    room(
-        &env,
-        &[
-            "claim",
-            "docs/a.md",
-            "--intent",
-            "notes",
-            "--shared",
-            "--from",
-            "carol",
-        ],
-    )
-    .ok();
-    room(
-        &env,
-        &["claim", "docs", "--intent", "mine", "--from", "dave"],
-    )
-    .code(3);
-    room(&env, &["claim", "x", "--intent", "t", "--ttl", "soon"]).code(2);
-    // Bob cannot release Alice's claim.
-    let r = room(&env, &["release", "--all", "--from", "bob"]).ok();
-    assert!(!r.stdout.contains(&claim_id));
-    room(
-        &env,
-        &["claim", "src/lib.rs", "--intent", "fix", "--from", "bob"],
-    )
-    .code(3);
-    let r = room(&env, &["release", "src", "--from", "alice"]).ok();
-    assert_eq!(r.stdout.trim(), claim_id);
-    room(
-        &env,
-        &["claim", "src/lib.rs", "--intent", "fix", "--from", "bob"],
-    )
-    .ok();
-    let all = room(&env, &["claims", "--json"]).ok().json_lines();
-    assert_eq!(
-        all.len(),
-        2,
-        "bob released his shared claim with --all: {all:?}"
-    );
-    // An expired claim is no claim: zed claims for one second, and amy comes two seconds
-    // later on the pinned clock.
-    let at = |ms: i64, args: &[&str]| {
-        let out = env
-            .command("ag-room")
-            .env("AG_FAKE_NOW_MS", ms.to_string())
-            .args(args)
-            .output()
-            .expect("spawn");
-        crate::support::Run::from_output(out)
-    };
-    let t0: i64 = 1_790_000_000_000;
-    at(
-        t0,
-        &[
-            "claim", "old", "--intent", "t", "--ttl", "1s", "--from", "zed",
-        ],
-    )
-    .ok();
-    let early = at(
-        t0 + 500,
-        &["claim", "old", "--intent", "t", "--from", "amy"],
-    );
-    assert_ne!(early.code, 0, "zed's claim still holds: {}", early.stdout);
-    at(
-        t0 + 2_000,
-        &["claim", "old", "--intent", "t", "--from", "amy"],
-    )
-    .ok();
-}
-
-#[test]
-fn room_guard_blocks_a_commit_under_someone_elses_claim() {
-    let env = env();
-    env.write_file("src/a.rs", "fn a() {}\n");
-    git(&env.cwd, &["add", "src/a.rs"]);
-    room(
-        &env,
-        &["claim", "src", "--intent", "reworking a", "--from", "alice"],
-    )
-    .ok();
-    let r = room(
-        &env,
-        &["guard", "--staged", "--mode", "block", "--from", "bob"],
-    )
-    .code(1);
-    assert!(
-        r.stderr.contains("src/a.rs")
-            && r.stderr.contains("alice")
-            && r.stderr.contains("reworking a"),
-        "{}",
-        r.stderr
-    );
-    room(
-        &env,
-        &["guard", "--staged", "--mode", "warn", "--from", "bob"],
-    )
-    .ok();
-    room(&env, &["guard", "--staged", "--from", "alice"]).ok();
-    // As a real pre-commit hook.
-    let hook = env.cwd.join(".git/hooks/pre-commit");
-    std::fs::write(
-        &hook,
-        format!(
-            "#!/bin/sh\nexec env -i HOME=\"{}\" AG_HOME=\"{}\" AG_NAME=bob {} guard --staged\n",
-            env.dir.path().display(),
-            env.home.display(),
-            bin("ag-room").display()
-        ),
-    )
-    .unwrap();
-    make_executable(&hook);
-    let out = Command::new("git")
-        .args([
-            "-c",
-            "user.name=t",
-            "-c",
-            "user.email=t@e",
-            "commit",
-            "-qm",
-            "x",
-        ])
-        .current_dir(&env.cwd)
-        .output()
-        .unwrap();
-    assert!(!out.status.success());
-    assert!(String::from_utf8_lossy(&out.stderr).contains("reworking a"));
-}
-
-fn make_executable(p: &Path) {
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(p, std::fs::Permissions::from_mode(0o755)).unwrap();
-}
-
-#[test]
-fn room_tell_works_from_a_post_commit_hook_with_an_empty_environment() {
-    let env = env();
-    let hook = env.cwd.join(".git/hooks/post-commit");
-    std::fs::write(
-        &hook,
-        format!(
-            "#!/bin/sh\ngit log -1 --format='committed %s' | env -i HOME=\"{}\" AG_HOME=\"{}\" {} tell -\n",
-            env.dir.path().display(),
-            env.home.display(),
-            bin("ag-room").display()
-        ),
-    )
-    .unwrap();
-    make_executable(&hook);
-    env.write_file("f.txt", "x\n");
-    git(&env.cwd, &["add", "f.txt"]);
-    git(&env.cwd, &["commit", "-qm", "first change"]);
-    let lines = room_lines(&env);
-    assert_eq!(lines.len(), 1, "{lines:?}");
-    assert_eq!(lines[0]["text"], "committed first change");
-    assert_eq!(lines[0]["from"]["name"], "user");
-    assert_eq!(lines[0]["from"]["kind"], "tool");
-    // And it is this worktree's room.
-    assert!(room(&env, &["tail"])
-        .ok()
-        .stdout
-        .contains("committed first change"));
 }
 
 #[test]

@@ -6,6 +6,7 @@
 
 pub mod clock;
 pub mod config;
+pub mod follow;
 pub mod ids;
 pub mod live;
 pub mod paths;

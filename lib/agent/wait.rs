@@ -5,6 +5,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 
+use crate::follow::Follower;
 use crate::log::{ChunkData, Role};
 use crate::store::{Page, Session, SessionStatus, Store, StoreError};
 
@@ -26,14 +27,19 @@ pub fn wait_for_queued(
     item: i64,
     text: &str,
 ) -> Result<Waited, StoreError> {
-    let poll = Duration::from_millis(100);
+    // The store's files change as the owner writes: that wakes us; the poll is the backstop
+    // (and notices an owner that died without writing).
+    let mut follower = Follower::new(Duration::from_millis(250));
+    if let Some(dir) = store.path().parent() {
+        follower = follower.watch(dir, false);
+    }
     // Taken: the item left the queue, into the log.
     while store.queued(&session.id)?.iter().any(|q| q.id == item) {
         let now = store.reaped(store.resolve(&session.id)?);
         if now.status != SessionStatus::Running {
             return Ok(Waited::OwnerGone);
         }
-        std::thread::sleep(poll);
+        follower.wait(None);
     }
     let Some(turn) = taking_turn(store, session, text)? else {
         return Ok(Waited::OwnerGone);
@@ -50,7 +56,7 @@ pub fn wait_for_queued(
             }
             return Ok(Waited::OwnerGone);
         }
-        std::thread::sleep(poll);
+        follower.wait(None);
     }
 }
 

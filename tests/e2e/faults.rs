@@ -76,7 +76,7 @@ fn a_slow_append_does_not_block_another_sessions_turn() {
 
 /// Wait for `child` to exit, failing after a generous deadline.
 #[track_caller]
-fn wait_exit(child: &mut std::process::Child) -> std::process::ExitStatus {
+pub(crate) fn wait_exit(child: &mut std::process::Child) -> std::process::ExitStatus {
     let mut status = None;
     wait_until("the process to exit", || {
         status = child.try_wait().unwrap();

@@ -184,3 +184,23 @@ fn room_tell_works_from_a_post_commit_hook_with_an_empty_environment() {
         .stdout
         .contains("committed first change"));
 }
+
+#[test]
+fn room_tail_follow_ends_when_its_reader_goes_away_with_nothing_new() {
+    let env = env();
+    room(&env, &["tell", "--from", "a", "the only line"]).ok();
+    let mut tail = env
+        .command("ag-room")
+        .args(["tail", "-f"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut first = String::new();
+    let mut out = std::io::BufReader::new(tail.stdout.take().unwrap());
+    std::io::BufRead::read_line(&mut out, &mut first).unwrap();
+    assert!(first.contains("the only line"), "{first:?}");
+    drop(out);
+    let status = crate::faults::wait_exit(&mut tail);
+    assert_eq!(status.code(), Some(0));
+}

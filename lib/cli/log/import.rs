@@ -4,12 +4,13 @@
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{mpsc, Arc};
+use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 use serde_json::json;
 
 use crate::cli::{CliError, CliResult, Ctx};
+use crate::follow::{Follower, Next};
 use crate::import::{self, PlannedSession, SourceKind};
 use crate::store::{ImportPlan, ImportSource, NewSession, SessionKind, Store};
 
@@ -247,12 +248,18 @@ impl Importer {
         for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
             let _ = signal_hook::flag::register(sig, stop.clone());
         }
-        let (tx, rx) = mpsc::channel();
-        let _watchers: Vec<_> = paths.iter().filter_map(|p| watch(p, tx.clone())).collect();
-        while !stop.load(Ordering::SeqCst) {
-            let _ = rx.recv_timeout(Duration::from_millis(500));
-            while rx.try_recv().is_ok() {}
-            let Ok(files) = collect(paths) else { continue };
+        let follower = paths
+            .iter()
+            .fold(Follower::new(Duration::from_millis(500)), |f, p| {
+                f.watch(p, true)
+            });
+        follower.run(|| -> CliResult<Next> {
+            if stop.load(Ordering::SeqCst) {
+                return Ok(Next::Stop);
+            }
+            let Ok(files) = collect(paths) else {
+                return Ok(Next::Wait);
+            };
             for f in files {
                 let Ok(m) = std::fs::metadata(&f) else {
                     continue;
@@ -265,19 +272,9 @@ impl Importer {
                     e.render(crate::cli::program());
                 }
             }
-        }
-        Ok(())
+            Ok(Next::Wait)
+        })
     }
-}
-
-fn watch(path: &Path, tx: mpsc::Sender<()>) -> Option<notify::RecommendedWatcher> {
-    use notify::Watcher;
-    let mut w = notify::recommended_watcher(move |_res: notify::Result<notify::Event>| {
-        let _ = tx.send(());
-    })
-    .ok()?;
-    w.watch(path, notify::RecursiveMode::Recursive).ok()?;
-    Some(w)
 }
 
 /// A planned session in the store's terms.

@@ -1,12 +1,12 @@
 //! Reading verbs: `cat`, `tail` (with `-f`) and `search`.
 
-use std::sync::mpsc;
 use std::time::Duration;
 
 use serde_json::json;
 
 use super::render::{markdown, Transcript};
 use crate::cli::{escape_controls, CliError, CliResult, Ctx, Exit};
+use crate::follow::{Follower, Next};
 use crate::log::Chunk;
 use crate::store::{Page, Session, Store};
 
@@ -148,17 +148,15 @@ pub fn tail(ctx: &mut Ctx, args: TailArgs) -> CliResult<()> {
     }
     // Any change under the home (or of a live file) wakes us; the poll interval is the
     // backstop for file systems where notifications do not arrive.
-    let (tx, rx) = mpsc::channel();
-    let _watcher = watch(&ctx.home.dir, tx.clone());
     let _ = crate::paths::create_private_dir(&crate::live::dir(&ctx.home));
-    let _live_watcher = watch(&crate::live::dir(&ctx.home), tx);
+    let follower = Follower::new(Duration::from_millis(500))
+        .watch(&ctx.home.dir, false)
+        .watch(&crate::live::dir(&ctx.home), false);
     let mut live = Follow::start(&store, &session, &ctx.home, last)?;
-    loop {
-        let _ = rx.recv_timeout(Duration::from_millis(500));
-        while rx.try_recv().is_ok() {}
+    follower.run(|| {
         // A reader that went away ends the follow even when nothing new comes to print.
         if ctx.out.reader_gone() {
-            return Ok(());
+            return Ok(Next::Stop);
         }
         let page = Page {
             after: Some(last),
@@ -172,7 +170,8 @@ pub fn tail(ctx: &mut Ctx, args: TailArgs) -> CliResult<()> {
             emit(out, c, &mut transcript)
         })?;
         ctx.out.flush()?;
-    }
+        Ok(Next::Wait)
+    })
 }
 
 /// How many of the newest chunks `tail -f` checks, when it starts, for blocks of the live
@@ -258,16 +257,6 @@ impl Follow {
         }
         self.sealed.insert(id.to_string());
     }
-}
-
-fn watch(dir: &std::path::Path, tx: mpsc::Sender<()>) -> Option<notify::RecommendedWatcher> {
-    use notify::Watcher;
-    let mut w = notify::recommended_watcher(move |_res: notify::Result<notify::Event>| {
-        let _ = tx.send(());
-    })
-    .ok()?;
-    w.watch(dir, notify::RecursiveMode::NonRecursive).ok()?;
-    Some(w)
 }
 
 #[derive(Debug, clap::Args)]

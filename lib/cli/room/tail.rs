@@ -4,6 +4,7 @@ use std::time::Duration;
 
 use super::{cwd, me, room_err};
 use crate::cli::{escape_controls, CliError, CliResult, Ctx};
+use crate::follow::{Follower, Next};
 use crate::room::claims;
 use crate::room::file::{self, Flow};
 use crate::room::presence::Me;
@@ -120,22 +121,16 @@ pub(super) fn tail(ctx: &mut Ctx, from: Option<&str>, a: TailArgs) -> CliResult<
     follow(ctx, &room, &mut offset, &me, a.all)
 }
 
-/// Follow a room: inotify wakes us; a poll every 250 ms is the backstop.
+/// Follow a room: a change in the rooms folder wakes us, a poll every 250 ms is the backstop;
+/// a reader of stdout that went away ends it even when nothing new comes.
 fn follow(ctx: &mut Ctx, room: &Room, offset: &mut u64, me: &Me, all: bool) -> CliResult<()> {
-    use notify::{RecursiveMode, Watcher};
     let dir = ctx.home.rooms_dir();
     crate::paths::create_private_dir(&dir)?;
-    let (tx, rx) = std::sync::mpsc::channel();
-    let mut watcher = notify::recommended_watcher(move |_| {
-        let _ = tx.send(());
-    })
-    .ok();
-    if let Some(w) = watcher.as_mut() {
-        let _ = w.watch(&dir, RecursiveMode::NonRecursive);
-    }
-    loop {
-        let _ = rx.recv_timeout(Duration::from_millis(250));
-        while rx.try_recv().is_ok() {}
+    let follower = Follower::new(Duration::from_millis(250)).watch(&dir, false);
+    follower.run(|| {
+        if ctx.out.reader_gone() {
+            return Ok(Next::Stop);
+        }
         let mut lines = Vec::new();
         let mut warns = Vec::new();
         *offset = file::scan(&room.path, *offset, &mut |w| warns.push(w), &mut |_, l| {
@@ -154,5 +149,6 @@ fn follow(ctx: &mut Ctx, room: &Room, offset: &mut u64, me: &Me, all: bool) -> C
         if !lines.is_empty() {
             ctx.out.flush()?;
         }
-    }
+        Ok(Next::Wait)
+    })
 }

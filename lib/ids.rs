@@ -1,5 +1,6 @@
-//! Identifiers: uuid v7 for sessions, chunks, turns and messages; short display prefixes;
-//! the short handles people type (`kqzvxm`).
+//! Identifiers: uuid v7 for sessions, chunks, turns and messages, and the short handles
+//! people type (`kqzvxm`). Ids are never shortened for display: people see a session's handle
+//! (`Store::shown`), and an id without one whole.
 //!
 //! Ids are made in bulk (one per chunk), so the random part comes from a per-thread generator
 //! seeded once from the OS rather than a system call per id. Within one millisecond a counter
@@ -55,13 +56,6 @@ pub fn new_id() -> String {
     uuid::Builder::from_unix_timestamp_millis(ms, &bytes)
         .into_uuid()
         .to_string()
-}
-
-/// The shortest display prefix we show for an id: 8 characters (the caller widens it when
-/// two ids on screen would collide).
-pub fn short(id: &str) -> &str {
-    let end = id.char_indices().nth(8).map_or(id.len(), |(i, _)| i);
-    &id[..end]
 }
 
 /// Letters of a handle: `k`..`z`, none a hex digit, so a handle never reads as an id prefix

@@ -435,9 +435,7 @@ fn ps(ctx: &mut Ctx, parent: Option<&str>, all: bool) -> CliResult<()> {
             status.as_str().into(),
             k.parent_id
                 .as_deref()
-                .map(crate::ids::short)
-                .unwrap_or("-")
-                .to_string(),
+                .map_or_else(|| "-".to_string(), |p| store.shown(p)),
             escape_controls(&k.title, false),
         ]);
     }

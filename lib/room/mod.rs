@@ -84,13 +84,13 @@ impl From {
     }
 
     /// The name shown to models and people, clipped to [`NAME_BYTES`]: a session's name
-    /// carries its handle (or, on an older line, its short id), so a reader can address it
-    /// exactly.
+    /// carries its handle (or, on a line written before handles, its whole id), so a reader
+    /// can address it exactly.
     pub fn display(&self) -> String {
         let name = self.shown_name();
         match (&self.handle, &self.session) {
             (Some(h), _) => format!("{name} [{h}]"),
-            (None, Some(s)) => format!("{name} [{}]", short13(s)),
+            (None, Some(s)) => format!("{name} [{s}]"),
             (None, None) => name,
         }
     }
@@ -267,13 +267,6 @@ pub fn room_name(key: &Path) -> String {
 /// Whether `path` lies in the worktree `key`.
 pub fn is_under(path: &Path, key: &Path) -> bool {
     path.starts_with(key)
-}
-
-/// The first 13 characters of an id (`01a22a90-6da6`): its millisecond timestamp, unique
-/// among sessions unless two started in the same millisecond; a prefix targets resolve.
-pub fn short13(id: &str) -> &str {
-    let end = id.char_indices().nth(13).map_or(id.len(), |(i, _)| i);
-    &id[..end]
 }
 
 #[cfg(test)]

@@ -87,6 +87,16 @@ impl Store {
         self.scope = scope;
     }
 
+    /// How a session id is shown to people, the one rule for every table, header and hint:
+    /// the session's handle, which every command accepts and which stays unique; an id the
+    /// store does not know is shown whole (a prefix of it could stop being unique later).
+    pub fn shown(&self, id: &str) -> String {
+        match self.session(id) {
+            Ok(s) if !s.handle.is_empty() => s.handle,
+            _ => id.to_string(),
+        }
+    }
+
     /// Resolve what a person typed; see the module comment for the order.
     pub fn resolve(&self, reference: &str) -> Result<Session> {
         let reference = reference.trim();

@@ -443,3 +443,27 @@ pub fn handle(env: &TestEnv, id: &str) -> String {
         .unwrap()
         .to_string()
 }
+
+#[test]
+fn room_lines_show_an_addressed_session_by_its_handle() {
+    let env = env();
+    let id = env.new_session("listener", "hello");
+    let handle = env.log(&["show", &id, "--json"]).ok().json()["handle"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let msg = room(&env, &["tell", "--to", &id, "--from", "amy", "just you"]).ok();
+    let msg = msg.stdout.trim().to_string();
+    // The handle, which every command takes, never a prefix of the id that may stop being
+    // unique.
+    let tail = room(&env, &["tail", "--all"]).ok();
+    assert!(
+        tail.stdout.contains(&format!("amy → {handle}: just you")),
+        "{}",
+        tail.stdout
+    );
+    assert!(!tail.stdout.contains(&id[..8]), "{}", tail.stdout);
+    let st = room(&env, &["status", &msg]).ok();
+    assert!(st.stdout.contains(&format!("to {handle}")), "{}", st.stdout);
+    env.log(&["show", &handle]).ok();
+}

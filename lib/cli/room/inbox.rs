@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use serde_json::json;
 
-use super::tail::emit;
+use super::tail::{emit, Names};
 use super::{ambiguous, cwd, me, room_err, warner};
 use crate::cli::{escape_controls, CliError, CliResult, Ctx, Exit};
 use crate::room::file;
@@ -38,7 +38,7 @@ pub(super) fn inbox_cmd(ctx: &mut Ctx, from: Option<&str>, a: InboxArgs) -> CliR
                         format!(
                             "session {} is running: reading its inbox would take its messages \
                              from it and write receipts in its name",
-                            crate::ids::short(&s.id)
+                            s.handle
                         ),
                     )
                     .with_hint(
@@ -88,8 +88,9 @@ pub(super) fn inbox_cmd(ctx: &mut Ctx, from: Option<&str>, a: InboxArgs) -> CliR
     for w in warns {
         ctx.out.warn(&w);
     }
+    let mut names = Names::new(&store);
     for h in &heard {
-        emit(ctx, &h.line)?;
+        emit(ctx, &mut names, &h.line)?;
     }
     if !a.peek {
         store.room_advance(&me.reader, &cursors, &[])?;
@@ -132,6 +133,7 @@ pub(super) fn status(ctx: &mut Ctx, msg: &str) -> CliResult<()> {
         )?;
         return Ok(());
     }
+    let store = ctx.store()?;
     // Every field comes from the room file: each line is escaped whole.
     ctx.out.line(&escape_controls(
         &format!(
@@ -140,7 +142,7 @@ pub(super) fn status(ctx: &mut Ctx, msg: &str) -> CliResult<()> {
             m.from.display(),
             st.message.room.label(),
             m.to.as_deref()
-                .map(|t| format!(" to {t}"))
+                .map(|t| format!(" to {}", Names::new(&store).of(t)))
                 .unwrap_or_default()
         ),
         false,

@@ -1,5 +1,6 @@
 //! `ag-room tail`: a room's lines as text or JSON, optionally followed.
 
+use std::collections::HashMap;
 use std::time::Duration;
 
 use super::{cwd, me, room_err};
@@ -9,6 +10,7 @@ use crate::room::claims;
 use crate::room::file::{self, Flow};
 use crate::room::presence::Me;
 use crate::room::{Line, LineKind, Room};
+use crate::store::Store;
 
 #[derive(Debug, clap::Args)]
 pub struct TailArgs {
@@ -23,12 +25,37 @@ pub struct TailArgs {
     all: bool,
 }
 
+/// The sessions room lines address, shown the one way ([`Store::shown`]: by handle), each
+/// looked up once.
+pub(super) struct Names<'a> {
+    store: &'a Store,
+    known: HashMap<String, String>,
+}
+
+impl<'a> Names<'a> {
+    pub(super) fn new(store: &'a Store) -> Names<'a> {
+        Names {
+            store,
+            known: HashMap::new(),
+        }
+    }
+
+    pub(super) fn of(&mut self, id: &str) -> String {
+        if let Some(n) = self.known.get(id) {
+            return n.clone();
+        }
+        let n = self.store.shown(id);
+        self.known.insert(id.to_string(), n.clone());
+        n
+    }
+}
+
 /// How a line reads on a terminal.
-fn render(l: &Line) -> String {
+fn render(l: &Line, names: &mut Names) -> String {
     let t = l.ts.get(11..19).unwrap_or(&l.ts);
     let to =
         l.to.as_deref()
-            .map(|t| format!(" → {}", crate::room::short13(t)))
+            .map(|t| format!(" → {}", names.of(t)))
             .unwrap_or_default();
     let body = match &l.ty {
         LineKind::Say => format!(
@@ -80,12 +107,12 @@ fn shown(l: &Line, me: &Me, all: bool) -> bool {
     }
 }
 
-pub(super) fn emit(ctx: &mut Ctx, l: &Line) -> CliResult<()> {
+pub(super) fn emit(ctx: &mut Ctx, names: &mut Names, l: &Line) -> CliResult<()> {
     if ctx.global.json {
         ctx.out
             .line(&serde_json::to_string(l).map_err(|e| CliError::msg(e.to_string()))?)?;
     } else {
-        ctx.out.line(&render(l))?;
+        ctx.out.line(&render(l, names))?;
     }
     Ok(())
 }
@@ -93,7 +120,7 @@ pub(super) fn emit(ctx: &mut Ctx, l: &Line) -> CliResult<()> {
 pub(super) fn tail(ctx: &mut Ctx, from: Option<&str>, a: TailArgs) -> CliResult<()> {
     let store = ctx.store()?;
     let me = me(&store, from)?;
-    drop(store);
+    let mut names = Names::new(&store);
     let room = Room::worktree(&ctx.home, &cwd()?);
     let keep = a.lines.or(if a.follow { Some(10) } else { None });
     let mut ring: std::collections::VecDeque<Line> = Default::default();
@@ -112,18 +139,25 @@ pub(super) fn tail(ctx: &mut Ctx, from: Option<&str>, a: TailArgs) -> CliResult<
         ctx.out.warn(&w);
     }
     for l in ring.drain(..) {
-        emit(ctx, &l)?;
+        emit(ctx, &mut names, &l)?;
     }
     ctx.out.flush()?;
     if !a.follow {
         return Ok(());
     }
-    follow(ctx, &room, &mut offset, &me, a.all)
+    follow(ctx, &mut names, &room, &mut offset, &me, a.all)
 }
 
 /// Follow a room: a change in the rooms folder wakes us, a poll every 250 ms is the backstop;
 /// a reader of stdout that went away ends it even when nothing new comes.
-fn follow(ctx: &mut Ctx, room: &Room, offset: &mut u64, me: &Me, all: bool) -> CliResult<()> {
+fn follow(
+    ctx: &mut Ctx,
+    names: &mut Names,
+    room: &Room,
+    offset: &mut u64,
+    me: &Me,
+    all: bool,
+) -> CliResult<()> {
     let dir = ctx.home.rooms_dir();
     crate::paths::create_private_dir(&dir)?;
     let follower = Follower::new(Duration::from_millis(250)).watch(&dir, false);
@@ -144,7 +178,7 @@ fn follow(ctx: &mut Ctx, room: &Room, offset: &mut u64, me: &Me, all: bool) -> C
             ctx.out.warn(&w);
         }
         for l in &lines {
-            emit(ctx, l)?;
+            emit(ctx, names, l)?;
         }
         if !lines.is_empty() {
             ctx.out.flush()?;

@@ -8,7 +8,8 @@
 //! (an older kernel: `ENOSYS`) or filtered (a seccomp profile: `EPERM`), a walk that opens
 //! each directory with `openat(O_DIRECTORY | O_NOFOLLOW)` and the file with `O_NOFOLLOW`,
 //! which refuses a link at every step just the same. Creating missing directories always
-//! walks (`mkdirat` has no `openat2`).
+//! walks (`mkdirat` has no `openat2`). The directory walk of `glob` and `grep` ([`super::walk`])
+//! descends the same way, one [`open_dir_at`] per directory.
 
 use std::ffi::{CString, OsStr};
 use std::fs::File;
@@ -39,7 +40,13 @@ fn check(fd: libc::c_int) -> io::Result<OwnedFd> {
     }
 }
 
-fn openat(dir: BorrowedFd<'_>, name: &OsStr, flags: libc::c_int, mode: u32) -> io::Result<OwnedFd> {
+/// `openat(2)` of `name` in `dir`, always with `O_CLOEXEC | O_NOFOLLOW`.
+pub(crate) fn openat(
+    dir: BorrowedFd<'_>,
+    name: &OsStr,
+    flags: libc::c_int,
+    mode: u32,
+) -> io::Result<OwnedFd> {
     let name = cstr(name)?;
     // SAFETY: a valid descriptor and NUL-terminated name; the result is checked.
     check(unsafe {
@@ -52,9 +59,15 @@ fn openat(dir: BorrowedFd<'_>, name: &OsStr, flags: libc::c_int, mode: u32) -> i
     })
 }
 
+/// Open the directory `name` inside `dir`, refusing a link (`ELOOP`) and anything that is not
+/// a directory (`ENOTDIR`).
+pub(crate) fn open_dir_at(dir: BorrowedFd<'_>, name: &OsStr) -> io::Result<OwnedFd> {
+    openat(dir, name, libc::O_RDONLY | libc::O_DIRECTORY, 0)
+}
+
 /// The plain names of a path relative to the root; anything else (`..`, a root) is refused,
 /// since `confine` never returns it.
-fn names(rel: &Path) -> io::Result<Vec<&OsStr>> {
+pub(crate) fn names(rel: &Path) -> io::Result<Vec<&OsStr>> {
     rel.components()
         .filter(|c| !matches!(c, Component::CurDir))
         .map(|c| match c {
@@ -65,17 +78,22 @@ fn names(rel: &Path) -> io::Result<Vec<&OsStr>> {
 }
 
 impl Beneath {
-    /// Hold `root` (canonical, from `confine`) open.
+    /// Hold `root` (canonical, from `confine`) open; a link there now is refused.
     pub(crate) fn new(root: &Path) -> io::Result<Beneath> {
         let path = cstr(root.as_os_str())?;
         // SAFETY: a NUL-terminated path; the result is checked.
         let fd = check(unsafe {
             libc::open(
                 path.as_ptr(),
-                libc::O_RDONLY | libc::O_DIRECTORY | libc::O_CLOEXEC,
+                libc::O_RDONLY | libc::O_DIRECTORY | libc::O_CLOEXEC | libc::O_NOFOLLOW,
             )
         })?;
         Ok(Beneath { root: fd })
+    }
+
+    /// The root's descriptor.
+    pub(crate) fn root(&self) -> BorrowedFd<'_> {
+        self.root.as_fd()
     }
 
     /// Open `rel` (relative to the root, link-free as `confine` returned it) with `flags`
@@ -154,7 +172,7 @@ impl Beneath {
                     }
                 }
             }
-            dir = openat(dir.as_fd(), name, libc::O_RDONLY | libc::O_DIRECTORY, 0)?;
+            dir = open_dir_at(dir.as_fd(), name)?;
         }
         Ok(dir)
     }

@@ -12,8 +12,8 @@
 //! This is a check at one moment. `read`, `write` and `edit` then open what it returned
 //! beneath the cwd without following any link (`beneath`), so a process that swaps a
 //! directory for a symlink between the check and the open makes the call fail, never leave.
-//! `glob` and `grep` list and search through a walker that does not follow links; a swap in
-//! the middle of a walk is not guarded further.
+//! `glob` and `grep` walk on directory handles (`walk`), so a swap in the middle of a walk
+//! is refused the same way.
 
 use std::fs;
 use std::path::{Component, Path, PathBuf};

@@ -2,15 +2,19 @@
 //!
 //! `*` does not cross `/` (`literal_separator`), so `*.rs` means the top level and `**/*.rs`
 //! means everywhere, as in a shell with globstar. Results are shown relative to the session's
-//! cwd, sorted, so they can be handed straight to `read` and diffed between runs.
+//! cwd, sorted, so they can be handed straight to `read` and diffed between runs. The walk
+//! ([`super::walk`]) lists directories through handles and never follows a link, so a
+//! directory swapped for a symlink while it runs shows no name from outside.
 
 use std::fs;
 use std::path::Path;
 
 use globset::GlobBuilder;
 
+use super::beneath::failure;
 use super::confine::{canonical_root, confine_in};
-use super::{cap_text, shown, walker, Args, ToolCtx, ToolOutput, GLOB_CAP};
+use super::walk::{walk, Kind};
+use super::{cap_text, shown, Args, ToolCtx, ToolOutput, GLOB_CAP};
 
 pub(super) fn run(args: &Args<'_>, ctx: &ToolCtx) -> Result<ToolOutput, String> {
     let pattern = args.req_str("pattern")?;
@@ -43,33 +47,31 @@ pub(super) fn run(args: &Args<'_>, ctx: &ToolCtx) -> Result<ToolOutput, String> 
         .map_err(|e| format!("invalid glob pattern {pattern}: {e}"))?
         .compile_matcher();
 
-    let mut found = Vec::new();
-    let mut unreadable = 0usize;
-    for entry in walker(&base).build() {
-        let Ok(entry) = entry else {
-            unreadable += 1;
-            continue;
-        };
+    let walked = walk(&root, &base).map_err(|e| failure("glob", &where_, &e))?;
+    let mut found: Vec<String> = walked
+        .entries
+        .iter()
         // Symlinks are listed (a name is not an escape) but never followed by the walk.
-        let listed = entry
-            .file_type()
-            .is_some_and(|t| t.is_file() || t.is_symlink());
-        if !listed {
-            continue;
-        }
-        let Ok(rel) = entry.path().strip_prefix(&base) else {
-            continue;
-        };
-        if matcher.is_match(rel) {
-            found.push(shown(&root, entry.path()));
-        }
-    }
+        .filter(|e| matches!(e.kind, Kind::File | Kind::Link) && matcher.is_match(&e.rel))
+        .map(|e| shown(&root, &base.join(&e.rel)))
+        .collect();
     found.sort();
+    let unreadable = walked.unreadable;
+    let changed_note = (walked.changed > 0).then(|| {
+        format!(
+            "({} directories were replaced by a link while listing and were not entered)",
+            walked.changed
+        )
+    });
 
     if found.is_empty() {
         let mut text = format!("no files match {pattern} under {where_}");
         if unreadable > 0 {
             text.push_str(&format!(" ({unreadable} entries could not be read)"));
+        }
+        if let Some(note) = changed_note {
+            text.push(' ');
+            text.push_str(&note);
         }
         return Ok(ToolOutput::ok(text));
     }
@@ -87,6 +89,10 @@ pub(super) fn run(args: &Args<'_>, ctx: &ToolCtx) -> Result<ToolOutput, String> 
     }
     if unreadable > 0 {
         text.push_str(&format!("({unreadable} entries could not be read)\n"));
+    }
+    if let Some(note) = changed_note {
+        text.push_str(&note);
+        text.push('\n');
     }
     Ok(ToolOutput::ok(cap_text(text, ctx.output_cap)))
 }

@@ -15,11 +15,10 @@ use grep_regex::{RegexMatcher, RegexMatcherBuilder};
 use grep_searcher::sinks::Lossy;
 use grep_searcher::{BinaryDetection, SearcherBuilder};
 
-use super::beneath::{swapped, Beneath};
+use super::beneath::{failure, swapped, Beneath};
 use super::confine::{canonical_root, confine_in};
-use super::{
-    cap_text, clip_chars, shown, walker, Args, ToolCtx, ToolOutput, GREP_CAP, MAX_LINE_CHARS,
-};
+use super::walk::{walk, Kind};
+use super::{cap_text, clip_chars, shown, Args, ToolCtx, ToolOutput, GREP_CAP, MAX_LINE_CHARS};
 
 pub(super) fn run(args: &Args<'_>, ctx: &ToolCtx) -> Result<ToolOutput, String> {
     let pattern = args.req_str("pattern")?;
@@ -44,23 +43,18 @@ pub(super) fn run(args: &Args<'_>, ctx: &ToolCtx) -> Result<ToolOutput, String> 
     let files: Vec<std::path::PathBuf> = if md.is_file() {
         vec![base.clone()]
     } else {
-        let mut files = Vec::new();
-        for entry in walker(&base).build().flatten() {
-            // Only regular files: the walk does not follow symlinks, and neither does grep,
-            // so a link inside the cwd cannot be used to read a file outside it.
-            if !entry.file_type().is_some_and(|t| t.is_file()) {
-                continue;
-            }
-            let keep = match (&filter, entry.path().strip_prefix(&base)) {
-                (None, _) => true,
-                (Some(f), Ok(rel)) => f.is_match(rel),
-                (Some(_), Err(_)) => false,
-            };
-            if keep {
-                files.push(entry.into_path());
-            }
-        }
-        files
+        let walked = walk(&root, &base).map_err(|e| failure("grep", &where_, &e))?;
+        // Only regular files: the walk does not follow symlinks, and neither does grep, so a
+        // link inside the cwd cannot be used to read a file outside it.
+        let mut rels: Vec<&Path> = walked
+            .entries
+            .iter()
+            .filter(|e| e.kind == Kind::File && filter.as_ref().is_none_or(|f| f.is_match(&e.rel)))
+            .map(|e| e.rel.as_path())
+            .collect();
+        // Component by component: each directory's files in name order, depth first, as rg.
+        rels.sort();
+        rels.into_iter().map(|r| base.join(r)).collect()
     };
 
     let Found {

@@ -22,6 +22,7 @@ mod glob;
 mod grep;
 mod read;
 pub mod recall;
+mod walk;
 mod write;
 
 pub use bash::{is_secret_var, scrub_env, scrubbed_env};
@@ -412,20 +413,6 @@ pub(crate) fn shown(root: &Path, p: &Path) -> String {
         Ok(rel) => rel.display().to_string(),
         Err(_) => p.display().to_string(),
     }
-}
-
-/// The directory walk shared by `glob` and `grep`: honours .gitignore (inside a git repository
-/// or not — `require_git(false)`, since a session's cwd is often a plain directory), .ignore
-/// and the global git excludes; shows hidden files except `.git` itself, whose contents are
-/// never what a search is after; does not follow symlinks, so a walk cannot leave the cwd.
-pub(crate) fn walker(base: &Path) -> ignore::WalkBuilder {
-    let mut b = ignore::WalkBuilder::new(base);
-    b.hidden(false)
-        .require_git(false)
-        .follow_links(false)
-        .filter_entry(|e| e.file_name() != ".git")
-        .sort_by_file_name(|a, b| a.cmp(b));
-    b
 }
 
 #[cfg(test)]

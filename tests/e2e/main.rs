@@ -14,6 +14,7 @@ mod faults;
 mod faults_disk;
 mod fork;
 mod generated;
+mod glob_walk;
 mod import;
 mod keepalive;
 mod live_tail;

@@ -44,8 +44,10 @@ fn keep_alive_pings_do_not_reset_the_idle_timeout() {
     let fake = FakeProvider::start();
     let good = sse::anthropic_text("pinged");
     let cut = good.find("event: content_block_start").unwrap();
-    // Progress, then only pings every 200 ms for 4 s: idle must still fire after 1 s.
-    let pings = "event: ping\ndata: {\"type\": \"ping\"}\n\n".repeat(20);
+    // Progress, then only pings every 200 ms for a minute: idle must still fire after 1 s. Had
+    // the pings reset it, the attempt would last the whole minute, so the bound below leaves
+    // a loaded machine half a minute of slack and still tells the two apart.
+    let pings = "event: ping\ndata: {\"type\": \"ping\"}\n\n".repeat(300);
     fake.push(Reply::SseSlow {
         body: format!("{}{pings}", &good[..cut]),
         piece_delay: Duration::from_millis(200),
@@ -56,20 +58,22 @@ fn keep_alive_pings_do_not_reset_the_idle_timeout() {
     let took = start.elapsed();
     assert!(e.retryable, "{e}");
     assert!(e.message.contains("no progress for 1 s"), "{e}");
-    assert!(took < Duration::from_millis(2500), "{took:?}");
+    assert!(took < Duration::from_secs(30), "{took:?}");
 }
 
 #[test]
 fn the_attempt_deadline_cuts_a_stream_that_keeps_progressing() {
     let fake = FakeProvider::start();
-    // Text arrives every 150 ms, well inside the idle timeout, for about 4 s.
+    // Text arrives every 150 ms, well inside the idle timeout, for about a minute: the 1 s
+    // attempt deadline must cut it long before (the bound below leaves room for a loaded
+    // machine and still tells a cut from a stream that ran to its end).
     let long = "word ".repeat(60);
     let stream = sse::anthropic(&[sse::Block::Text(long)], "end_turn", (1, 1, 0, 0));
     let mut paced = String::new();
     for event in stream.split_inclusive("\n\n") {
         paced.push_str(event);
         if event.contains("text_delta") {
-            paced.push_str(&event.replace("word ", "").repeat(12));
+            paced.push_str(&event.replace("word ", "").repeat(200));
         }
     }
     fake.push(Reply::SseSlow {
@@ -84,7 +88,7 @@ fn the_attempt_deadline_cuts_a_stream_that_keeps_progressing() {
     assert!(e.message.contains("network.attempt_timeout_s"), "{e}");
     assert!(e.retryable, "{e}");
     assert!(ops > 0, "the stream was progressing");
-    assert!(took < Duration::from_millis(2500), "{took:?}");
+    assert!(took < Duration::from_secs(30), "{took:?}");
 }
 
 // ---------------------------------------------------------------------------------------------

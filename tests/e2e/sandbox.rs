@@ -4,11 +4,9 @@
 //! kernel without support. Each test scripts its commands with the offline `script:` model.
 //! The lifetime of the processes a command starts is in `sandbox_procs.rs`.
 
-use std::io::Read;
 use std::net::TcpListener;
 use std::path::Path;
 use std::process::Command;
-use std::time::{Duration, Instant};
 
 use crate::prompt::{env_with, of_type, script, session_id};
 use crate::support::{Run, TestEnv};
@@ -187,23 +185,12 @@ fn sandbox_read_only_refuses_workspace_writes() {
     );
 }
 
-/// A loopback server of the test's own, answering one connection.
-fn listener() -> (u16, std::thread::JoinHandle<()>) {
+/// A loopback port of the test's own that takes connections for as long as the listener is
+/// held: the kernel completes a connection into the backlog without an `accept`, so no
+/// thread and no deadline that a slow run could outlast.
+fn listener() -> (u16, TcpListener) {
     let l = TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = l.local_addr().unwrap().port();
-    l.set_nonblocking(true).unwrap();
-    let h = std::thread::spawn(move || {
-        let deadline = Instant::now() + Duration::from_secs(20);
-        while Instant::now() < deadline {
-            if let Ok((mut s, _)) = l.accept() {
-                let mut b = [0u8; 1];
-                let _ = s.read(&mut b);
-                return;
-            }
-            std::thread::sleep(Duration::from_millis(10));
-        }
-    });
-    (port, h)
+    (l.local_addr().unwrap().port(), l)
 }
 
 #[test]
@@ -216,7 +203,7 @@ fn sandbox_network_is_off_unless_the_user_allows_it() {
     assert!(!r[0].0.contains("connected"), "{}", r[0].0);
     let (_, r) = run_bash(&env, &[&connect], &["--net"]);
     assert_eq!(r[0], ("connected\nexit 0".into(), false));
-    server.join().unwrap();
+    drop(server);
 
     // The same from the user config; a project file cannot turn it on.
     let env = env_with(None, "[sandbox]\nnetwork = true\n");
@@ -224,7 +211,7 @@ fn sandbox_network_is_off_unless_the_user_allows_it() {
     let connect = format!("exec 3<>/dev/tcp/127.0.0.1/{port} && echo connected");
     let (_, r) = run_bash(&env, &[&connect], &[]);
     assert_eq!(r[0], ("connected\nexit 0".into(), false));
-    server.join().unwrap();
+    drop(server);
     let env = env_with(None, "");
     env.write_file(
         ".ag/config.toml",

@@ -7,6 +7,16 @@
 //! directory nobody holds the lock on is left over from a process that died, and the next
 //! call's sweep removes it. A lock rather than a recorded pid: a pid means nothing in another
 //! PID namespace (a nested `ag-prompt` in a sandbox), and a lock cannot be mistaken.
+//!
+//! The sweep judges only directories made under this protocol, which their name says
+//! (`ag-bash-v1-`). The temp dir is shared by every `ag` of the user on the machine, and a build
+//! from before the lock (or one installed beside this one) makes `ag-bash-ID` directories it
+//! never locks: a sweep that took every unlocked `ag-bash-*` removed those while their calls
+//! ran (a sandbox setup failing on its `/dev/shm` bind, a linker losing its `TMPDIR`). Within
+//! the protocol no such window exists: a directory is locked (on its own inode, under a
+//! staging name the sweep leaves alone while young) before it gets its final name, a lock is
+//! per open file so a sweep in the same process sees it too, and a process in another mount
+//! namespace (the sandbox) sees the same directory under the same path.
 
 use std::fs::File;
 use std::io;
@@ -14,7 +24,8 @@ use std::path::{Path, PathBuf};
 use std::sync::Once;
 use std::time::{Duration, SystemTime};
 
-const PREFIX: &str = "ag-bash-";
+/// The name of the directories of this protocol; anything else is another `ag`'s to judge.
+const PREFIX: &str = "ag-bash-v1-";
 
 /// A directory still being set up (made, not yet locked) has this suffix; the sweep leaves it
 /// alone unless it is older than [`SETUP_GRACE`].
@@ -107,14 +118,76 @@ mod tests {
         drop(dead.lock);
         let unrelated = base.path().join("other");
         std::fs::create_dir(&unrelated).unwrap();
+        // What a build without the lock makes, in use or not: not this sweep's to judge.
+        let unlocked = base
+            .path()
+            .join(format!("ag-bash-{}", crate::ids::new_id()));
+        std::fs::create_dir(&unlocked).unwrap();
         sweep(base.path());
         assert!(live.path.is_dir(), "a directory in use was removed");
         assert!(!dead_path.exists(), "a dead owner's directory was left");
         assert!(unrelated.is_dir());
+        assert!(
+            unlocked.is_dir(),
+            "another protocol's directory was removed"
+        );
         // One being set up (not locked yet) is left alone while it is young.
         let young = base.path().join(format!("{PREFIX}x{NEW}"));
         std::fs::create_dir(&young).unwrap();
         sweep(base.path());
         assert!(young.is_dir());
+    }
+
+    /// The race the sweep must never lose: other processes (threads here: a lock is per open
+    /// file, so a sweep in this process sees another thread's lock as it sees another
+    /// process's) keep making, using and removing directories while sweeps run without
+    /// pause. A directory removed while its maker holds it would show as a failed `create`
+    /// (its staging directory swept between `mkdir` and the lock) or a missing file.
+    #[test]
+    fn sweeps_running_alongside_many_creations_never_take_a_directory_in_use() {
+        use std::sync::atomic::{AtomicBool, Ordering};
+        use std::sync::Arc;
+        let base = tempfile::tempdir().unwrap();
+        let stop = Arc::new(AtomicBool::new(false));
+        let sweepers: Vec<_> = (0..2)
+            .map(|_| {
+                let (stop, base) = (stop.clone(), base.path().to_path_buf());
+                std::thread::spawn(move || {
+                    let mut n = 0u64;
+                    while !stop.load(Ordering::Relaxed) {
+                        sweep(&base);
+                        n += 1;
+                    }
+                    n
+                })
+            })
+            .collect();
+        let makers: Vec<_> = (0..4)
+            .map(|_| {
+                let base = base.path().to_path_buf();
+                std::thread::spawn(move || {
+                    for i in 0..40 {
+                        let t = create(&base).expect("create lost its directory to a sweep");
+                        let f = t.path.join("shm");
+                        crate::paths::create_private_dir(&f).unwrap();
+                        std::fs::write(t.path.join("f"), i.to_string()).unwrap();
+                        std::thread::yield_now();
+                        assert!(f.is_dir(), "a directory in use was swept");
+                        assert_eq!(
+                            std::fs::read_to_string(t.path.join("f")).unwrap(),
+                            i.to_string()
+                        );
+                        std::fs::remove_dir_all(&t.path).unwrap();
+                    }
+                })
+            })
+            .collect();
+        for m in makers {
+            m.join().unwrap();
+        }
+        stop.store(true, Ordering::Relaxed);
+        let sweeps: u64 = sweepers.into_iter().map(|s| s.join().unwrap()).sum();
+        assert!(sweeps > 0);
+        assert_eq!(std::fs::read_dir(base.path()).unwrap().count(), 0);
     }
 }

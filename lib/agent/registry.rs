@@ -36,7 +36,7 @@ impl Agent<'_> {
     /// Run one call the guard allowed, inside the collision gate. `None` when the turn was
     /// interrupted while it ran.
     pub(super) fn execute(&self, name: &str, args: &Value) -> Option<ToolOutput> {
-        let after = match self.before_call(name, args) {
+        let mut after = match self.before_call(name, args) {
             peer::Before::Refuse(out) => return Some(out),
             peer::Before::Run(after) => after,
         };
@@ -45,7 +45,7 @@ impl Agent<'_> {
                 Tool::Read | Tool::Glob | Tool::Grep | Tool::Write | Tool::Edit | Tool::Bash,
             )
             // MCP tools, and names nobody knows (tools::run says so).
-            | None => self.run_tool(name, args)?,
+            | None => self.run_tool(name, args, std::mem::take(&mut after.read_only))?,
             Some(tool @ (Tool::Summon | Tool::Retrieve)) => self.summon_tool(tool, args),
             // The session's own history: read from the store, never another session's.
             Some(Tool::Recall) => {
@@ -82,9 +82,16 @@ impl Agent<'_> {
     }
 
     /// Run one allowed tool on a worker thread so an interrupt is noticed while it runs.
-    fn run_tool(&self, name: &str, args: &Value) -> Option<ToolOutput> {
+    fn run_tool(
+        &self,
+        name: &str,
+        args: &Value,
+        claimed: Vec<std::path::PathBuf>,
+    ) -> Option<ToolOutput> {
         let (tx, rx) = std::sync::mpsc::channel();
-        let (name_owned, args_owned, ctx) = (name.to_string(), args.clone(), self.tool_ctx.clone());
+        let (name_owned, args_owned, mut ctx) =
+            (name.to_string(), args.clone(), self.tool_ctx.clone());
+        ctx.claimed_by_others = claimed;
         std::thread::spawn(move || {
             let _ = tx.send(tools::run(&name_owned, &args_owned, &ctx));
         });

@@ -159,11 +159,11 @@ pub fn literal_dir(p: &str) -> &str {
     }
 }
 
-fn is_glob(p: &str) -> bool {
+pub(crate) fn is_glob(p: &str) -> bool {
     literal_prefix(p).len() != p.len()
 }
 
-fn glob_match(pattern: &str, path: &str) -> bool {
+pub(crate) fn glob_match(pattern: &str, path: &str) -> bool {
     globset::GlobBuilder::new(pattern)
         .literal_separator(true)
         .build()

@@ -128,12 +128,14 @@ fn message_schema() -> Value {
 fn claim(to: Audience) -> String {
     let refused = match to {
         Audience::Agent => {
-            "their write and edit refuse, their first bash of a turn is held back \
-            naming your claim, and a claimed file their bash changes is reported to you"
+            "their write and edit refuse, their bash sandbox sees your claimed files read-only, \
+            their first bash of a turn is held back naming your claim, and a claimed file their \
+            bash changes anyway is reported to you"
         }
         Audience::Mcp => {
-            "the agents' write and edit refuse, their first bash of a turn is held \
-            back naming your claim, and a claimed file their bash changes is reported to the room"
+            "the agents' write and edit refuse, their bash sandbox sees your claimed files \
+            read-only, their first bash of a turn is held back naming your claim, and a claimed \
+            file their bash changes anyway is reported to the room"
         }
     };
     format!(

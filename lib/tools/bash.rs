@@ -109,6 +109,7 @@ fn run_with_base_env(
         cwd: &ctx.cwd,
         env,
         settings: &ctx.sandbox,
+        claimed: &ctx.claimed_by_others,
     };
     let mut running = jail::spawn(&job).map_err(|e| match e {
         JailError::Unsupported { .. } => refusal(&e),

@@ -82,6 +82,8 @@ pub struct ToolCtx {
     pub running_group: std::sync::Arc<std::sync::Mutex<Option<(i64, i64)>>>,
     /// The MCP servers `mcp__SERVER__TOOL` calls go to, when any are configured.
     pub mcp: Option<std::sync::Arc<crate::mcp::McpServers>>,
+    /// Existing paths other sessions claim: `bash` sees them read-only in its sandbox.
+    pub claimed_by_others: Vec<PathBuf>,
 }
 
 impl ToolCtx {
@@ -97,6 +99,7 @@ impl ToolCtx {
             allow_protected: false,
             running_group: Default::default(),
             mcp: None,
+            claimed_by_others: Vec::new(),
         }
     }
 

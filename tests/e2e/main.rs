@@ -4,6 +4,7 @@ mod support;
 
 mod answers;
 mod busy;
+mod claims_sandbox;
 mod compaction;
 mod compaction_peers;
 mod dispatch;

@@ -387,7 +387,7 @@ fn peer_bash_is_told_the_claims_first_and_a_claimed_file_it_changes_is_reported(
         &env,
         "bash.toml",
         "[[step]]\ntool_calls = [{ name = \"bash\", arguments = { command = \"echo two >> notes/a.txt\" } }]\n\
-         [[step]]\ntool_calls = [{ name = \"bash\", arguments = { command = \"echo two >> notes/a.txt\" } }]\n\
+         [[step]]\ntool_calls = [{ name = \"bash\", arguments = { command = \"echo two >> notes/a.txt; echo new > notes/b.txt\" } }]\n\
          [[step]]\ntool_calls = [{ name = \"bash\", arguments = { command = \"echo untouched\" } }]\n\
          [[step]]\ntext = \"done\"\n",
     );
@@ -407,16 +407,22 @@ fn peer_bash_is_told_the_claims_first_and_a_claimed_file_it_changes_is_reported(
             && told.contains("rewriting the notes"),
         "{told}"
     );
-    // Called again it runs; the claimed file it changed is reported.
+    // Called again it runs: the claimed file is read-only in its sandbox, and a file it
+    // creates under the claimed glob (nothing existed there to bind) is reported.
     let ran = r[1]["result"].as_str().unwrap();
+    assert!(ran.contains("Read-only file system"), "{ran}");
     assert!(
-        ran.contains("This command changed claimed files: notes/a.txt") && ran.contains(&hh),
+        ran.contains("This command changed claimed files: notes/b.txt") && ran.contains(&hh),
         "{ran}"
     );
     assert_eq!(
         std::fs::read_to_string(env.cwd.join("notes/a.txt")).unwrap(),
-        "one\ntwo\n",
-        "the held-back call did not run, the second did"
+        "one\n",
+        "the held-back call did not run, the second could not write the claimed file"
+    );
+    assert_eq!(
+        std::fs::read_to_string(env.cwd.join("notes/b.txt")).unwrap(),
+        "new\n"
     );
     let clean = r[2]["result"].as_str().unwrap();
     assert!(
@@ -434,7 +440,7 @@ fn peer_bash_is_told_the_claims_first_and_a_claimed_file_it_changes_is_reported(
     assert!(
         heard
             .iter()
-            .any(|t| t.contains("changed files others claim: notes/a.txt")),
+            .any(|t| t.contains("changed files others claim: notes/b.txt")),
         "{heard:?}"
     );
 }

@@ -1,7 +1,9 @@
 //! The collision gate around mutating calls (`write`, `edit`, `bash`) in a shared worktree:
 //! `write`/`edit` on a path another session claims is refused (`tools::collision`); the first
 //! `bash` of a turn while others hold claims is held back once, naming what is claimed and by
-//! whom; after a `bash` call, a claimed file it changed is reported to the model and the room;
+//! whom; the paths others claim exclusively are read-only inside the call's sandbox (as they
+//! exist when it starts); after a `bash` call, a claimed file it changed anyway (one created
+//! under a glob, or with the sandbox off) is reported to the model and the room;
 //! and when live peers share the tree and nobody claims anything, the turn's first mutating
 //! call carries a one-line nudge naming them.
 
@@ -20,11 +22,13 @@ pub(in crate::agent) enum Before {
     Run(After),
 }
 
-/// What to do after it ran: compare the claimed files, add a nudge.
+/// What to do after it ran: compare the claimed files, add a nudge. For a `bash` call, also
+/// what it may not write: the paths others claim, bound read-only in its sandbox.
 #[derive(Default)]
 pub(in crate::agent) struct After {
     watch: Option<(Snapshot, Vec<Claim>)>,
     note: Option<String>,
+    pub(in crate::agent) read_only: Vec<std::path::PathBuf>,
 }
 
 impl Agent<'_> {
@@ -66,6 +70,7 @@ impl Agent<'_> {
                 return Before::Refuse(ToolOutput::error(claimed_note(&others)));
             }
             drop(st);
+            after.read_only = watch::read_only_paths(&key, &others);
             after.watch = Some((watch::snapshot(&key, &others), others));
         }
         if all.is_empty() {
@@ -155,9 +160,9 @@ fn claimed_note(others: &[Claim]) -> String {
         .collect();
     format!(
         "bash did not run: other sessions hold claims in this worktree: {}. If this command \
-         leaves those paths alone, call bash again and it runs; if it would change them, ask \
-         the holder first. A claimed file a command changes anyway is reported to you and to \
-         the room.",
+         leaves those paths alone, call bash again and it runs (what they claim exclusively is \
+         read-only to it); if it would change them, ask the holder first. A claimed file a \
+         command changes anyway is reported to you and to the room.",
         held.join("; ")
     )
 }

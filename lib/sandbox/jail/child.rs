@@ -25,6 +25,9 @@ pub(super) enum MountOp {
     ReadOnly(CString, libc::c_ulong),
     /// Bind `from` over `to` (the private `/dev/shm`).
     Over(CString, CString),
+    /// [`MountOp::ReadOnly`] for a path another session claims; one removed since the call
+    /// started is skipped (there is nothing left to protect).
+    ClaimedReadOnly(CString, libc::c_ulong),
 }
 
 /// Everything the child processes need, built before the clone.
@@ -236,6 +239,18 @@ unsafe fn setup_mounts(p: &ChildPlan) {
                 if bind(path, path) != 0
                     || libc::mount(none, path.as_ptr(), none, flags, std::ptr::null()) != 0
                 {
+                    fail(p, path.as_bytes());
+                }
+            }
+            MountOp::ClaimedReadOnly(path, locked) => {
+                if bind(path, path) != 0 {
+                    if *libc::__errno_location() == libc::ENOENT {
+                        continue;
+                    }
+                    fail(p, path.as_bytes());
+                }
+                let flags = libc::MS_REMOUNT | libc::MS_BIND | libc::MS_RDONLY | locked;
+                if libc::mount(none, path.as_ptr(), none, flags, std::ptr::null()) != 0 {
                     fail(p, path.as_bytes());
                 }
             }

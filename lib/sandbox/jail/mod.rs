@@ -76,6 +76,9 @@ pub struct Job<'a> {
     /// The command's whole environment (`TMPDIR` is added).
     pub env: Vec<(String, String)>,
     pub settings: &'a Settings,
+    /// Paths other sessions claim, bound read-only under `workspace-write` (what a peer
+    /// removed meanwhile is skipped).
+    pub claimed: &'a [PathBuf],
 }
 
 /// A started command.
@@ -230,6 +233,13 @@ fn confinement(job: &Job<'_>, tmp: &Path) -> Result<Confinement, JailError> {
             c.mounts.push(MountOp::ReadOnly(path, locked));
         }
         c.protected = Some(p);
+        // Landlock only grants, it cannot take a claimed file back out of the writable
+        // workspace: a read-only bind in the command's mount namespace does.
+        for path in job.claimed {
+            let path = cstring(path)?;
+            let locked = locked_flags(&path);
+            c.mounts.push(MountOp::ClaimedReadOnly(path, locked));
+        }
     }
     // A private /dev/shm (POSIX semaphores, Python's multiprocessing) inside the temp dir.
     let shm = tmp.join("shm");

@@ -361,7 +361,8 @@ fn a_retry_after_beyond_the_cap_ends_the_turn_at_once_saying_when() {
     env.set("AG_FAKE_NOW_MS", "0");
     let start = Instant::now();
     let run = env.run("ag-prompt", &["-m", MODEL, "hello"]).code(75);
-    assert!(start.elapsed() < Duration::from_secs(5), "it did not wait");
+    // Waiting would take an hour; a loaded machine's slow start is far below the bound.
+    assert!(start.elapsed() < Duration::from_secs(60), "it did not wait");
     assert_eq!(fake.requests().len(), 1, "no second attempt");
     assert!(
         run.stderr

@@ -434,7 +434,7 @@ fn a_stalled_stream_fails_after_the_idle_timeout() {
     let cut = good.find("event: content_block_stop").unwrap();
     fake.push(Reply::Stall {
         prefix: good[..cut].to_owned(),
-        for_: Duration::from_secs(6),
+        for_: Duration::from_secs(60),
     });
     let p = provider(&fake, "anthropic");
     let start = Instant::now();
@@ -442,8 +442,10 @@ fn a_stalled_stream_fails_after_the_idle_timeout() {
     let took = start.elapsed();
     assert!(e.retryable, "{e}");
     assert!(e.message.contains("no progress for 1 s"), "{e}");
+    // The stall lasts a minute: ending within half of it is the idle timeout, whatever the
+    // load, and never before the timeout's second.
     assert!(
-        took >= Duration::from_millis(900) && took < Duration::from_millis(2500),
+        took >= Duration::from_millis(900) && took < Duration::from_secs(30),
         "{took:?}"
     );
     assert!(!ops.is_empty(), "the ops before the stall were delivered");

@@ -25,6 +25,9 @@ _ag__room() {
             ag__room,claims)
                 cmd="ag__room__subcmd__claims"
                 ;;
+            ag__room,doctor)
+                cmd="ag__room__subcmd__doctor"
+                ;;
             ag__room,guard)
                 cmd="ag__room__subcmd__guard"
                 ;;
@@ -64,6 +67,9 @@ _ag__room() {
             ag__room__subcmd__help,claims)
                 cmd="ag__room__subcmd__help__subcmd__claims"
                 ;;
+            ag__room__subcmd__help,doctor)
+                cmd="ag__room__subcmd__help__subcmd__doctor"
+                ;;
             ag__room__subcmd__help,guard)
                 cmd="ag__room__subcmd__help__subcmd__guard"
                 ;;
@@ -101,7 +107,7 @@ _ag__room() {
 
     case "${cmd}" in
         ag__room)
-            opts="-q -v -h -V --home --json --quiet --verbose --color --any --from --help --version tell who peek tail inbox status ack claim release claims guard mcp help"
+            opts="-q -v -h -V --home --json --quiet --verbose --color --any --from --help --version tell who peek tail inbox status ack claim release claims guard mcp doctor help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -212,6 +218,32 @@ _ag__room() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        ag__room__subcmd__doctor)
+            opts="-q -v -h --home --json --quiet --verbose --color --any --from --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --home)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                --from)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         ag__room__subcmd__guard)
             opts="-q -v -h --staged --mode --home --json --quiet --verbose --color --any --from --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
@@ -243,7 +275,7 @@ _ag__room() {
             return 0
             ;;
         ag__room__subcmd__help)
-            opts="tell who peek tail inbox status ack claim release claims guard mcp help"
+            opts="tell who peek tail inbox status ack claim release claims guard mcp doctor help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -285,6 +317,20 @@ _ag__room() {
             return 0
             ;;
         ag__room__subcmd__help__subcmd__claims)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        ag__room__subcmd__help__subcmd__doctor)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )

@@ -14,6 +14,7 @@ pub mod aliases;
 mod check;
 mod mcp_json;
 mod project;
+pub mod rooms;
 pub mod toml_error;
 mod trust;
 mod words;
@@ -77,6 +78,9 @@ pub struct Config {
     /// MCP servers, by name (`[mcp.NAME]`); only the user file may name them.
     #[serde(default)]
     pub mcp: BTreeMap<String, McpServerConfig>,
+    /// Where rooms live (`[rooms] url`); only the user file may say (see [`rooms`]).
+    #[serde(default)]
+    pub rooms: rooms::RoomsConfig,
     /// A project's `.mcp.json` that was not read because its folder is not trusted: what to
     /// say about it, for the commands that start servers (not every command reads MCP).
     #[serde(skip)]

@@ -60,6 +60,11 @@ impl Follower {
         self
     }
 
+    /// A way for another source (a room server's subscription) to wake this follower.
+    pub fn waker(&self) -> mpsc::Sender<()> {
+        self.tx.clone()
+    }
+
     /// Block until something changed or the poll interval passed (at most until `deadline`),
     /// then forget the wake-ups that piled up: the next pass reads all they announced.
     pub fn wait(&self, deadline: Option<Instant>) {

@@ -191,6 +191,8 @@ impl Agent<'_> {
         }
         // And a killed run's private temp dirs, which nothing else removes.
         crate::sandbox::jail::sweep_stale_temp_dirs();
+        // On rooms shared across machines, this session is here while the turn runs.
+        let _here = self.be_here();
         self.append(
             vec![NewChunk::new(Role::User, ChunkData::text(prompt)).in_turn(&turn, 0)],
             on,

@@ -23,6 +23,12 @@ pub(super) fn restrict_project(
             "{at}: [permissions] is ignored in a project file; set it in the user config"
         ));
     }
+    if table.remove("rooms").is_some() {
+        warnings.push(format!(
+            "{at}: [rooms] is ignored in a project file; where rooms live (and which \
+             credentials reach them) is set in the user config"
+        ));
+    }
     if table.remove("mcp").is_some() {
         warnings.push(format!(
             "{at}: [mcp] is ignored in a project file; MCP servers run commands, so they \

@@ -23,7 +23,7 @@ use crate::room::inbox::{self, Heard};
 use crate::room::presence::{self, Me};
 use crate::room::roster;
 use crate::room::target::{self, Resolved};
-use crate::room::{file, Line, LineKind, Room};
+use crate::room::{Line, LineKind, Room};
 use crate::store::{Session, Store};
 
 /// The room server of one worktree.
@@ -102,7 +102,7 @@ impl RoomServer {
             }
         };
         line.to = to.as_ref().map(|s| s.id.clone());
-        file::append(&room.path, &line).map_err(|e| e.to_string())?;
+        room.append(&line).map_err(|e| e.to_string())?;
         Ok(match to {
             None => format!("posted {} to the room {}", line.id, room.label()),
             Some(s) => format!(

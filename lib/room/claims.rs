@@ -10,7 +10,6 @@ use std::path::{Component, Path, PathBuf};
 
 use serde::Serialize;
 
-use super::file::{self, Flow};
 use super::presence::Me;
 use super::{From, Line, LineKind, Room, RoomError};
 use crate::store::{SessionStatus, Store};
@@ -36,7 +35,12 @@ pub struct Claim {
 /// Whether the session `id` still holds its claims, and in which state: `None` once it was
 /// removed, failed (a dead process is reaped as failed) or was cancelled.
 fn holding(store: &Store, id: &str) -> Option<&'static str> {
-    let s = store.reaped(store.session(id).ok()?);
+    let Ok(s) = store.session(id) else {
+        // On shared rooms a holder may be a session of another machine, which this store
+        // does not know: its claim holds until it is released or expires.
+        return super::backend::get().shared().then_some("remote");
+    };
+    let s = store.reaped(s);
     match s.status {
         SessionStatus::Running => Some("running"),
         SessionStatus::Idle | SessionStatus::Done => Some("idle"),
@@ -101,10 +105,16 @@ pub fn active(
     room: &Room,
     warn: &mut dyn FnMut(String),
 ) -> Result<Vec<Claim>, RoomError> {
+    let lines = super::backend::get().claim_lines(room, warn)?;
+    Ok(fold(store, &lines))
+}
+
+/// The active claims that `claim` and `release` lines leave, oldest first.
+pub fn fold(store: &Store, lines: &[Line]) -> Vec<Claim> {
     let now = crate::clock::now_ms();
     let mut claims: Vec<Claim> = Vec::new();
     let mut released: std::collections::HashSet<String> = Default::default();
-    file::scan(&room.path, 0, warn, &mut |_, l| {
+    for l in lines.iter().cloned() {
         match l.ty {
             LineKind::Claim => {
                 let ttl = l.ttl_s.unwrap_or(DEFAULT_TTL_S);
@@ -123,8 +133,7 @@ pub fn active(
             LineKind::Release => released.extend(l.claims.unwrap_or_default()),
             _ => {}
         }
-        Flow::Go
-    })?;
+    }
     let mut states: HashMap<String, Option<&'static str>> = HashMap::new();
     let mut out = Vec::new();
     for mut c in claims {
@@ -140,7 +149,7 @@ pub fn active(
         }
         out.push(c);
     }
-    Ok(out)
+    out
 }
 
 /// The literal start of a glob (up to its first wildcard).
@@ -336,11 +345,13 @@ pub fn claim(
             "a claim needs an intent (what you are about to do)".into(),
         ));
     }
-    file::append_locked(&room.path, || {
-        let act = active(store, room, warn)?;
+    let mut outcome = None;
+    super::backend::get().append_checked(room, warn, &mut |lines| {
+        let act = fold(store, lines);
         let found = conflicts(&act, &me.from, &paths, shared);
         if !found.is_empty() {
-            return Ok((None, Outcome::Refused(found)));
+            outcome = Some(Outcome::Refused(found));
+            return Ok(None);
         }
         let mut l = Line::new(LineKind::Claim, me.from.clone());
         l.paths = Some(paths.clone());
@@ -358,8 +369,10 @@ pub fn claim(
             ts: l.ts.clone(),
             holder_state: me.session.as_ref().map(|_| "running"),
         };
-        Ok((Some(l), Outcome::Claimed(Box::new(c))))
-    })
+        outcome = Some(Outcome::Claimed(Box::new(c)));
+        Ok(Some(l))
+    })?;
+    outcome.ok_or_else(|| RoomError::Invalid("the claim was not decided".into()))
 }
 
 /// End `me`'s active claims: all of them, or those overlapping `paths`. Returns what ended.
@@ -370,8 +383,9 @@ pub fn release(
     paths: Option<&[String]>,
     warn: &mut dyn FnMut(String),
 ) -> Result<Vec<Claim>, RoomError> {
-    file::append_locked(&room.path, || {
-        let mine: Vec<Claim> = active(store, room, warn)?
+    let mut ended = Vec::new();
+    super::backend::get().append_checked(room, warn, &mut |lines| {
+        let mine: Vec<Claim> = fold(store, lines)
             .into_iter()
             .filter(|c| c.holder.same(&me.from))
             .filter(|c| match paths {
@@ -379,13 +393,13 @@ pub fn release(
                 Some(ps) => ps.iter().any(|p| c.paths.iter().any(|q| overlaps(p, q))),
             })
             .collect();
-        if mine.is_empty() {
-            return Ok((None, mine));
-        }
         let mut l = Line::new(LineKind::Release, me.from.clone());
         l.claims = Some(mine.iter().map(|c| c.id.clone()).collect());
-        Ok((Some(l), mine))
-    })
+        let line = (!mine.is_empty()).then_some(l);
+        ended = mine;
+        Ok(line)
+    })?;
+    Ok(ended)
 }
 
 /// When a claim made at `ts_ms` for `ttl_s` seconds ends. Any writer of the room chooses the

@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use super::file::{self, Flow};
+use super::file::Flow;
 use super::presence::Me;
 use super::{Line, LineKind, Room, RoomError};
 use crate::log::{PeerKind, PeerMessage};
@@ -56,11 +56,11 @@ pub fn read_new(
     let mut cursors = Vec::new();
     for room in rooms {
         let start = match store.room_cursor(&me.reader, &room.name)? {
-            Some(o) => o.min(file::size(&room.path)),
-            None if new_at_end => file::size(&room.path),
+            Some(o) => o.min(room.end()?),
+            None if new_at_end => room.end()?,
             None => 0,
         };
-        let end = file::scan(&room.path, start, warn, &mut |offset, line| {
+        let end = room.scan(start, warn, &mut |offset, line| {
             if hears(room, &line, me) || (receipts && hears_receipt(&line, me)) {
                 f(Heard {
                     room: room.clone(),
@@ -88,7 +88,7 @@ pub fn deliver(me: &Me, heard: &[&Heard]) -> Result<(), RoomError> {
                 .clone()
                 .unwrap_or_else(|| h.line.from.name.clone()),
         );
-        file::append(&h.room.path, &l)?;
+        h.room.append(&l)?;
     }
     Ok(())
 }
@@ -142,7 +142,7 @@ pub fn status(
     for room in rooms {
         let mut found: Option<Heard> = None;
         let mut st_lines: Vec<Line> = Vec::new();
-        file::scan(&room.path, 0, warn, &mut |offset, line| {
+        room.scan(0, warn, &mut |offset, line| {
             match &found {
                 None => {
                     if (line.id == msg || (msg.len() >= 8 && line.id.starts_with(&msg)))

@@ -5,12 +5,19 @@
 //!
 //! Claims are room lines too (`claim` / `release`): the room is the one log, and a claim is
 //! checked and written under the room's lock, so two claimers cannot both win.
+//!
+//! Where the lines are kept is [`backend`]'s: files by default, NATS JetStream ([`nats`]) when
+//! the user config names a server.
 
+pub mod backend;
 pub mod claims;
 pub mod file;
 pub mod inbox;
 mod kind;
+pub mod nats;
 pub mod presence;
+pub mod remote;
+pub mod repo;
 pub mod roster;
 pub mod specs;
 pub mod target;
@@ -38,6 +45,12 @@ pub enum RoomError {
     TooLong { len: usize, max: usize },
     #[error("{0}")]
     Invalid(String),
+    /// The room server cannot be reached now: a temporary failure, nothing was written.
+    #[error("{0}")]
+    Unavailable(String),
+    /// The room configuration cannot be used (a bad URL, a credential the server refuses).
+    #[error("{0}")]
+    Config(String),
     #[error(transparent)]
     Store(#[from] crate::store::StoreError),
     #[error("{}", path.display())]
@@ -180,9 +193,10 @@ pub enum RoomKind {
 
 impl Room {
     pub fn device(home: &Home) -> Room {
+        let name = backend::get().device_name();
         Room {
-            name: DEVICE.to_string(),
-            path: home.rooms_dir().join(DEVICE),
+            path: home.rooms_dir().join(&name),
+            name,
             kind: RoomKind::Device,
         }
     }
@@ -194,7 +208,7 @@ impl Room {
 
     /// The worktree room of a key ([`worktree_key`]).
     pub fn of_key(home: &Home, key: PathBuf) -> Room {
-        let name = room_name(&key);
+        let name = backend::get().worktree_name(&key);
         Room {
             path: home.rooms_dir().join(&name),
             name,
@@ -217,6 +231,31 @@ impl Room {
     /// The name without `.jsonl`, for people.
     pub fn label(&self) -> &str {
         self.name.strip_suffix(".jsonl").unwrap_or(&self.name)
+    }
+
+    /// Append one whole line (or nothing) wherever rooms live.
+    pub fn append(&self, line: &Line) -> Result<(), RoomError> {
+        backend::get().append(self, line)
+    }
+
+    /// The position just past the last line: where a reader that starts now begins.
+    pub fn end(&self) -> Result<u64, RoomError> {
+        backend::get().end(self)
+    }
+
+    /// Stream the lines from position `from` ([`file::scan`]'s contract, on any backend).
+    pub fn scan(
+        &self,
+        from: u64,
+        warn: &mut dyn FnMut(String),
+        f: &mut dyn FnMut(u64, Line) -> file::Flow,
+    ) -> Result<u64, RoomError> {
+        backend::get().scan(self, from, warn, f)
+    }
+
+    /// The line at a position a scan reported.
+    pub fn read_at(&self, at: u64) -> Option<Line> {
+        backend::get().read_at(self, at)
     }
 }
 

@@ -137,7 +137,7 @@ pub fn within_reach(home: &crate::paths::Home, dir: &Path, me: &Me, s: &Session)
     }
     let mut found = false;
     for room in super::inbox::rooms_for(home, dir) {
-        let _ = super::file::scan(&room.path, 0, &mut |_| {}, &mut |_, line| {
+        let _ = room.scan(0, &mut |_| {}, &mut |_, line| {
             let to_me = line.to.as_deref().is_some_and(|t| me.is_addressed(t));
             if line.ty == LineKind::Say
                 && to_me

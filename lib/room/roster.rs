@@ -58,6 +58,8 @@ pub fn here(store: &Store, key: &Path) -> Result<Vec<Here>> {
             session: s,
         });
     }
+    // On a shared backend, the sessions of other machines follow.
+    out.extend(super::remote::here(store, key));
     Ok(out)
 }
 

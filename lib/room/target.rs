@@ -87,5 +87,20 @@ pub fn resolve(store: &Store, target: &str) -> Result<Resolved> {
             by_goal.push(s);
         }
     }
-    Ok(pick(by_goal).unwrap_or(Resolved::None))
+    if let Some(r) = pick(by_goal) {
+        return Ok(r);
+    }
+    // A session of another machine in this worktree's shared room.
+    let Ok(dir) = std::env::current_dir() else {
+        return Ok(Resolved::None);
+    };
+    Ok(
+        match super::remote::resolve(store, &super::worktree_key(&dir), t) {
+            Ok(Some(s)) => Resolved::One(Box::new(s)),
+            Ok(None) => Resolved::None,
+            Err(many) => {
+                Resolved::Ambiguous(many.into_iter().map(|s| (s.handle, s.title)).collect())
+            }
+        },
+    )
 }

@@ -13,7 +13,7 @@ use super::super::Agent;
 use crate::policy::Tool;
 use crate::room::claims::{self, Claim};
 use crate::room::watch::{self, Snapshot};
-use crate::room::{file, roster, Line, LineKind, Room};
+use crate::room::{roster, Line, LineKind, Room};
 use crate::tools::ToolOutput;
 
 /// What to do about a call before it runs.
@@ -102,7 +102,7 @@ impl Agent<'_> {
                 let room = Room::of_key(self.home, key);
                 let mut line = Line::new(LineKind::Say, self.me().from);
                 line.text = Some(said.clone());
-                let posted = match file::append(&room.path, &line) {
+                let posted = match room.append(&line) {
                     Ok(()) => "the room was told".to_string(),
                     Err(e) => format!("telling the room failed: {e}"),
                 };

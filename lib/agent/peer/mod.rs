@@ -3,6 +3,7 @@
 //! schemas in `specs`), and the collision gate around `write`, `edit` and `bash` (`gate`).
 
 mod batch;
+mod beat;
 mod gate;
 mod hear;
 mod specs;

@@ -13,7 +13,7 @@ use crate::room::inbox::{self, Heard};
 use crate::room::presence;
 use crate::room::roster;
 use crate::room::target::{self, Resolved};
-use crate::room::{file, Line, LineKind, Room};
+use crate::room::{Line, LineKind, Room};
 use crate::tools::ToolOutput;
 
 impl Agent<'_> {
@@ -50,7 +50,9 @@ impl Agent<'_> {
             )
         };
         match target::resolve(self.store, target).map_err(|e| e.to_string())? {
-            Resolved::One(s) if reach(&s) => Ok(*s),
+            // A session this store does not know came from this worktree's shared room (a
+            // session of another machine): it is here.
+            Resolved::One(s) if reach(&s) || self.store.session(&s.id).is_err() => Ok(*s),
             Resolved::One(_) | Resolved::None => Err(not_here()),
             Resolved::Everyone => Err(target::EVERYONE.to_string()),
             Resolved::Ambiguous(c) => {
@@ -96,16 +98,16 @@ impl Agent<'_> {
                 if s.id == self.session.id {
                     return Err("that is this session; message another one".into());
                 }
-                let same = s
-                    .cwd
-                    .as_deref()
-                    .is_some_and(|c| crate::room::worktree_key(Path::new(c)) == key);
+                let same = self.store.session(&s.id).is_err()
+                    || s.cwd
+                        .as_deref()
+                        .is_some_and(|c| crate::room::worktree_key(Path::new(c)) == key);
                 let room = if same { here } else { Room::device(self.home) };
                 (room, Some(s))
             }
         };
         line.to = to.as_ref().map(|s| s.id.clone());
-        file::append(&room.path, &line).map_err(|e| e.to_string())?;
+        room.append(&line).map_err(|e| e.to_string())?;
         Ok(ToolOutput::ok(match to {
             None => format!(
                 "posted {} to the room {} (everyone in this worktree hears it at their next step)",
@@ -144,7 +146,7 @@ impl Agent<'_> {
             let Some(room) = rooms.iter().find(|r| &r.name == room_name) else {
                 continue;
             };
-            if let Some(line) = file::read_at(&room.path, *offset) {
+            if let Some(line) = room.read_at(*offset) {
                 let h = Heard {
                     room: room.clone(),
                     offset: *offset,

@@ -7,7 +7,6 @@ use serde_json::json;
 use super::tail::{emit, Names};
 use super::{ambiguous, cwd, me, room_err, warner};
 use crate::cli::{escape_controls, CliError, CliResult, Ctx, Exit};
-use crate::room::file;
 use crate::room::inbox::{self, Heard};
 use crate::room::presence::Me;
 use crate::room::target::{self, Resolved};
@@ -66,7 +65,7 @@ pub(super) fn inbox_cmd(ctx: &mut Ctx, from: Option<&str>, a: InboxArgs) -> CliR
     };
     for (room_name, offset, _) in &held {
         if let Some(room) = rooms.iter().find(|r| &r.name == room_name) {
-            if let Some(line) = file::read_at(&room.path, *offset) {
+            if let Some(line) = room.read_at(*offset) {
                 heard.push(Heard {
                     room: room.clone(),
                     offset: *offset,
@@ -179,7 +178,7 @@ pub(super) fn ack(ctx: &mut Ctx, from: Option<&str>, msg: &str) -> CliResult<()>
             .clone()
             .unwrap_or_else(|| st.message.line.from.name.clone()),
     );
-    file::append(&st.message.room.path, &l).map_err(room_err)?;
+    st.message.room.append(&l).map_err(room_err)?;
     ctx.out.line(&l.id)?;
     Ok(())
 }

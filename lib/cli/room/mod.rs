@@ -43,7 +43,11 @@ Examples:
   ag-room claim 'lib/store/**' --intent 'schema migration' --ttl 45m
   ag-room guard --staged --mode block                           # in .git/hooks/pre-commit
   git log -1 --format=%s | ag-room tell --from post-commit -    # from a git hook
-  claude mcp add ag-room -- ag-room mcp                         # Claude Code joins the room";
+  claude mcp add ag-room -- ag-room mcp                         # Claude Code joins the room
+  ag-room doctor                                                # where rooms live, and whether it answers
+
+Rooms are files on this machine unless `[rooms] url = \"nats://HOST:4222\"` in the user config
+(or AG_ROOM_URL) puts them on a NATS JetStream server shared by several machines.";
 
 #[derive(Debug, Parser)]
 #[command(
@@ -99,6 +103,10 @@ pub enum Verb {
     /// Serve this worktree's room over MCP on stdio, for Claude Code, Codex, Cursor…:
     /// peer_message, peer_inbox, peer_who, peer_peek, peer_claim, peer_release
     Mcp(McpArgs),
+    /// Check where rooms live: the configuration, the connection, the stream and the buckets,
+    /// one line each; exit 75 when the room server cannot be reached, 1 when something else
+    /// is wrong
+    Doctor,
 }
 
 pub fn command() -> clap::Command {
@@ -113,6 +121,12 @@ pub fn main() -> ExitCode {
 fn run(cli: Cli) -> CliResult<()> {
     let mut ctx = Ctx::new(cli.global.clone())?;
     let from = cli.from.clone();
+    if let Some(w) = cwd()
+        .ok()
+        .and_then(|d| crate::config::rooms::project_warning(&d))
+    {
+        ctx.out.warn(&w);
+    }
     let result = match cli.verb {
         Verb::Tell(a) => tell::tell(&mut ctx, from.as_deref(), a),
         Verb::Who => who::who(&mut ctx),
@@ -126,14 +140,42 @@ fn run(cli: Cli) -> CliResult<()> {
         Verb::Claims => claim::list_claims(&mut ctx),
         Verb::Guard(a) => guard::guard(&mut ctx, from.as_deref(), a),
         Verb::Mcp(a) => mcp::mcp(&mut ctx, from.as_deref(), a),
+        Verb::Doctor => doctor(&mut ctx),
     };
     ctx.conclude(result)
+}
+
+/// `ag-room doctor`: one line a check, `ok` or `FAIL`.
+fn doctor(ctx: &mut Ctx) -> CliResult<()> {
+    let checks = crate::room::backend::get().doctor();
+    let mut unreachable = false;
+    for (ok, line) in &checks {
+        if !ok && line.starts_with("connection:") {
+            unreachable = !line.contains("refused the credential");
+        }
+        ctx.out.line(&crate::cli::escape_controls(
+            &format!("{} {line}", if *ok { "ok  " } else { "FAIL" }),
+            false,
+        ))?;
+    }
+    match checks.iter().filter(|(ok, _)| !ok).count() {
+        0 => Ok(()),
+        n if unreachable => Err(CliError::new(
+            Exit::TempFail,
+            format!("{n} check(s) failed: the room server cannot be reached"),
+        )),
+        n => Err(CliError::msg(format!("{n} check(s) failed"))),
+    }
 }
 
 pub(super) fn room_err(e: RoomError) -> CliError {
     match e {
         RoomError::Store(s) => CliError::from(s),
         RoomError::TooLong { .. } => CliError::usage(e.to_string()),
+        RoomError::Unavailable(_) => CliError::new(Exit::TempFail, e.to_string())
+            .with_hint("nothing was written; try again when the room server is back (`ag-room doctor` checks it)"),
+        RoomError::Config(_) => CliError::msg(e.to_string())
+            .with_hint("`[rooms]` in the user config (or AG_ROOM_URL) says where rooms live; `ag-room doctor` checks it"),
         e => CliError::msg(e.to_string()),
     }
 }

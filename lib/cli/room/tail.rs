@@ -7,9 +7,9 @@ use super::{cwd, me, room_err};
 use crate::cli::{escape_controls, CliError, CliResult, Ctx};
 use crate::follow::{Follower, Next};
 use crate::room::claims;
-use crate::room::file::{self, Flow};
+use crate::room::file::Flow;
 use crate::room::presence::Me;
-use crate::room::{Line, LineKind, Room};
+use crate::room::{Line, LineKind, Room, RoomError};
 use crate::store::Store;
 
 #[derive(Debug, clap::Args)]
@@ -125,16 +125,17 @@ pub(super) fn tail(ctx: &mut Ctx, from: Option<&str>, a: TailArgs) -> CliResult<
     let keep = a.lines.or(if a.follow { Some(10) } else { None });
     let mut ring: std::collections::VecDeque<Line> = Default::default();
     let mut warns = Vec::new();
-    let mut offset = file::scan(&room.path, 0, &mut |w| warns.push(w), &mut |_, l| {
-        if shown(&l, &me, a.all) {
-            ring.push_back(l);
-            if keep.is_some_and(|k| ring.len() > k) {
-                ring.pop_front();
+    let mut offset = room
+        .scan(0, &mut |w| warns.push(w), &mut |_, l| {
+            if shown(&l, &me, a.all) {
+                ring.push_back(l);
+                if keep.is_some_and(|k| ring.len() > k) {
+                    ring.pop_front();
+                }
             }
-        }
-        Flow::Go
-    })
-    .map_err(room_err)?;
+            Flow::Go
+        })
+        .map_err(room_err)?;
     for w in warns.drain(..) {
         ctx.out.warn(&w);
     }
@@ -148,8 +149,10 @@ pub(super) fn tail(ctx: &mut Ctx, from: Option<&str>, a: TailArgs) -> CliResult<
     follow(ctx, &mut names, &room, &mut offset, &me, a.all)
 }
 
-/// Follow a room: a change in the rooms folder wakes us, a poll every 250 ms is the backstop;
-/// a reader of stdout that went away ends it even when nothing new comes.
+/// Follow a room: a change in the rooms folder wakes us (on NATS, a message on the room's
+/// subject), a poll every 250 ms is the backstop; a reader of stdout that went away ends it
+/// even when nothing new comes. A room server that goes away is waited for: the cursor
+/// (`offset`) stays where it was, so nothing is lost or shown twice when it is back.
 fn follow(
     ctx: &mut Ctx,
     names: &mut Names,
@@ -161,19 +164,38 @@ fn follow(
     let dir = ctx.home.rooms_dir();
     crate::paths::create_private_dir(&dir)?;
     let follower = Follower::new(Duration::from_millis(250)).watch(&dir, false);
+    let _waking = crate::room::backend::get().wake(room, follower.waker());
+    let mut down = false;
     follower.run(|| {
         if ctx.out.reader_gone() {
             return Ok(Next::Stop);
         }
         let mut lines = Vec::new();
         let mut warns = Vec::new();
-        *offset = file::scan(&room.path, *offset, &mut |w| warns.push(w), &mut |_, l| {
+        let scanned = room.scan(*offset, &mut |w| warns.push(w), &mut |_, l| {
             if shown(&l, me, all) {
                 lines.push(l);
             }
             Flow::Go
-        })
-        .map_err(room_err)?;
+        });
+        match scanned {
+            Ok(next) => *offset = next,
+            Err(e @ RoomError::Unavailable(_)) => {
+                if !down {
+                    ctx.out
+                        .warn(&format!("{e}; still following, waiting for it"));
+                    down = true;
+                }
+                // Lines read before the failure are not shown: the cursor did not move, so
+                // they come again, once, when the server is back.
+                return Ok(Next::Wait);
+            }
+            Err(e) => return Err(room_err(e)),
+        }
+        if down {
+            ctx.out.note("the room server is back");
+            down = false;
+        }
         for w in warns {
             ctx.out.warn(&w);
         }

@@ -7,7 +7,7 @@ use serde_json::json;
 
 use super::{cwd, me, read_text, resolve, room_err};
 use crate::cli::{CliError, CliResult, Ctx, Exit};
-use crate::room::file::{self, Flow};
+use crate::room::file::Flow;
 use crate::room::presence;
 use crate::room::{Line, LineKind, Room};
 
@@ -53,10 +53,12 @@ pub(super) fn tell(ctx: &mut Ctx, from: Option<&str>, a: TellArgs) -> CliResult<
         None => (here, None),
         Some(t) => {
             let s = resolve(&store, t)?;
-            let same = s
-                .cwd
-                .as_deref()
-                .is_some_and(|c| crate::room::worktree_key(Path::new(c)) == key);
+            // A session of another machine was found in this worktree's shared room.
+            let remote = store.session(&s.id).is_err();
+            let same = remote
+                || s.cwd
+                    .as_deref()
+                    .is_some_and(|c| crate::room::worktree_key(Path::new(c)) == key);
             let room = if a.device || !same {
                 Room::device(&ctx.home)
             } else {
@@ -66,8 +68,8 @@ pub(super) fn tell(ctx: &mut Ctx, from: Option<&str>, a: TellArgs) -> CliResult<
         }
     };
     line.to = to.as_ref().map(|s| s.id.clone());
-    let start = file::size(&room.path);
-    file::append(&room.path, &line).map_err(room_err)?;
+    let start = room.end().map_err(room_err)?;
+    room.append(&line).map_err(room_err)?;
     ctx.out.done(format!("the line {} was posted", line.id));
     if ctx.global.json {
         ctx.out.line(
@@ -91,7 +93,7 @@ pub(super) fn tell(ctx: &mut Ctx, from: Option<&str>, a: TellArgs) -> CliResult<
         let deadline = Instant::now() + wait;
         loop {
             let mut got: Option<Line> = None;
-            file::scan(&room.path, start, &mut |_| {}, &mut |_, l| {
+            room.scan(start, &mut |_| {}, &mut |_, l| {
                 if l.ty == LineKind::Delivered && l.in_reply_to.as_deref() == Some(line.id.as_str())
                 {
                     got = Some(l);

@@ -1,0 +1,66 @@
+//! Presence on a shared backend: while a turn runs, its session says it is here — at the
+//! start, then every [`HEARTBEAT`] from a thread of its own — and leaves when the turn ends.
+//! A server that cannot be reached is a warning: the turn goes on, and the heartbeat finds
+//! the server again when it is back. (On files presence is the store's and none of this runs.)
+
+use std::sync::mpsc::{channel, RecvTimeoutError, Sender};
+use std::thread::JoinHandle;
+
+use super::super::Agent;
+use crate::room::backend::{self, Present};
+use crate::room::nats::HEARTBEAT;
+use crate::room::{remote, Room};
+
+/// A session's presence for the length of a turn; dropping it leaves.
+pub struct Here {
+    stop: Option<Sender<()>>,
+    beat: Option<JoinHandle<()>>,
+    room: Room,
+    session: String,
+}
+
+impl Agent<'_> {
+    /// Say this session is here, and keep saying it until the returned guard is dropped.
+    pub(in crate::agent) fn be_here(&self) -> Option<Here> {
+        let b = backend::get();
+        if !b.shared() {
+            return None;
+        }
+        let key = crate::room::worktree_key(&self.cwd());
+        let room = remote::room_of(&key);
+        let mut p: Present = remote::present_of(self.store, &self.session, &key);
+        if let Err(e) = b.announce(&room, &p) {
+            self.warn(format!("cannot say this session is here: {e}"));
+        }
+        let (tx, rx) = channel::<()>();
+        let beat_room = room.clone();
+        let beat = std::thread::Builder::new()
+            .name("ag-presence".into())
+            .spawn(move || loop {
+                match rx.recv_timeout(HEARTBEAT) {
+                    Err(RecvTimeoutError::Timeout) => {
+                        p.at_ms = crate::clock::now_ms();
+                        let _ = backend::get().announce(&beat_room, &p);
+                    }
+                    _ => return,
+                }
+            })
+            .ok();
+        Some(Here {
+            stop: Some(tx),
+            beat,
+            room,
+            session: self.session.id.clone(),
+        })
+    }
+}
+
+impl Drop for Here {
+    fn drop(&mut self) {
+        drop(self.stop.take());
+        if let Some(b) = self.beat.take() {
+            let _ = b.join();
+        }
+        let _ = backend::get().leave(&self.room, &self.session);
+    }
+}

@@ -1,0 +1,200 @@
+//! `[rooms]`: where rooms live. Only the user config (or `AG_ROOM_URL`) may say: a project
+//! file that could move rooms onto a server it names would carry every room line — and the
+//! claims — of whoever clones it there. Credentials are files the config names (a `.creds`
+//! file, an nkey seed, or a user and a password file), never values on a command line or in
+//! the environment, and never printed.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde::Deserialize;
+
+/// The `[rooms]` table.
+#[derive(Debug, Clone, Default, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct RoomsConfig {
+    /// `nats://host:4222` or `tls://host:4222`: rooms live on this NATS JetStream server.
+    pub url: Option<String>,
+    /// A NATS `.creds` file (user JWT and nkey seed).
+    pub creds: Option<PathBuf>,
+    /// A file holding an nkey seed (`SU…`).
+    pub nkey_seed_file: Option<PathBuf>,
+    /// A user name, with `password_file`.
+    pub user: Option<String>,
+    /// A file holding the password of `user`.
+    pub password_file: Option<PathBuf>,
+    /// Seconds a connection attempt may take [default: 2].
+    pub connect_timeout_s: Option<f64>,
+}
+
+/// How a room server is reached.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Credential {
+    None,
+    Creds(PathBuf),
+    NkeySeed(PathBuf),
+    UserPassword {
+        user: String,
+        password_file: PathBuf,
+    },
+}
+
+/// A usable room server configuration.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RoomServer {
+    pub url: String,
+    pub credential: Credential,
+    pub connect_timeout: Duration,
+    /// Where the URL came from, for `ag-room doctor`.
+    pub url_from: String,
+}
+
+/// The room server this process uses: `AG_ROOM_URL` over the user config's `[rooms] url`;
+/// `None` when neither names one (rooms are files).
+pub fn load() -> Result<Option<RoomServer>, String> {
+    let file = super::user_config_dir()
+        .map(|d| d.join("config.toml"))
+        .filter(|p| p.is_file());
+    let cfg = match &file {
+        Some(f) => read(f)?,
+        None => RoomsConfig::default(),
+    };
+    let env_url = std::env::var("AG_ROOM_URL")
+        .ok()
+        .filter(|u| !u.trim().is_empty());
+    let (url, url_from) = match (env_url, &cfg.url) {
+        (Some(u), _) => (u, "AG_ROOM_URL".to_string()),
+        (None, Some(u)) => (
+            u.clone(),
+            file.as_ref()
+                .map_or("the user config".into(), |f| f.display().to_string()),
+        ),
+        (None, None) => return Ok(None),
+    };
+    let base = file
+        .as_ref()
+        .and_then(|f| f.parent())
+        .map(Path::to_path_buf);
+    resolve(&cfg, url.trim(), url_from, base.as_deref()).map(Some)
+}
+
+/// What to say when the nearest project file sets `[rooms]`, which only the user may.
+pub fn project_warning(cwd: &Path) -> Option<String> {
+    let f = super::find_upward(cwd, ".ag/config.toml")?;
+    let user = super::user_config_dir().map(|d| d.join("config.toml"));
+    if user.as_deref() == Some(f.as_path()) {
+        return None;
+    }
+    let table: toml::Table = std::fs::read_to_string(&f).ok()?.parse().ok()?;
+    table.contains_key("rooms").then(|| {
+        format!(
+            "{}: [rooms] is ignored in a project file; where rooms live (and which credentials \
+             reach them) is set in the user config",
+            f.display()
+        )
+    })
+}
+
+/// The `[rooms]` table of a config file (the rest of the file is not this module's).
+fn read(f: &Path) -> Result<RoomsConfig, String> {
+    let text = std::fs::read_to_string(f).map_err(|e| format!("{}: {e}", f.display()))?;
+    let table: toml::Table = text
+        .parse()
+        .map_err(|e: toml::de::Error| format!("{}: {}", f.display(), e.message()))?;
+    match table.get("rooms") {
+        None => Ok(RoomsConfig::default()),
+        Some(v) => v
+            .clone()
+            .try_into()
+            .map_err(|e: toml::de::Error| format!("{}: [rooms]: {}", f.display(), e.message())),
+    }
+}
+
+/// Check a configuration and make its file names absolute (relative to the config file).
+pub fn resolve(
+    cfg: &RoomsConfig,
+    url: &str,
+    url_from: String,
+    base: Option<&Path>,
+) -> Result<RoomServer, String> {
+    let scheme_ok = ["nats://", "tls://"].iter().any(|s| url.starts_with(s));
+    if !scheme_ok || url.len() <= "tls://".len() {
+        return Err(format!(
+            "{url_from}: the room URL {url:?} is not nats://HOST:PORT or tls://HOST:PORT"
+        ));
+    }
+    if url.contains('@') {
+        return Err(format!(
+            "{url_from}: the room URL carries a credential; name a creds file, an nkey seed file \
+             or a user and password file in [rooms] instead"
+        ));
+    }
+    let abs = |p: &PathBuf| match base {
+        Some(b) if p.is_relative() => b.join(p),
+        _ => p.clone(),
+    };
+    let credential = match (
+        &cfg.creds,
+        &cfg.nkey_seed_file,
+        &cfg.user,
+        &cfg.password_file,
+    ) {
+        (None, None, None, None) => Credential::None,
+        (Some(c), None, None, None) => Credential::Creds(abs(c)),
+        (None, Some(n), None, None) => Credential::NkeySeed(abs(n)),
+        (None, None, Some(u), Some(p)) => Credential::UserPassword {
+            user: u.clone(),
+            password_file: abs(p),
+        },
+        (None, None, Some(_), None) | (None, None, None, Some(_)) => {
+            return Err(format!(
+                "{url_from}: [rooms] user and password_file go together"
+            ))
+        }
+        _ => {
+            return Err(format!(
+                "{url_from}: [rooms] names more than one credential; use one of creds, \
+                 nkey_seed_file, or user with password_file"
+            ))
+        }
+    };
+    let secs = cfg.connect_timeout_s.unwrap_or(2.0);
+    if !(secs.is_finite() && secs > 0.0 && secs <= 600.0) {
+        return Err(format!(
+            "{url_from}: [rooms] connect_timeout_s must be between 0 and 600 seconds"
+        ));
+    }
+    Ok(RoomServer {
+        url: url.to_string(),
+        credential,
+        connect_timeout: Duration::from_secs_f64(secs),
+        url_from,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn urls_and_credentials_are_checked() {
+        let cfg = RoomsConfig::default();
+        assert!(resolve(&cfg, "nats://127.0.0.1:4222", "x".into(), None).is_ok());
+        assert!(resolve(&cfg, "tls://h:4222", "x".into(), None).is_ok());
+        assert!(resolve(&cfg, "http://h", "x".into(), None).is_err());
+        let e = resolve(&cfg, "nats://me:secret@h:4222", "x".into(), None).unwrap_err();
+        assert!(!e.contains("secret"), "{e}");
+        let two = RoomsConfig {
+            creds: Some("a.creds".into()),
+            nkey_seed_file: Some("seed".into()),
+            ..cfg.clone()
+        };
+        assert!(resolve(&two, "nats://h:1", "x".into(), None).is_err());
+        let rel = RoomsConfig {
+            creds: Some("a.creds".into()),
+            ..cfg
+        };
+        let s = resolve(&rel, "nats://h:1", "x".into(), Some(Path::new("/cfg"))).unwrap();
+        assert_eq!(s.credential, Credential::Creds("/cfg/a.creds".into()));
+    }
+}

@@ -1,0 +1,279 @@
+//! Where rooms live: the seam between the room model and its storage. Files under
+//! `$AG_HOME/rooms/` are the default; with `[rooms] url` in the user config (or `AG_ROOM_URL`)
+//! every room lives on NATS JetStream instead ([`super::nats`]). A position in a room is a
+//! `u64` either way — a byte offset in a file, a stream sequence on NATS — so readers' cursors,
+//! held-back lines and `tail -f` work the same on both.
+
+use std::path::Path;
+use std::sync::mpsc::Sender;
+use std::sync::OnceLock;
+
+use super::file::{self, Flow};
+use super::{Line, LineKind, Room, RoomError};
+
+/// What a claimer decides on the claim lines it sees: the line to append, if any.
+pub type Decide<'a> = dyn FnMut(&[Line]) -> Result<Option<Line>, RoomError> + 'a;
+
+/// A room's storage.
+pub trait Backend: Send + Sync {
+    /// The name a worktree room of `key` has here (readers' cursors are keyed by it).
+    fn worktree_name(&self, key: &Path) -> String;
+    /// The device room's name (on NATS: the team room).
+    fn device_name(&self) -> String;
+    /// Append one whole line, or nothing.
+    fn append(&self, room: &Room, line: &Line) -> Result<(), RoomError>;
+    /// The position just past the room's last line (where a new reader starts).
+    fn end(&self, room: &Room) -> Result<u64, RoomError>;
+    /// Stream the lines from position `from`, oldest first; returns where the next scan starts.
+    fn scan(
+        &self,
+        room: &Room,
+        from: u64,
+        warn: &mut dyn FnMut(String),
+        f: &mut dyn FnMut(u64, Line) -> Flow,
+    ) -> Result<u64, RoomError>;
+    /// The line at a position a scan reported.
+    fn read_at(&self, room: &Room, at: u64) -> Option<Line>;
+    /// The room's `claim` and `release` lines that may still matter, oldest first.
+    fn claim_lines(
+        &self,
+        room: &Room,
+        warn: &mut dyn FnMut(String),
+    ) -> Result<Vec<Line>, RoomError>;
+    /// Let `decide` look at the claim lines and append the line it returns, atomically: two
+    /// racing callers cannot both decide on the same view. `decide` may run more than once.
+    fn append_checked(
+        &self,
+        room: &Room,
+        warn: &mut dyn FnMut(String),
+        decide: &mut Decide<'_>,
+    ) -> Result<(), RoomError>;
+    /// Wake a follower of `room` (send on `tx`) when a line may have arrived, until the
+    /// returned guard is dropped; `None` when the follower's own watch of the rooms folder
+    /// is what wakes it (files).
+    fn wake(&self, _room: &Room, _tx: Sender<()>) -> Option<Waking> {
+        None
+    }
+    /// Which backend this is, for people (`files`, `nats://host:port`).
+    fn describe(&self) -> String;
+    /// Whether rooms are shared with other machines (whose sessions this store does not know).
+    fn shared(&self) -> bool {
+        false
+    }
+    /// Say that a session of this machine is here (a heartbeat); files need not: the store
+    /// is where presence is read from.
+    fn announce(&self, _room: &Room, _p: &Present) -> Result<(), RoomError> {
+        Ok(())
+    }
+    /// Say that a session left.
+    fn leave(&self, _room: &Room, _session: &str) -> Result<(), RoomError> {
+        Ok(())
+    }
+    /// The sessions of every machine that said they are in `room` and are not stale.
+    fn present(&self, _room: &Room) -> Result<Vec<Present>, RoomError> {
+        Ok(Vec::new())
+    }
+    /// `ag-room doctor`: one line a check, and whether it passed.
+    fn doctor(&self) -> Vec<(bool, String)> {
+        vec![(true, format!("config: {}", self.describe()))]
+    }
+}
+
+/// A session as its presence entry shows it to other machines.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Present {
+    pub session: String,
+    pub handle: String,
+    pub title: String,
+    pub goal: String,
+    pub status: String,
+    pub host: String,
+    /// Its directory relative to the worktree's top.
+    pub at: String,
+    pub last_tool: String,
+    pub last_said: String,
+    /// When its last chunk was written (ms since the epoch).
+    pub last_at_ms: i64,
+    /// When this entry was written.
+    pub at_ms: i64,
+}
+
+/// Keeps a backend's wake-ups coming; dropping it stops them.
+pub struct Waking(pub Option<Box<dyn FnOnce() + Send>>);
+
+impl Drop for Waking {
+    fn drop(&mut self) {
+        if let Some(stop) = self.0.take() {
+            stop();
+        }
+    }
+}
+
+/// Rooms as JSONL files (DESIGN §6).
+pub struct Files;
+
+impl Backend for Files {
+    fn worktree_name(&self, key: &Path) -> String {
+        super::room_name(key)
+    }
+
+    fn device_name(&self) -> String {
+        super::DEVICE.to_string()
+    }
+
+    fn append(&self, room: &Room, line: &Line) -> Result<(), RoomError> {
+        file::append(&room.path, line)
+    }
+
+    fn end(&self, room: &Room) -> Result<u64, RoomError> {
+        Ok(file::size(&room.path))
+    }
+
+    fn scan(
+        &self,
+        room: &Room,
+        from: u64,
+        warn: &mut dyn FnMut(String),
+        f: &mut dyn FnMut(u64, Line) -> Flow,
+    ) -> Result<u64, RoomError> {
+        file::scan(&room.path, from, warn, f)
+    }
+
+    fn read_at(&self, room: &Room, at: u64) -> Option<Line> {
+        file::read_at(&room.path, at)
+    }
+
+    fn claim_lines(
+        &self,
+        room: &Room,
+        warn: &mut dyn FnMut(String),
+    ) -> Result<Vec<Line>, RoomError> {
+        let mut out = Vec::new();
+        file::scan(&room.path, 0, warn, &mut |_, l| {
+            if matches!(l.ty, LineKind::Claim | LineKind::Release) {
+                out.push(l);
+            }
+            Flow::Go
+        })?;
+        Ok(out)
+    }
+
+    fn append_checked(
+        &self,
+        room: &Room,
+        warn: &mut dyn FnMut(String),
+        decide: &mut Decide<'_>,
+    ) -> Result<(), RoomError> {
+        file::append_locked(&room.path, || {
+            let lines = self.claim_lines(room, warn)?;
+            Ok((decide(&lines)?, ()))
+        })
+    }
+
+    fn describe(&self) -> String {
+        "files".into()
+    }
+
+    fn doctor(&self) -> Vec<(bool, String)> {
+        vec![(
+            true,
+            "config: rooms are files on this machine (no [rooms] url in the user config, no AG_ROOM_URL)".into(),
+        )]
+    }
+}
+
+/// The backend of this process, chosen once: `AG_ROOM_URL`, else `[rooms] url` in the user
+/// config, else files. A configuration that cannot be used makes every room operation fail
+/// with what is wrong (never a silent fallback to files, which would split the room).
+pub fn get() -> &'static dyn Backend {
+    match chosen() {
+        Chosen::Files(f) => f,
+        Chosen::Nats(n) => n.as_ref(),
+        Chosen::Broken(b) => b,
+    }
+}
+
+/// The NATS backend, when it is this process's.
+pub fn nats() -> Option<&'static super::nats::Nats> {
+    match chosen() {
+        Chosen::Nats(n) => Some(n.as_ref()),
+        _ => None,
+    }
+}
+
+enum Chosen {
+    Files(Files),
+    Nats(Box<super::nats::Nats>),
+    Broken(Broken),
+}
+
+fn chosen() -> &'static Chosen {
+    static CHOSEN: OnceLock<Chosen> = OnceLock::new();
+    CHOSEN.get_or_init(|| match crate::config::rooms::load() {
+        Ok(None) => Chosen::Files(Files),
+        Ok(Some(cfg)) => Chosen::Nats(Box::new(super::nats::Nats::new(cfg))),
+        Err(e) => Chosen::Broken(Broken(e)),
+    })
+}
+
+/// A room configuration that cannot be used: every operation says why.
+struct Broken(String);
+
+impl Broken {
+    fn err(&self) -> RoomError {
+        RoomError::Config(self.0.clone())
+    }
+}
+
+impl Backend for Broken {
+    fn worktree_name(&self, key: &Path) -> String {
+        super::room_name(key)
+    }
+
+    fn device_name(&self) -> String {
+        super::DEVICE.to_string()
+    }
+
+    fn append(&self, _: &Room, _: &Line) -> Result<(), RoomError> {
+        Err(self.err())
+    }
+
+    fn end(&self, _: &Room) -> Result<u64, RoomError> {
+        Err(self.err())
+    }
+
+    fn scan(
+        &self,
+        _: &Room,
+        _: u64,
+        _: &mut dyn FnMut(String),
+        _: &mut dyn FnMut(u64, Line) -> Flow,
+    ) -> Result<u64, RoomError> {
+        Err(self.err())
+    }
+
+    fn read_at(&self, _: &Room, _: u64) -> Option<Line> {
+        None
+    }
+
+    fn claim_lines(&self, _: &Room, _: &mut dyn FnMut(String)) -> Result<Vec<Line>, RoomError> {
+        Err(self.err())
+    }
+
+    fn append_checked(
+        &self,
+        _: &Room,
+        _: &mut dyn FnMut(String),
+        _: &mut Decide<'_>,
+    ) -> Result<(), RoomError> {
+        Err(self.err())
+    }
+
+    fn describe(&self) -> String {
+        format!("unusable room configuration: {}", self.0)
+    }
+
+    fn doctor(&self) -> Vec<(bool, String)> {
+        vec![(false, format!("config: {}", self.0))]
+    }
+}

@@ -1,0 +1,185 @@
+//! The connection to the room server: credentials read from the files the config names,
+//! the rooms stream and the two buckets made on first use, and `ag-room doctor`'s checks.
+
+use std::time::Duration;
+
+use async_nats::jetstream::{self, kv, stream};
+use async_nats::{ConnectErrorKind, ConnectOptions};
+
+use super::{CLAIMS, OP_TIMEOUT, PRESENCE, STALE_AFTER, STREAM, SUBJECT_PREFIX};
+use crate::config::rooms::{Credential, RoomServer};
+use crate::room::{RoomError, MAX_LINE};
+
+/// A live connection and what rooms use of it.
+#[derive(Clone)]
+pub struct Connected {
+    pub client: async_nats::Client,
+    pub js: jetstream::Context,
+    pub stream: stream::Stream,
+    pub claims: kv::Store,
+    pub presence: kv::Store,
+}
+
+/// How the config reaches the server, without the secret.
+pub fn describe_credential(c: &Credential) -> String {
+    match c {
+        Credential::None => "no credential".into(),
+        Credential::Creds(p) => format!("creds file {}", p.display()),
+        Credential::NkeySeed(p) => format!("nkey seed file {}", p.display()),
+        Credential::UserPassword {
+            user,
+            password_file,
+        } => format!("user {user} with password file {}", password_file.display()),
+    }
+}
+
+/// A secret from a file: its first line, trimmed. The value is never put in an error.
+fn secret(path: &std::path::Path, what: &str) -> Result<String, RoomError> {
+    let text = std::fs::read_to_string(path).map_err(|e| {
+        RoomError::Config(format!("cannot read the {what} {}: {e}", path.display()))
+    })?;
+    let s = text.lines().next().unwrap_or("").trim().to_string();
+    if s.is_empty() {
+        return Err(RoomError::Config(format!(
+            "the {what} {} is empty",
+            path.display()
+        )));
+    }
+    Ok(s)
+}
+
+async fn options(s: &RoomServer) -> Result<ConnectOptions, RoomError> {
+    let mut o = ConnectOptions::new()
+        .name("ag")
+        .connection_timeout(s.connect_timeout)
+        .request_timeout(Some(OP_TIMEOUT));
+    o = match &s.credential {
+        Credential::None => o,
+        Credential::Creds(p) => o.credentials_file(p).await.map_err(|e| {
+            RoomError::Config(format!("cannot read the creds file {}: {e}", p.display()))
+        })?,
+        Credential::NkeySeed(p) => o.nkey(secret(p, "nkey seed file")?),
+        Credential::UserPassword {
+            user,
+            password_file,
+        } => o.user_and_password(user.clone(), secret(password_file, "password file")?),
+    };
+    if s.url.starts_with("tls://") {
+        o = o.require_tls(true);
+    }
+    Ok(o)
+}
+
+/// Connect, and make the stream and buckets when they are missing.
+pub async fn connect(s: RoomServer) -> Result<Connected, RoomError> {
+    let client = options(&s)
+        .await?
+        .connect(s.url.as_str())
+        .await
+        .map_err(|e| {
+            let why = e.to_string();
+            match e.kind() {
+                ConnectErrorKind::AuthorizationViolation | ConnectErrorKind::Authentication => {
+                    RoomError::Config(format!(
+                        "the room server {} refused the credential ({}): {why}",
+                        s.url,
+                        describe_credential(&s.credential)
+                    ))
+                }
+                ConnectErrorKind::ServerParse | ConnectErrorKind::Tls => {
+                    RoomError::Config(format!("cannot use the room server {}: {why}", s.url))
+                }
+                _ => RoomError::Unavailable(format!(
+                    "cannot reach the room server {} ({}): {why}",
+                    s.url, s.url_from
+                )),
+            }
+        })?;
+    let mut js = jetstream::new(client.clone());
+    js.set_timeout(OP_TIMEOUT);
+    let fail = |what: &str, e: String| {
+        RoomError::Unavailable(format!(
+            "the room server {} cannot give {what} (is JetStream on? `nats-server -js`): {e}",
+            s.url
+        ))
+    };
+    let stream = js
+        .get_or_create_stream(stream_config())
+        .await
+        .map_err(|e| fail(&format!("the stream {STREAM}"), e.to_string()))?;
+    let claims = bucket(&js, CLAIMS, Duration::ZERO)
+        .await
+        .map_err(|e| fail(&format!("the bucket {CLAIMS}"), e))?;
+    let presence = bucket(&js, PRESENCE, STALE_AFTER)
+        .await
+        .map_err(|e| fail(&format!("the bucket {PRESENCE}"), e))?;
+    Ok(Connected {
+        client,
+        js,
+        stream,
+        claims,
+        presence,
+    })
+}
+
+fn stream_config() -> stream::Config {
+    stream::Config {
+        name: STREAM.into(),
+        subjects: vec![format!("{SUBJECT_PREFIX}>")],
+        storage: stream::StorageType::File,
+        duplicate_window: Duration::from_secs(120),
+        max_message_size: MAX_LINE as i32,
+        allow_direct: true,
+        ..Default::default()
+    }
+}
+
+async fn bucket(
+    js: &jetstream::Context,
+    name: &str,
+    max_age: Duration,
+) -> Result<kv::Store, String> {
+    if let Ok(b) = js.get_key_value(name).await {
+        return Ok(b);
+    }
+    // The bucket's stream, made as the KV API makes it (`create_key_value` first asks for
+    // account details that a 2.9 server answers in a shape this client does not read).
+    js.get_or_create_stream(stream::Config {
+        name: format!("KV_{name}"),
+        subjects: vec![format!("$KV.{name}.>")],
+        max_messages_per_subject: 1,
+        max_age,
+        storage: stream::StorageType::File,
+        allow_rollup: true,
+        deny_delete: true,
+        allow_direct: true,
+        discard: stream::DiscardPolicy::New,
+        num_replicas: 1,
+        ..Default::default()
+    })
+    .await
+    .map_err(|e| e.to_string())?;
+    js.get_key_value(name).await.map_err(|e| e.to_string())
+}
+
+/// The stream and buckets, one line each.
+pub async fn check(c: Connected) -> Vec<(bool, String)> {
+    let mut out = Vec::new();
+    match c.stream.get_info().await {
+        Ok(i) => out.push((
+            true,
+            format!(
+                "stream: {STREAM} holds {} messages in {} rooms",
+                i.state.messages, i.state.subjects_count
+            ),
+        )),
+        Err(e) => out.push((false, format!("stream: {STREAM}: {e}"))),
+    }
+    for (name, b) in [(CLAIMS, &c.claims), (PRESENCE, &c.presence)] {
+        match b.status().await {
+            Ok(s) => out.push((true, format!("bucket: {name} holds {} keys", s.values()))),
+            Err(e) => out.push((false, format!("bucket: {name}: {e}"))),
+        }
+    }
+    out
+}

@@ -1,0 +1,146 @@
+//! Sessions of other machines, on a shared backend: what a running session of this machine
+//! says about itself (its presence entry), and the entries of others as the rows `who`, the
+//! roster and target resolution use. On files every session is in this machine's store and
+//! none of this is used.
+
+use std::path::{Path, PathBuf};
+
+use super::backend::{self, Present};
+use super::roster::Here;
+use super::{presence, Room, RoomKind};
+use crate::store::{Session, SessionKind, SessionStatus, Store};
+use crate::text::one_line;
+
+/// The worktree room of `key`, for presence (its path is not used on a shared backend).
+pub fn room_of(key: &Path) -> Room {
+    Room {
+        name: backend::get().worktree_name(key),
+        path: PathBuf::new(),
+        kind: RoomKind::Worktree(key.to_path_buf()),
+    }
+}
+
+/// What a session of this store says about itself.
+pub fn present_of(store: &Store, s: &Session, key: &Path) -> Present {
+    let a = store.activity(&s.id, 1).ok();
+    let goal = a
+        .as_ref()
+        .and_then(|a| a.goal.clone())
+        .filter(|g| !g.trim().is_empty())
+        .unwrap_or_else(|| s.title.clone());
+    let at = s
+        .cwd
+        .as_deref()
+        .and_then(|c| {
+            let rel = Path::new(c).strip_prefix(key).ok()?;
+            let rel = rel.to_string_lossy().into_owned();
+            Some(if rel.is_empty() { ".".into() } else { rel })
+        })
+        .unwrap_or_else(|| ".".into());
+    Present {
+        session: s.id.clone(),
+        handle: s.handle.clone(),
+        title: presence::display_name(s),
+        goal: crate::text::clip_bytes(&one_line(&goal), 300),
+        status: s.status.as_str().to_string(),
+        host: std::fs::read_to_string("/proc/sys/kernel/hostname")
+            .map(|h| h.trim().to_string())
+            .unwrap_or_default(),
+        at,
+        last_tool: a
+            .as_ref()
+            .and_then(|a| a.tools.first().map(|t| t.0.clone()))
+            .unwrap_or_default(),
+        last_said: a
+            .as_ref()
+            .and_then(|a| {
+                a.said
+                    .first()
+                    .map(|t| crate::text::clip_bytes(&one_line(t), 300))
+            })
+            .unwrap_or_default(),
+        last_at_ms: a.and_then(|a| a.last_at).unwrap_or(s.updated_at),
+        at_ms: crate::clock::now_ms(),
+    }
+}
+
+/// A session of another machine as a row: the store's shape, filled from its entry.
+pub fn session_of(p: &Present) -> Session {
+    Session {
+        id: p.session.clone(),
+        handle: p.handle.clone(),
+        title: p.title.clone(),
+        kind: SessionKind::Chat,
+        parent_id: None,
+        fork_of: None,
+        fork_seq: None,
+        agent: None,
+        model: None,
+        cwd: None,
+        settings_json: "{}".into(),
+        status: SessionStatus::Running,
+        pid: None,
+        pid_start: None,
+        created_at: p.at_ms,
+        updated_at: p.last_at_ms,
+    }
+}
+
+/// The sessions of other machines in the worktree `key` (those of this store left out).
+/// A server that cannot be read gives none: presence is advisory.
+pub fn others(store: &Store, key: &Path) -> Vec<Present> {
+    let b = backend::get();
+    if !b.shared() {
+        return Vec::new();
+    }
+    let Ok(all) = b.present(&room_of(key)) else {
+        return Vec::new();
+    };
+    all.into_iter()
+        .filter(|p| store.session(&p.session).is_err())
+        .collect()
+}
+
+/// The rows of [`others`].
+pub fn here(store: &Store, key: &Path) -> Vec<Here> {
+    let now = crate::clock::now_ms();
+    others(store, key)
+        .iter()
+        .map(|p| Here {
+            session: session_of(p),
+            goal: p.goal.clone(),
+            last_tool: p.last_tool.clone(),
+            last_said: p.last_said.clone(),
+            age: crate::clock::age(p.last_at_ms, now),
+            at: format!("{} on {}", p.at, p.host),
+        })
+        .collect()
+}
+
+/// A session of another machine that `target` names: its id, handle or a unique id prefix,
+/// else a unique fragment of its title or goal. `Err` lists several candidates.
+pub fn resolve(store: &Store, key: &Path, target: &str) -> Result<Option<Session>, Vec<Session>> {
+    let all = others(store, key);
+    let t = target.trim().to_lowercase();
+    let exact: Vec<&Present> = all
+        .iter()
+        .filter(|p| p.session == target.trim() || p.handle == t)
+        .collect();
+    if let [one] = exact.as_slice() {
+        return Ok(Some(session_of(one)));
+    }
+    let tests: [&dyn Fn(&Present) -> bool; 3] = [
+        &|p| t.len() >= 8 && p.session.starts_with(&t),
+        &|p| p.title.to_lowercase().contains(&t),
+        &|p| p.goal.to_lowercase().contains(&t),
+    ];
+    for test in tests {
+        let hits: Vec<Session> = all.iter().filter(|p| test(p)).map(session_of).collect();
+        match hits.len() {
+            0 => continue,
+            1 => return Ok(hits.into_iter().next()),
+            _ => return Err(hits),
+        }
+    }
+    Ok(None)
+}

@@ -465,5 +465,10 @@ fn room_lines_show_an_addressed_session_by_its_handle() {
     assert!(!tail.stdout.contains(&id[..8]), "{}", tail.stdout);
     let st = room(&env, &["status", &msg]).ok();
     assert!(st.stdout.contains(&format!("to {handle}")), "{}", st.stdout);
-    env.log(&["show", &handle]).ok();
+    let show = env.log(&["show", &handle]).ok();
+    assert!(
+        show.stdout.contains(&format!("\nhandle    {handle}\n")),
+        "{}",
+        show.stdout
+    );
 }

@@ -10,6 +10,7 @@ mod prune;
 mod read;
 mod render;
 mod sessions;
+mod show;
 
 use std::process::ExitCode;
 
@@ -89,7 +90,7 @@ pub enum Verb {
     /// List sessions
     Ls(sessions::LsArgs),
     /// Show one session: metadata, lineage, counts by type, token usage
-    Show(sessions::ShowArgs),
+    Show(show::ShowArgs),
     /// Print the provider request body a session folds into
     Fold(fold::Args),
     /// Append a provider SSE stream from stdin as one assistant step
@@ -131,7 +132,7 @@ fn run(cli: Cli) -> CliResult<()> {
         Verb::Cat(a) => read::cat(&mut ctx, a),
         Verb::Tail(a) => read::tail(&mut ctx, a),
         Verb::Ls(a) => sessions::ls(&mut ctx, a),
-        Verb::Show(a) => sessions::show(&mut ctx, a),
+        Verb::Show(a) => show::show(&mut ctx, a),
         Verb::Fold(a) => fold::run(&mut ctx, a),
         Verb::Ingest(a) => ingest::run(&mut ctx, a),
         Verb::Import(a) => import::run(&mut ctx, a),

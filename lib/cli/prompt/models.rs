@@ -5,12 +5,50 @@ use serde_json::json;
 
 use crate::cli::{escape_controls, CliResult, Ctx};
 
+/// One provider line: how to name its models, its kind, and what it needs.
+type Row = (String, String, String);
+
+/// What `ag-prompt models` lists.
+struct Listing {
+    providers: Vec<Row>,
+    default: Option<String>,
+    windows: Vec<(String, crate::context::window::Window)>,
+    aliases: std::collections::BTreeMap<String, String>,
+}
+
 /// `ag-prompt models`.
 pub(super) fn list(ctx: &mut Ctx) -> CliResult<()> {
     let cwd = std::env::current_dir()?;
     let config = crate::cli::load_config(&ctx.out, &cwd)?;
-    let key = |v: &str| crate::secrets::var(v).is_some();
-    let mut rows: Vec<(String, String, String)> = vec![
+    let learned = ctx.store()?.learned_windows()?;
+    let listing = Listing {
+        providers: providers(&config),
+        default: std::env::var("AG_MODEL")
+            .ok()
+            .filter(|s| !s.is_empty())
+            .or(config.model.clone()),
+        windows: crate::context::window::known(&config, &learned),
+        aliases: crate::config::aliases::all(&config.aliases),
+    };
+    if ctx.global.json {
+        json_lines(ctx, &listing)
+    } else {
+        text(ctx, &listing)
+    }
+}
+
+/// The built-in offline models and providers, then the configured providers, each with
+/// whether its key variable is set (never the key).
+fn providers(config: &crate::config::Config) -> Vec<Row> {
+    let key = |v: &str| {
+        let set = if crate::secrets::var(v).is_some() {
+            "set"
+        } else {
+            "not set"
+        };
+        format!("{v} {set}")
+    };
+    let mut rows: Vec<Row> = vec![
         (
             "echo".into(),
             "offline".into(),
@@ -24,100 +62,83 @@ pub(super) fn list(ctx: &mut Ctx) -> CliResult<()> {
         (
             "anthropic/MODEL".into(),
             "anthropic".into(),
-            format!(
-                "ANTHROPIC_API_KEY {}",
-                if key("ANTHROPIC_API_KEY") {
-                    "set"
-                } else {
-                    "not set"
-                }
-            ),
+            key("ANTHROPIC_API_KEY"),
         ),
         (
             "openai/MODEL".into(),
             "openai".into(),
-            format!(
-                "OPENAI_API_KEY {}",
-                if key("OPENAI_API_KEY") {
-                    "set"
-                } else {
-                    "not set"
-                }
-            ),
+            key("OPENAI_API_KEY"),
         ),
     ];
     for (name, p) in &config.providers {
-        let k = match &p.api_key_env {
-            Some(v) => format!("{v} {}", if key(v) { "set" } else { "not set" }),
-            None => "no key".into(),
-        };
+        let k = p.api_key_env.as_deref().map_or("no key".into(), key);
         rows.push((
             format!("{name}/MODEL"),
             p.kind.as_str().to_string(),
             format!("{} · {k}", p.base_url),
         ));
     }
-    let default = std::env::var("AG_MODEL")
-        .ok()
-        .filter(|s| !s.is_empty())
-        .or(config.model.clone());
-    let learned = ctx.store()?.learned_windows()?;
-    let windows = crate::context::window::known(&config, &learned);
-    let aliases = crate::config::aliases::all(&config.aliases);
-    if ctx.global.json {
-        for (m, kind, note) in &rows {
-            ctx.out
-                .line(&json!({"model": m, "kind": kind, "note": note}).to_string())?;
-        }
-        for (m, w) in &windows {
-            ctx.out.line(
-                &json!({"model": m, "context_window": w.context_window,
-                        "max_output": w.max_output, "source": w.source.as_str()})
-                .to_string(),
-            )?;
-        }
-        for (alias, model) in &aliases {
-            ctx.out
-                .line(&json!({"alias": alias, "model": model}).to_string())?;
-        }
-        ctx.out.line(&json!({"default": default}).to_string())?;
-        return Ok(());
+    rows
+}
+
+fn json_lines(ctx: &mut Ctx, l: &Listing) -> CliResult<()> {
+    for (m, kind, note) in &l.providers {
+        ctx.out
+            .line(&json!({"model": m, "kind": kind, "note": note}).to_string())?;
     }
-    for (m, kind, note) in &rows {
-        ctx.out.line(&format!("{m:<20} {kind:<10} {note}"))?;
+    for (m, w) in &l.windows {
+        ctx.out.line(
+            &json!({"model": m, "context_window": w.context_window,
+                    "max_output": w.max_output, "source": w.source.as_str()})
+            .to_string(),
+        )?;
     }
-    ctx.out.line(&format!(
+    for (alias, model) in &l.aliases {
+        ctx.out
+            .line(&json!({"alias": alias, "model": model}).to_string())?;
+    }
+    ctx.out.line(&json!({"default": l.default}).to_string())?;
+    Ok(())
+}
+
+/// Three aligned tables: providers, context windows, aliases. Names come from config files:
+/// each line is escaped.
+fn text(ctx: &mut Ctx, l: &Listing) -> CliResult<()> {
+    let mut lines = Vec::new();
+    for (m, kind, note) in &l.providers {
+        lines.push(format!("{m:<20} {kind:<10} {note}"));
+    }
+    lines.push(format!(
         "default: {}",
-        default.as_deref().unwrap_or("(none)")
-    ))?;
-    ctx.out.line("")?;
-    ctx.out.line(&format!(
+        l.default.as_deref().unwrap_or("(none)")
+    ));
+    lines.push(String::new());
+    lines.push(format!(
         "{:<32} {:>9} {:>10}  SOURCE",
         "CONTEXT WINDOW", "TOKENS", "MAX OUTPUT"
-    ))?;
-    for (m, w) in &windows {
-        ctx.out.line(&format!(
+    ));
+    for (m, w) in &l.windows {
+        lines.push(format!(
             "{:<32} {:>9} {:>10}  {}",
-            escape_controls(m, false),
+            m,
             w.context_window,
             w.max_output,
             w.source.as_str()
-        ))?;
+        ));
     }
-    ctx.out.line(&format!(
+    lines.push(format!(
         "{:<32} {:>9} {:>10}  default, until a provider states the window",
         "any other model",
         crate::context::window::DEFAULT_WINDOW,
         crate::context::window::DEFAULT_MAX_OUTPUT
-    ))?;
-    ctx.out.line("")?;
-    ctx.out.line(&format!("{:<12} MODEL", "ALIAS"))?;
-    for (alias, model) in &aliases {
-        ctx.out.line(&format!(
-            "{:<12} {}",
-            escape_controls(alias, false),
-            escape_controls(model, false)
-        ))?;
+    ));
+    lines.push(String::new());
+    lines.push(format!("{:<12} MODEL", "ALIAS"));
+    for (alias, model) in &l.aliases {
+        lines.push(format!("{alias:<12} {model}"));
+    }
+    for line in lines {
+        ctx.out.line(&escape_controls(&line, false))?;
     }
     Ok(())
 }

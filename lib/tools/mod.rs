@@ -22,6 +22,7 @@ mod glob;
 mod grep;
 mod read;
 pub mod recall;
+mod specs;
 mod walk;
 mod write;
 
@@ -33,7 +34,7 @@ use std::panic::AssertUnwindSafe;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value};
 
 use crate::fold::ToolSpec;
 use crate::policy::Tool;
@@ -135,95 +136,18 @@ impl ToolOutput {
 /// the agent loop implements (`agent::registry` knows which is which).
 pub fn spec(tool: Tool) -> Option<ToolSpec> {
     let (description, schema) = match tool {
-        Tool::Read => (
-            "Read a text file in the session's directory; lines come numbered like `cat -n`. \
-             Use offset (the 1-based first line) and limit to page through long files.",
-            json!({
-                "type": "object",
-                "properties": {
-                    "path": {"type": "string", "description": "File to read, relative to the session's directory."},
-                    "offset": {"type": "integer", "minimum": 1, "description": "First line to show (1-based, default 1)."},
-                    "limit": {"type": "integer", "minimum": 1, "description": "How many lines to show (default 2000)."}
-                },
-                "required": ["path"],
-                "additionalProperties": false
-            }),
-        ),
-        Tool::Glob => (
-            "List the files whose path relative to the search directory matches a glob such as \
-             `**/*.rs` (`*` does not cross `/`). Files ignored by .gitignore or .ignore are skipped.",
-            json!({
-                "type": "object",
-                "properties": {
-                    "pattern": {"type": "string", "description": "Glob matched against paths relative to the search directory, e.g. `src/**/*.rs`."},
-                    "path": {"type": "string", "description": "Directory to search (default: the session's directory)."}
-                },
-                "required": ["pattern"],
-                "additionalProperties": false
-            }),
-        ),
-        Tool::Grep => (
-            "Search file contents for a regular expression and print `path:line:text` for each \
-             matching line, skipping files ignored by .gitignore or .ignore.",
-            json!({
-                "type": "object",
-                "properties": {
-                    "pattern": {"type": "string", "description": "Regular expression (Rust regex syntax)."},
-                    "path": {"type": "string", "description": "File or directory to search (default: the session's directory)."},
-                    "glob": {"type": "string", "description": "Only search files matching this glob; without a `/` it matches file names, e.g. `*.rs`."},
-                    "ignore_case": {"type": "boolean", "description": "Match case-insensitively (default false)."}
-                },
-                "required": ["pattern"],
-                "additionalProperties": false
-            }),
-        ),
-        Tool::Write => (
-            "Create or overwrite a file in the session's directory with the given content, \
-             creating missing parent directories.",
-            json!({
-                "type": "object",
-                "properties": {
-                    "path": {"type": "string", "description": "File to write, relative to the session's directory."},
-                    "content": {"type": "string", "description": "The complete new content of the file."}
-                },
-                "required": ["path", "content"],
-                "additionalProperties": false
-            }),
-        ),
-        Tool::Edit => (
-            "Replace an exact string in a file. old_string must occur exactly once unless \
-             replace_all is set; include surrounding lines to make it unique.",
-            json!({
-                "type": "object",
-                "properties": {
-                    "path": {"type": "string", "description": "File to edit, relative to the session's directory."},
-                    "old_string": {"type": "string", "description": "Exact text to replace, including whitespace."},
-                    "new_string": {"type": "string", "description": "Text to put in its place."},
-                    "replace_all": {"type": "boolean", "description": "Replace every occurrence (default false)."}
-                },
-                "required": ["path", "old_string", "new_string"],
-                "additionalProperties": false
-            }),
-        ),
-        Tool::Bash => (
-            "Run a shell command in the session's directory and return its combined stdout and \
-             stderr and its exit status. It gets no stdin and is killed when the timeout passes.",
-            json!({
-                "type": "object",
-                "properties": {
-                    "command": {"type": "string", "description": "The command line, run with `bash -c` (or `sh -c`)."},
-                    "timeout_s": {"type": "number", "exclusiveMinimum": 0, "description": "Seconds before the command is killed (default 120)."}
-                },
-                "required": ["command"],
-                "additionalProperties": false
-            }),
-        ),
+        Tool::Read => specs::read(),
+        Tool::Glob => specs::glob(),
+        Tool::Grep => specs::grep(),
+        Tool::Write => specs::write(),
+        Tool::Edit => specs::edit(),
+        Tool::Bash => specs::bash(),
         Tool::Recall => return Some(recall::spec()),
         Tool::Summon
         | Tool::Retrieve
         | Tool::PeerMessage
         | Tool::PeerInbox
-            | Tool::PeerWho
+        | Tool::PeerWho
         | Tool::PeerPeek
         | Tool::PeerClaim
         | Tool::PeerRelease => return None,
@@ -421,6 +345,7 @@ pub(crate) fn shown(root: &Path, p: &Path) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     #[test]
     fn every_file_tool_has_a_spec_and_the_loops_tools_have_none_here() {

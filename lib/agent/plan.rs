@@ -202,37 +202,8 @@ pub fn prepare<'s>(
             (s, claim)
         }
     };
-    // The tools and system prompt are durable: follow-ups and renames keep them.
-    let new_session = stored.is_none();
     let mut notes = notes;
-    let mut settings = stored.unwrap_or_default();
-    settings.set_tools(&tools);
-    settings.set_sandbox(&sandbox);
-    let asked = req
-        .system
-        .clone()
-        .or_else(|| def.and_then(|d| d.system_prompt.clone()));
-    if new_session {
-        // A new session's prompt is composed once: every later request sends the same bytes.
-        let date: String = crate::clock::iso(crate::clock::now_ms())
-            .chars()
-            .take(10)
-            .collect();
-        settings.system = Some(asked.unwrap_or_else(|| {
-            super::instructions::default_system(&req.cwd, &date, &tools, &sandbox)
-        }));
-        if req.project_context {
-            if let Some(p) = super::instructions::project_instructions(&req.cwd) {
-                notes.push(project_note(&p));
-                settings.project = Some(p.text);
-            }
-        }
-    } else if let Some(sys) = asked {
-        settings.system = Some(sys);
-    }
-    if !req.project_context {
-        settings.project = None;
-    }
+    let settings = compose_settings(stored, &req, (&tools, &sandbox), &mut notes);
     store.set_model_and_settings(&session.id, &chosen.model, &settings)?;
     Ok(Prepared::Ready(Box::new(TurnPlan {
         session,
@@ -250,6 +221,47 @@ pub fn prepare<'s>(
         schema: None,
         claim,
     })))
+}
+
+/// The settings the turn runs with. The tools and system prompt are durable: follow-ups and
+/// renames keep them, and a new session's prompt is composed once, so every later request
+/// sends the same bytes.
+fn compose_settings(
+    stored: Option<Settings>,
+    req: &TurnRequest,
+    (tools, sandbox): (&Policy, &crate::sandbox::Settings),
+    notes: &mut Vec<String>,
+) -> Settings {
+    let new_session = stored.is_none();
+    let mut settings = stored.unwrap_or_default();
+    settings.set_tools(tools);
+    settings.set_sandbox(sandbox);
+    let def = req.agent.as_ref();
+    let asked = req
+        .system
+        .clone()
+        .or_else(|| def.and_then(|d| d.system_prompt.clone()));
+    if new_session {
+        let date: String = crate::clock::iso(crate::clock::now_ms())
+            .chars()
+            .take(10)
+            .collect();
+        settings.system = Some(asked.unwrap_or_else(|| {
+            super::instructions::default_system(&req.cwd, &date, tools, sandbox)
+        }));
+        if req.project_context {
+            if let Some(p) = super::instructions::project_instructions(&req.cwd) {
+                notes.push(project_note(&p));
+                settings.project = Some(p.text);
+            }
+        }
+    } else if let Some(sys) = asked {
+        settings.system = Some(sys);
+    }
+    if !req.project_context {
+        settings.project = None;
+    }
+    settings
 }
 
 /// What the person reads about the project instructions a session got.

@@ -83,23 +83,7 @@ impl Agent<'_> {
         };
         // Every answer call gets a result, so the log folds; an answer given beside other
         // calls waits for their results.
-        let mut results = Vec::new();
-        for (i, (id, _, _)) in answers.iter().enumerate() {
-            let (text, is_error) = match (&verdict, i, others.is_empty()) {
-                (_, _, false) => (
-                    "not taken: give the final answer once your other tool calls have returned"
-                        .to_string(),
-                    true,
-                ),
-                (Ok(_), 0, true) => ("accepted".to_string(), false),
-                (Err(e), 0, true) => (e.clone(), true),
-                _ => (
-                    "not taken: only the first final answer counts".to_string(),
-                    true,
-                ),
-            };
-            results.push(answer_result(id, text, is_error).in_turn(turn, step));
-        }
+        let mut results = answer_results(&answers, &verdict, others.is_empty(), turn, step);
         if !others.is_empty() {
             self.append(results, on)?;
             return Ok(Judged::Proceed {
@@ -135,6 +119,35 @@ impl Agent<'_> {
             }
         }
     }
+}
+
+/// One result per answer call: the first is judged (when no other call is pending), the
+/// rest are not taken.
+fn answer_results(
+    answers: &Calls,
+    verdict: &Result<Value, String>,
+    alone: bool,
+    turn: &str,
+    step: i64,
+) -> Vec<NewChunk> {
+    let mut results = Vec::new();
+    for (i, (id, _, _)) in answers.iter().enumerate() {
+        let (text, is_error) = match (verdict, i, alone) {
+            (_, _, false) => (
+                "not taken: give the final answer once your other tool calls have returned"
+                    .to_string(),
+                true,
+            ),
+            (Ok(_), 0, true) => ("accepted".to_string(), false),
+            (Err(e), 0, true) => (e.clone(), true),
+            _ => (
+                "not taken: only the first final answer counts".to_string(),
+                true,
+            ),
+        };
+        results.push(answer_result(id, text, is_error).in_turn(turn, step));
+    }
+    results
 }
 
 fn answer_result(call_id: &str, text: String, is_error: bool) -> NewChunk {

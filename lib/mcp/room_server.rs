@@ -119,7 +119,7 @@ impl RoomServer {
     fn inbox(&self, store: &Store, me: &Me) -> Result<String, String> {
         let rooms = inbox::rooms_for(&self.home, &self.cwd);
         let mut heard: Vec<Heard> = Vec::new();
-        let cursors = inbox::read_new(store, me, &rooms, (false, true), &mut |_| {}, &mut |h| {
+        let cursors = inbox::read_new(store, me, &rooms, (None, true), &mut |_| {}, &mut |h| {
             heard.push(h)
         })
         .map_err(|e| e.to_string())?;

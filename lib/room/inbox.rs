@@ -42,26 +42,27 @@ pub fn hears_receipt(line: &Line, me: &Me) -> bool {
         && line.to.as_deref().is_some_and(|t| me.is_addressed(t))
 }
 
-/// Stream what `me` hears in `rooms` after its cursors (a reader with no cursor starts at the
-/// end when `new_at_end`, else at the start), with the receipts for its own lines when
-/// `receipts`. Returns the cursors to store: (room, offset).
+/// Stream what `me` hears in `rooms` after its cursors, with the receipts for its own lines
+/// when `receipts`. A reader with no cursor yet hears the lines posted since `since` (unix ms;
+/// a session: since it started running, so nothing said between its start and its first
+/// read is lost), or the whole room when `None`. Returns the cursors to store: (room, offset).
 pub fn read_new(
     store: &Store,
     me: &Me,
     rooms: &[Room],
-    (new_at_end, receipts): (bool, bool),
+    (since, receipts): (Option<i64>, bool),
     warn: &mut dyn FnMut(String),
     f: &mut dyn FnMut(Heard),
 ) -> Result<Vec<(String, u64)>, RoomError> {
     let mut cursors = Vec::new();
     for room in rooms {
-        let start = match store.room_cursor(&me.reader, &room.name)? {
-            Some(o) => o.min(room.end()?),
-            None if new_at_end => room.end()?,
-            None => 0,
+        let (start, since) = match store.room_cursor(&me.reader, &room.name)? {
+            Some(o) => (o.min(room.end()?), None),
+            None => (0, since),
         };
         let end = room.scan(start, warn, &mut |offset, line| {
-            if hears(room, &line, me) || (receipts && hears_receipt(&line, me)) {
+            let new = since.is_none_or(|t| line.ts_ms() >= t);
+            if new && (hears(room, &line, me) || (receipts && hears_receipt(&line, me))) {
                 f(Heard {
                     room: room.clone(),
                     offset,

@@ -472,3 +472,22 @@ fn room_lines_show_an_addressed_session_by_its_handle() {
         show.stdout
     );
 }
+
+#[test]
+fn room_a_line_posted_before_a_sessions_first_read_is_heard() {
+    // The gap this closes: a session is running (or resumed) but has not read the rooms yet
+    // when someone speaks. The line is newer than the session, so it is heard, not skipped
+    // by a cursor that starts wherever the room ended at the first read.
+    let env = env();
+    room(
+        &env,
+        &["tell", "--from", "amy", "said before the session existed"],
+    )
+    .ok();
+    let id = env.new_session("resumed", "hello");
+    room(&env, &["tell", "--from", "amy", "said while it was away"]).ok();
+    let model = script(&env, "once.toml", "[[step]]\ntext = \"ok\"\n");
+    env.run("ag-prompt", &["-m", &model, "-s", &id, "anything new?"])
+        .ok();
+    assert_eq!(peer_texts(&env, &id), ["said while it was away"]);
+}

@@ -105,7 +105,7 @@ impl Agent<'_> {
             self.store,
             me,
             rooms,
-            (true, true),
+            (Some(self.session.updated_at), true),
             &mut |w| self.warn(w),
             &mut |h| {
                 let msg = h.message(self.store, PEER_LINE_BYTES);

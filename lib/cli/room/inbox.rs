@@ -79,7 +79,7 @@ pub(super) fn inbox_cmd(ctx: &mut Ctx, from: Option<&str>, a: InboxArgs) -> CliR
         &store,
         &me,
         &rooms,
-        (false, false),
+        (None, false),
         &mut |w| warns.push(w),
         &mut |h| heard.push(h),
     )

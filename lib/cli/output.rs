@@ -94,10 +94,15 @@ impl Out {
     }
 
     pub fn raw(&mut self, s: &str) -> io::Result<()> {
+        self.raw_bytes(s.as_bytes())
+    }
+
+    /// Data bytes on stdout, as they come (a writer of JSON text hands over pieces).
+    pub fn raw_bytes(&mut self, b: &[u8]) -> io::Result<()> {
         if STDOUT_CLOSED.load(Ordering::Relaxed) {
             return Err(stdout_failed(io::Error::from_raw_os_error(libc::EBADF)));
         }
-        self.stdout.write_all(s.as_bytes()).map_err(stdout_failed)
+        self.stdout.write_all(b).map_err(stdout_failed)
     }
 
     pub fn flush(&mut self) -> io::Result<()> {

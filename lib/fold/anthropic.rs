@@ -19,14 +19,15 @@ enum Side {
     Assistant,
 }
 
-/// The request body, ready to serialize.
-pub(super) struct Body<'a> {
+/// The request body, ready to serialize; `M` is the `messages` array (a `Vec<Msg>`, or
+/// messages produced as the body is written).
+pub(super) struct Body<'a, M> {
     opts: &'a FoldOptions,
     max_tokens: u64,
-    messages: Vec<Msg<'a>>,
+    messages: M,
 }
 
-pub(super) fn body<'a>(items: &'a [Item<'a>], opts: &'a FoldOptions) -> Body<'a> {
+pub(super) fn body<M: Serialize>(opts: &FoldOptions, messages: M) -> Body<'_, M> {
     let max_tokens = opts.max_tokens.unwrap_or(match opts.thinking_budget {
         // The API wants max_tokens above the thinking budget; a default that broke that rule
         // would turn a valid option into a rejected request.
@@ -36,7 +37,7 @@ pub(super) fn body<'a>(items: &'a [Item<'a>], opts: &'a FoldOptions) -> Body<'a>
     Body {
         opts,
         max_tokens,
-        messages: build(items),
+        messages,
     }
 }
 
@@ -108,16 +109,8 @@ impl Serialize for Thinking {
     }
 }
 
-struct Messages<'s, 'a>(&'s [Msg<'a>]);
-
-impl Serialize for Messages<'_, '_> {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.collect_seq(self.0)
-    }
-}
-
 /// Keys, in order: `model, max_tokens, system, tools, messages, thinking, stream`.
-impl Serialize for Body<'_> {
+impl<M: Serialize> Serialize for Body<'_, M> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         let o = self.opts;
         let system = o.system.as_deref().filter(|s| !s.is_empty());
@@ -139,7 +132,7 @@ impl Serialize for Body<'_> {
         if !o.tools.is_empty() {
             m.serialize_entry("tools", &Tools(&o.tools))?;
         }
-        m.serialize_entry("messages", &Messages(&self.messages))?;
+        m.serialize_entry("messages", &self.messages)?;
         if let Some(budget) = o.thinking_budget {
             m.serialize_entry("thinking", &Thinking(budget))?;
         }
@@ -188,20 +181,20 @@ impl Serialize for Content<'_, '_> {
     }
 }
 
-/// A content block as the API takes it, borrowed from the log.
+/// A content block as the API takes it, borrowed from the log where it can be.
 enum ABlock<'a> {
-    Text(&'a str),
+    Text(Cow<'a, str>),
     Thinking {
-        thinking: &'a str,
-        signature: &'a str,
+        thinking: Cow<'a, str>,
+        signature: Cow<'a, str>,
     },
-    Redacted(&'a str),
+    Redacted(Cow<'a, str>),
     ToolUse {
-        id: &'a str,
-        name: &'a str,
+        id: Cow<'a, str>,
+        name: Cow<'a, str>,
         input: Cow<'a, Value>,
     },
-    Result(&'a Reply<'a>),
+    Result(Reply<'a>),
 }
 
 struct Marked<'s, 'a> {
@@ -216,7 +209,7 @@ impl Serialize for Marked<'_, '_> {
             ABlock::Text(text) => {
                 let mut m = s.serialize_map(Some(2 + mark))?;
                 m.serialize_entry("type", "text")?;
-                m.serialize_entry("text", text)?;
+                m.serialize_entry("text", text.as_ref())?;
                 m
             }
             ABlock::Thinking {
@@ -225,28 +218,28 @@ impl Serialize for Marked<'_, '_> {
             } => {
                 let mut m = s.serialize_map(Some(3 + mark))?;
                 m.serialize_entry("type", "thinking")?;
-                m.serialize_entry("thinking", thinking)?;
-                m.serialize_entry("signature", signature)?;
+                m.serialize_entry("thinking", thinking.as_ref())?;
+                m.serialize_entry("signature", signature.as_ref())?;
                 m
             }
             ABlock::Redacted(data) => {
                 let mut m = s.serialize_map(Some(2 + mark))?;
                 m.serialize_entry("type", "redacted_thinking")?;
-                m.serialize_entry("data", data)?;
+                m.serialize_entry("data", data.as_ref())?;
                 m
             }
             ABlock::ToolUse { id, name, input } => {
                 let mut m = s.serialize_map(Some(4 + mark))?;
                 m.serialize_entry("type", "tool_use")?;
-                m.serialize_entry("id", id)?;
-                m.serialize_entry("name", name)?;
+                m.serialize_entry("id", id.as_ref())?;
+                m.serialize_entry("name", name.as_ref())?;
                 m.serialize_entry("input", input.as_ref())?;
                 m
             }
             ABlock::Result(r) => {
                 let mut m = s.serialize_map(Some(3 + usize::from(r.is_error) + mark))?;
                 m.serialize_entry("type", "tool_result")?;
-                m.serialize_entry("tool_use_id", r.call_id)?;
+                m.serialize_entry("tool_use_id", r.call_id.as_ref())?;
                 m.serialize_entry("content", r.content.as_ref())?;
                 if r.is_error {
                     m.serialize_entry("is_error", &true)?;
@@ -262,75 +255,97 @@ impl Serialize for Marked<'_, '_> {
     }
 }
 
-pub(super) fn messages(items: &[Item]) -> Vec<Value> {
-    build(items)
-        .iter()
-        .map(|m| serde_json::to_value(m).expect("a message serializes"))
-        .collect()
+/// The messages of `items`, all at once.
+pub(super) fn build<'a>(items: impl IntoIterator<Item = Item<'a>>) -> Vec<Msg<'a>> {
+    let mut msgs = Vec::new();
+    let mut b = Builder::default();
+    for item in items {
+        b.item(item, &mut |m| msgs.push(m));
+    }
+    b.finish(&mut |m| msgs.push(m));
+    msgs
 }
 
-fn build<'a>(items: &'a [Item<'a>]) -> Vec<Msg<'a>> {
-    let mut msgs: Vec<Msg<'a>> = Vec::new();
-    for item in items {
+/// Items in, messages out, one at a time: a message goes out once nothing later can change
+/// it (adjacent same-role content joins one message, and the last carries the rolling
+/// breakpoint), so only the message being gathered is held.
+#[derive(Default)]
+pub(super) struct Builder<'a> {
+    last: Option<Msg<'a>>,
+    started: bool,
+}
+
+impl<'a> Builder<'a> {
+    pub(super) fn item(&mut self, item: Item<'a>, out: &mut impl FnMut(Msg<'a>)) {
         match item {
-            Item::User(text) => push(&mut msgs, Side::User, ABlock::Text(text)),
+            Item::User(text) => self.push(Side::User, ABlock::Text(text), out),
             Item::Step { blocks, replies } => {
                 let mut any = false;
-                for b in blocks.iter().filter_map(block) {
+                for b in blocks.into_iter().filter_map(block) {
                     // Adjacent same-role content joins one message: the API rejects two in a
                     // row, and appending to the tail never changes anything before it.
-                    push(&mut msgs, Side::Assistant, b);
+                    self.push(Side::Assistant, b, out);
                     any = true;
-                }
-                if !any {
-                    continue;
                 }
                 // Replies open the next user message: the step's tool_use blocks must be
                 // answered first thing, before any text that follows.
-                if !replies.is_empty() {
-                    msgs.push(Msg {
+                if any && !replies.is_empty() {
+                    let done = self.last.replace(Msg {
                         side: Side::User,
-                        content: replies.iter().map(ABlock::Result).collect(),
+                        content: replies.into_iter().map(ABlock::Result).collect(),
                         mark: None,
                     });
+                    self.emit(done, out);
                 }
             }
         }
     }
-    if msgs.first().is_some_and(|m| m.side == Side::Assistant) {
-        msgs.insert(
-            0,
-            Msg {
+
+    /// The last message, with the rolling breakpoint: the next build extends this prefix, so
+    /// caching up to here pays. Thinking blocks cannot carry cache_control, so it goes on the
+    /// last block that can.
+    pub(super) fn finish(mut self, out: &mut impl FnMut(Msg<'a>)) {
+        let mut last = self.last.take();
+        if let Some(last) = &mut last {
+            last.mark = last
+                .content
+                .iter()
+                .rposition(|b| !matches!(b, ABlock::Thinking { .. } | ABlock::Redacted(_)));
+        }
+        self.emit(last, out);
+    }
+
+    fn push(&mut self, side: Side, block: ABlock<'a>, out: &mut impl FnMut(Msg<'a>)) {
+        match &mut self.last {
+            Some(last) if last.side == side => last.content.push(block),
+            _ => {
+                let done = self.last.replace(Msg {
+                    side,
+                    content: vec![block],
+                    mark: None,
+                });
+                self.emit(done, out);
+            }
+        }
+    }
+
+    fn emit(&mut self, msg: Option<Msg<'a>>, out: &mut impl FnMut(Msg<'a>)) {
+        let Some(msg) = msg else { return };
+        // Anthropic wants the first message from the user.
+        if !self.started && msg.side == Side::Assistant {
+            out(Msg {
                 side: Side::User,
-                content: vec![ABlock::Text(CONVERSATION_START)],
+                content: vec![ABlock::Text(Cow::Borrowed(CONVERSATION_START))],
                 mark: None,
-            },
-        );
-    }
-    // The rolling breakpoint: the next build extends this prefix, so caching up to here pays.
-    // Thinking blocks cannot carry cache_control, so it goes on the last block that can.
-    if let Some(last) = msgs.last_mut() {
-        last.mark = last
-            .content
-            .iter()
-            .rposition(|b| !matches!(b, ABlock::Thinking { .. } | ABlock::Redacted(_)));
-    }
-    msgs
-}
-
-fn push<'a>(msgs: &mut Vec<Msg<'a>>, side: Side, block: ABlock<'a>) {
-    match msgs.last_mut() {
-        Some(last) if last.side == side => last.content.push(block),
-        _ => msgs.push(Msg {
-            side,
-            content: vec![block],
-            mark: None,
-        }),
+            });
+        }
+        self.started = true;
+        out(msg);
     }
 }
 
-fn block<'a>(b: &Block<'a>) -> Option<ABlock<'a>> {
-    Some(match *b {
+fn block(b: Block<'_>) -> Option<ABlock<'_>> {
+    Some(match b {
         Block::Thinking {
             redacted: Some(data),
             ..
@@ -345,7 +360,7 @@ fn block<'a>(b: &Block<'a>) -> Option<ABlock<'a>> {
         },
         // Unsigned thinking (another provider's, or a cut stream) is rejected by the API.
         Block::Thinking { .. } => return None,
-        Block::Text("") => return None,
+        Block::Text(text) if text.is_empty() => return None,
         Block::Text(text) => ABlock::Text(text),
         Block::Call {
             id,
@@ -361,9 +376,9 @@ fn block<'a>(b: &Block<'a>) -> Option<ABlock<'a>> {
 
 /// `input` must be an object. Arguments stored as JSON text (as OpenAI streams them) are
 /// parsed; anything else that is not an object is wrapped rather than lost.
-fn input(arguments: &Value) -> Cow<'_, Value> {
-    Cow::Owned(match arguments {
-        Value::Object(_) => return Cow::Borrowed(arguments),
+fn input(arguments: Cow<'_, Value>) -> Cow<'_, Value> {
+    Cow::Owned(match arguments.as_ref() {
+        Value::Object(_) => return arguments,
         Value::Null => json!({}),
         Value::String(s) if s.trim().is_empty() => json!({}),
         Value::String(s) => match serde_json::from_str::<Value>(s) {

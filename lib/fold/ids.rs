@@ -56,16 +56,18 @@ pub(super) fn sanitized(chunks: &[Chunk]) -> Cow<'_, [Chunk]> {
         return Cow::Borrowed(chunks);
     }
     let mut owned = chunks.to_vec();
-    for c in owned.iter_mut() {
-        if let ChunkData::ToolCall { call_id, .. } | ChunkData::ToolResult { call_id, .. } =
-            &mut c.data
-        {
-            if let Cow::Owned(new) = wire_id(call_id) {
-                *call_id = new;
-            }
+    owned.iter_mut().for_each(sanitize);
+    Cow::Owned(owned)
+}
+
+/// The chunk with its call id in the form providers accept.
+pub(super) fn sanitize(c: &mut Chunk) {
+    if let ChunkData::ToolCall { call_id, .. } | ChunkData::ToolResult { call_id, .. } = &mut c.data
+    {
+        if let Cow::Owned(new) = wire_id(call_id) {
+            *call_id = new;
         }
     }
-    Cow::Owned(owned)
 }
 
 #[cfg(test)]

@@ -27,6 +27,7 @@ mod ids;
 mod openai;
 pub mod peer;
 pub mod prune;
+pub mod stream;
 
 pub use ids::{id_ok, wire_id};
 
@@ -108,15 +109,16 @@ pub fn fold(chunks: &[Chunk], dialect: Dialect, opts: &FoldOptions) -> Value {
     let chunks = ids::sanitized(chunks);
     let items = walk(&chunks);
     match dialect {
-        Dialect::Anthropic => serde_json::to_value(anthropic::body(&items, opts)),
-        Dialect::OpenAi => serde_json::to_value(openai::body(&items, opts)),
+        Dialect::Anthropic => serde_json::to_value(anthropic::body(opts, anthropic::build(items))),
+        Dialect::OpenAi => serde_json::to_value(openai::body(opts, openai::build(items, opts))),
     }
     .expect("a request body serializes")
 }
 
 /// The same body as [`fold`], written as JSON text to `w` (compact, or pretty as
 /// `serde_json::to_writer_pretty` prints), without building a `Value` tree: the bytes are
-/// exactly those of serializing [`fold`]'s result.
+/// exactly those of serializing [`fold`]'s result. [`stream::fold_to_writer`] writes the same
+/// bytes from a log it reads as it goes.
 pub fn fold_to_writer<W: std::io::Write>(
     chunks: &[Chunk],
     dialect: Dialect,
@@ -126,13 +128,22 @@ pub fn fold_to_writer<W: std::io::Write>(
 ) -> serde_json::Result<()> {
     let chunks = ids::sanitized(chunks);
     let items = walk(&chunks);
-    match (dialect, pretty) {
-        (Dialect::Anthropic, false) => serde_json::to_writer(w, &anthropic::body(&items, opts)),
-        (Dialect::Anthropic, true) => {
-            serde_json::to_writer_pretty(w, &anthropic::body(&items, opts))
-        }
-        (Dialect::OpenAi, false) => serde_json::to_writer(w, &openai::body(&items, opts)),
-        (Dialect::OpenAi, true) => serde_json::to_writer_pretty(w, &openai::body(&items, opts)),
+    match dialect {
+        Dialect::Anthropic => write(w, pretty, &anthropic::body(opts, anthropic::build(items))),
+        Dialect::OpenAi => write(w, pretty, &openai::body(opts, openai::build(items, opts))),
+    }
+}
+
+/// `body` as compact or pretty JSON text.
+fn write<W: std::io::Write, B: serde::Serialize>(
+    w: W,
+    pretty: bool,
+    body: &B,
+) -> serde_json::Result<()> {
+    if pretty {
+        serde_json::to_writer_pretty(w, body)
+    } else {
+        serde_json::to_writer(w, body)
     }
 }
 
@@ -150,9 +161,15 @@ pub fn messages(chunks: &[Chunk], dialect: Dialect) -> Vec<Value> {
     let chunks = ids::sanitized(chunks);
     let items = walk(&chunks);
     match dialect {
-        Dialect::Anthropic => anthropic::messages(&items),
-        Dialect::OpenAi => openai::messages(&items),
+        Dialect::Anthropic => values(anthropic::build(items)),
+        Dialect::OpenAi => values(openai::build(items, &FoldOptions::default())),
     }
+}
+
+fn values<M: serde::Serialize>(msgs: Vec<M>) -> Vec<Value> {
+    msgs.iter()
+        .map(|m| serde_json::to_value(m).expect("a message serializes"))
+        .collect()
 }
 
 /// A copy of `v` without any `cache_control` key, at any depth: what must stay byte-identical
@@ -182,7 +199,8 @@ pub fn cache_breakpoints(v: &Value) -> usize {
     }
 }
 
-/// One unit of the conversation, before a dialect gives it a shape.
+/// One unit of the conversation, before a dialect gives it a shape. Borrowed from the log
+/// when the fold reads it in memory, owned when it reads it as a stream.
 #[derive(Debug, Clone, PartialEq)]
 enum Item<'a> {
     /// User-side text: what the person typed, or a wrapped peer batch. Never empty.
@@ -198,21 +216,21 @@ enum Item<'a> {
 #[derive(Debug, Clone, PartialEq)]
 enum Block<'a> {
     Thinking {
-        text: &'a str,
-        signature: Option<&'a str>,
-        redacted: Option<&'a str>,
+        text: Cow<'a, str>,
+        signature: Option<Cow<'a, str>>,
+        redacted: Option<Cow<'a, str>>,
     },
-    Text(&'a str),
+    Text(Cow<'a, str>),
     Call {
-        id: &'a str,
-        name: &'a str,
-        arguments: &'a Value,
+        id: Cow<'a, str>,
+        name: Cow<'a, str>,
+        arguments: Cow<'a, Value>,
     },
 }
 
 #[derive(Debug, Clone, PartialEq)]
 struct Reply<'a> {
-    call_id: &'a str,
+    call_id: Cow<'a, str>,
     content: Cow<'a, str>,
     is_error: bool,
 }
@@ -276,7 +294,7 @@ fn walk<'a>(chunks: &'a [Chunk]) -> Vec<Item<'a>> {
                 .blocks
                 .iter()
                 .filter_map(|b| match b {
-                    Block::Call { id, .. } => Some(*id),
+                    Block::Call { id, .. } => Some(id.clone()),
                     _ => None,
                 })
                 .zip(s.calls)
@@ -295,19 +313,21 @@ fn walk<'a>(chunks: &'a [Chunk]) -> Vec<Item<'a>> {
                 signature,
                 redacted,
             } => Block::Thinking {
-                text,
-                signature: signature.as_deref(),
-                redacted: redacted.as_deref(),
+                text: Cow::Borrowed(text),
+                signature: signature.as_deref().map(Cow::Borrowed),
+                redacted: redacted.as_deref().map(Cow::Borrowed),
             },
-            ChunkData::Text { text } if c.role == Role::Assistant => Block::Text(text),
+            ChunkData::Text { text } if c.role == Role::Assistant => {
+                Block::Text(Cow::Borrowed(text))
+            }
             ChunkData::ToolCall {
                 call_id,
                 name,
                 arguments,
             } => Block::Call {
-                id: call_id,
-                name,
-                arguments,
+                id: Cow::Borrowed(call_id),
+                name: Cow::Borrowed(name),
+                arguments: Cow::Borrowed(arguments),
             },
             ChunkData::Text { text } => {
                 close(&mut step, &mut items);
@@ -361,7 +381,7 @@ struct OpenStep<'a> {
 }
 
 fn reply_for<'a>(
-    call_id: &'a str,
+    call_id: Cow<'a, str>,
     result: Option<&'a Chunk>,
     cleared: &HashSet<&str>,
 ) -> Reply<'a> {
@@ -382,11 +402,7 @@ fn reply_for<'a>(
             },
         )) => Reply {
             call_id,
-            content: match result {
-                Value::String(s) if s.is_empty() => Cow::Borrowed(EMPTY_RESULT),
-                Value::String(s) => Cow::Borrowed(s.as_str()),
-                other => Cow::Owned(other.to_string()),
-            },
+            content: result_text(Cow::Borrowed(result)),
             is_error: *is_error,
         },
         _ => Reply {
@@ -397,10 +413,23 @@ fn reply_for<'a>(
     }
 }
 
+/// What a tool result is sent as: its text, or its JSON text when it is not a string.
+fn result_text(result: Cow<'_, Value>) -> Cow<'_, str> {
+    match result {
+        Cow::Borrowed(Value::String(s)) if s.is_empty() => Cow::Borrowed(EMPTY_RESULT),
+        Cow::Borrowed(Value::String(s)) => Cow::Borrowed(s.as_str()),
+        Cow::Owned(Value::String(s)) if s.is_empty() => Cow::Borrowed(EMPTY_RESULT),
+        Cow::Owned(Value::String(s)) => Cow::Owned(s),
+        other => Cow::Owned(other.to_string()),
+    }
+}
+
 #[cfg(test)]
 pub(crate) mod testkit;
 
 #[cfg(test)]
 mod proptests;
+#[cfg(test)]
+mod stream_proptests;
 #[cfg(test)]
 mod tests;

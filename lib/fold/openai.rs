@@ -12,18 +12,14 @@ use serde_json::Value;
 
 use super::{Block, FoldOptions, Item, Reply};
 
-/// The request body, ready to serialize.
-pub(super) struct Body<'a> {
+/// The request body, ready to serialize; `M` is the `messages` array (a `Vec<Msg>`, or
+/// messages produced as the body is written), which starts with the system message.
+pub(super) struct Body<'a, M> {
     opts: &'a FoldOptions,
-    messages: Vec<Msg<'a>>,
+    messages: M,
 }
 
-pub(super) fn body<'a>(items: &'a [Item<'a>], opts: &'a FoldOptions) -> Body<'a> {
-    let mut messages = Vec::new();
-    if let Some(system) = opts.system.as_deref().filter(|s| !s.is_empty()) {
-        messages.push(Msg::System(system));
-    }
-    build(items, &mut messages);
+pub(super) fn body<M: Serialize>(opts: &FoldOptions, messages: M) -> Body<'_, M> {
     Body { opts, messages }
 }
 
@@ -72,16 +68,8 @@ impl Serialize for StreamOptions {
     }
 }
 
-struct Messages<'s, 'a>(&'s [Msg<'a>]);
-
-impl Serialize for Messages<'_, '_> {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.collect_seq(self.0)
-    }
-}
-
 /// Keys, in order: `model, messages, tools, max_tokens, stream, stream_options`.
-impl Serialize for Body<'_> {
+impl<M: Serialize> Serialize for Body<'_, M> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         let o = self.opts;
         let len = usize::from(o.model.is_some())
@@ -93,7 +81,7 @@ impl Serialize for Body<'_> {
         if let Some(model) = &o.model {
             m.serialize_entry("model", model)?;
         }
-        m.serialize_entry("messages", &Messages(&self.messages))?;
+        m.serialize_entry("messages", &self.messages)?;
         if !o.tools.is_empty() {
             m.serialize_entry("tools", &Tools(&o.tools))?;
         }
@@ -110,15 +98,14 @@ impl Serialize for Body<'_> {
 
 /// One message, borrowed from the log where it can be.
 pub(super) enum Msg<'a> {
-    System(&'a str),
+    System(Cow<'a, str>),
     User(Cow<'a, str>),
     Assistant {
         /// `null` when the step has only calls.
         content: Option<Cow<'a, str>>,
-        /// `(id, name, arguments)`
-        calls: Vec<(&'a str, &'a str, &'a Value)>,
+        calls: Vec<CallRef<'a>>,
     },
-    Tool(&'a Reply<'a>),
+    Tool(Reply<'a>),
 }
 
 impl Serialize for Msg<'_> {
@@ -127,7 +114,7 @@ impl Serialize for Msg<'_> {
             Msg::System(content) => {
                 let mut m = s.serialize_map(Some(2))?;
                 m.serialize_entry("role", "system")?;
-                m.serialize_entry("content", content)?;
+                m.serialize_entry("content", content.as_ref())?;
                 m.end()
             }
             Msg::User(content) => {
@@ -149,7 +136,7 @@ impl Serialize for Msg<'_> {
             Msg::Tool(r) => {
                 let mut m = s.serialize_map(Some(3))?;
                 m.serialize_entry("role", "tool")?;
-                m.serialize_entry("tool_call_id", r.call_id)?;
+                m.serialize_entry("tool_call_id", r.call_id.as_ref())?;
                 m.serialize_entry("content", r.content.as_ref())?;
                 m.end()
             }
@@ -157,18 +144,19 @@ impl Serialize for Msg<'_> {
     }
 }
 
-type CallRef<'a> = (&'a str, &'a str, &'a Value);
+/// `(id, name, arguments)`
+type CallRef<'a> = (Cow<'a, str>, Cow<'a, str>, Cow<'a, Value>);
 
 struct Calls<'s, 'a>(&'s [CallRef<'a>]);
 
 impl Serialize for Calls<'_, '_> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         let mut seq = s.serialize_seq(Some(self.0.len()))?;
-        for &(id, name, arguments) in self.0 {
+        for (id, name, arguments) in self.0 {
             seq.serialize_element(&Call {
-                id,
-                name,
-                arguments,
+                id: id.as_ref(),
+                name: name.as_ref(),
+                arguments: arguments.as_ref(),
             })?;
         }
         seq.end()
@@ -216,39 +204,58 @@ impl Serialize for Function<'_> {
     }
 }
 
-pub(super) fn messages(items: &[Item]) -> Vec<Value> {
+/// The messages of `items`, all at once, after the system message of `opts`.
+pub(super) fn build<'a>(
+    items: impl IntoIterator<Item = Item<'a>>,
+    opts: &'a FoldOptions,
+) -> Vec<Msg<'a>> {
     let mut msgs = Vec::new();
-    build(items, &mut msgs);
-    msgs.iter()
-        .map(|m| serde_json::to_value(m).expect("a message serializes"))
-        .collect()
+    let mut b = Builder::new(opts, &mut |m| msgs.push(m));
+    for item in items {
+        b.item(item, &mut |m| msgs.push(m));
+    }
+    b.finish(&mut |m| msgs.push(m));
+    msgs
 }
 
-fn build<'a>(items: &'a [Item<'a>], msgs: &mut Vec<Msg<'a>>) {
-    for item in items {
+/// Items in, messages out, one at a time: only consecutive user-side items join one
+/// message, so only a user message is ever held back.
+pub(super) struct Builder<'a> {
+    user: Option<Cow<'a, str>>,
+}
+
+impl<'a> Builder<'a> {
+    /// A builder whose first message, the system prompt when there is one, goes out now.
+    pub(super) fn new(opts: &'a FoldOptions, out: &mut impl FnMut(Msg<'a>)) -> Builder<'a> {
+        if let Some(system) = opts.system.as_deref().filter(|s| !s.is_empty()) {
+            out(Msg::System(Cow::Borrowed(system)));
+        }
+        Builder { user: None }
+    }
+
+    pub(super) fn item(&mut self, item: Item<'a>, out: &mut impl FnMut(Msg<'a>)) {
         match item {
-            Item::User(text) => {
+            Item::User(text) => match &mut self.user {
                 // One string, parts joined by a blank line: local servers often accept only
                 // string content. Only the tail message ever grows, so earlier bytes hold.
-                if let Some(Msg::User(content)) = msgs.last_mut() {
+                Some(content) => {
                     let content = content.to_mut();
                     content.push_str("\n\n");
-                    content.push_str(text);
-                } else {
-                    msgs.push(Msg::User(Cow::Borrowed(text)));
+                    content.push_str(&text);
                 }
-            }
+                None => self.user = Some(text),
+            },
             Item::Step { blocks, replies } => {
                 let mut content: Option<Cow<'a, str>> = None;
                 let mut calls = Vec::new();
                 for b in blocks {
-                    match *b {
+                    match b {
                         Block::Text(t) if !t.is_empty() => match &mut content {
-                            None => content = Some(Cow::Borrowed(t)),
+                            None => content = Some(t),
                             Some(c) => {
                                 let c = c.to_mut();
                                 c.push_str("\n\n");
-                                c.push_str(t);
+                                c.push_str(&t);
                             }
                         },
                         Block::Call {
@@ -260,11 +267,24 @@ fn build<'a>(items: &'a [Item<'a>], msgs: &mut Vec<Msg<'a>>) {
                     }
                 }
                 if content.is_none() && calls.is_empty() {
-                    continue;
+                    return;
                 }
-                msgs.push(Msg::Assistant { content, calls });
-                msgs.extend(replies.iter().map(Msg::Tool));
+                self.finish_user(out);
+                out(Msg::Assistant { content, calls });
+                for r in replies {
+                    out(Msg::Tool(r));
+                }
             }
+        }
+    }
+
+    pub(super) fn finish(mut self, out: &mut impl FnMut(Msg<'a>)) {
+        self.finish_user(out);
+    }
+
+    fn finish_user(&mut self, out: &mut impl FnMut(Msg<'a>)) {
+        if let Some(text) = self.user.take() {
+            out(Msg::User(text));
         }
     }
 }

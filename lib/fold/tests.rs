@@ -44,7 +44,7 @@ fn walk_skips_system_error_and_abandoned_chunks() {
         vec![
             Item::User("hi".into()),
             Item::Step {
-                blocks: vec![Block::Text("answer")],
+                blocks: vec![Block::Text("answer".into())],
                 replies: vec![]
             }
         ]
@@ -88,17 +88,17 @@ fn replies_follow_call_order_synthetic_for_missing_orphans_dropped() {
         replies,
         &vec![
             Reply {
-                call_id: "a",
+                call_id: "a".into(),
                 content: "A".into(),
                 is_error: true
             },
             Reply {
-                call_id: "b",
+                call_id: "b".into(),
                 content: SYNTHETIC_RESULT.into(),
                 is_error: true
             },
             Reply {
-                call_id: "c",
+                call_id: "c".into(),
                 content: "{\"n\":1}".into(),
                 is_error: false
             },

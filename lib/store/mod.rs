@@ -9,6 +9,7 @@
 
 mod chunks;
 mod context;
+mod fold;
 mod forks;
 mod imports;
 mod lineage;
@@ -30,6 +31,7 @@ use rusqlite::{Connection, ErrorCode, OpenFlags, Transaction, TransactionBehavio
 use crate::paths::{self, Home};
 
 pub use chunks::{AppendTarget, Page, SearchHit, TypeCount, Usage};
+pub use fold::FoldSource;
 pub use imports::{ImportPlan, ImportSource, Imported};
 pub use lineage::{RawChunk, Segment};
 pub use queue::Queued;

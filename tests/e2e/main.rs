@@ -13,6 +13,7 @@ mod export;
 mod fake_provider;
 mod faults;
 mod faults_disk;
+mod fold_stream;
 mod fork;
 mod generated;
 mod glob_walk;

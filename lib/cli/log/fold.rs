@@ -1,7 +1,8 @@
 //! `ag-log fold`: the provider request body a session folds into.
 
 use crate::cli::{CliError, CliResult, Ctx};
-use crate::fold::{fold_to_writer, Dialect, FoldOptions};
+use crate::fold::stream::{fold_to_writer, StreamError};
+use crate::fold::{Dialect, FoldOptions};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum DialectArg {
@@ -76,17 +77,6 @@ pub fn run(ctx: &mut Ctx, args: Args) -> CliResult<()> {
         .transpose()?;
     let store = ctx.store()?;
     let session = store.resolve(&args.session)?;
-    let chunks = if args.full {
-        let mut all = store.load_fold_view(&session)?;
-        all.retain(|c| {
-            crate::fold::compaction::of_chunk(c).is_none()
-                && crate::fold::prune::of_chunk(c).is_none()
-        });
-        all
-    } else {
-        // Only what the fold reads: from the latest compaction's kept suffix on.
-        store.load_context_view(&session)?
-    };
     let opts = FoldOptions {
         model: args.model.or_else(|| {
             // Stored names carry the provider (`anthropic/claude-…`); the API wants the rest.
@@ -96,17 +86,35 @@ pub fn run(ctx: &mut Ctx, args: Args) -> CliResult<()> {
         stream: args.stream,
         ..Default::default()
     };
-    // Straight from the log to JSON text, with no `Value` tree in between.
-    let mut text = Vec::with_capacity(1 << 16);
-    fold_to_writer(&chunks, args.dialect.into(), &opts, args.pretty, &mut text)
-        .map_err(|e| CliError::msg(e.to_string()))?;
-    text.push(b'\n');
-    // Serialized from `String`s and `Value`s, so the text is UTF-8.
-    let text = String::from_utf8(text).map_err(|e| CliError::msg(e.to_string()))?;
-    ctx.out.raw(&text)?;
-    // A large session is a large view; the process is about to exit, so let the OS take the
-    // memory back instead of freeing it piece by piece.
-    std::mem::forget(chunks);
-    std::mem::forget(text);
+    // Straight from the log to stdout as it is read: the view is never held in memory.
+    let mut src = store.fold_source(&session);
+    let out = &mut ctx.out;
+    fold_to_writer(
+        &mut src,
+        args.full,
+        args.dialect.into(),
+        &opts,
+        args.pretty,
+        DataWriter(out),
+    )
+    .map_err(|e| match e {
+        StreamError::Source(e) => CliError::from(e),
+        StreamError::Write(e) => CliError::from(std::io::Error::from(e)),
+    })?;
+    ctx.out.raw("\n")?;
     Ok(())
+}
+
+/// Stdout as an `io::Write`, through the printer.
+struct DataWriter<'o>(&'o mut crate::cli::Out);
+
+impl std::io::Write for DataWriter<'_> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.raw_bytes(buf)?;
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
 }

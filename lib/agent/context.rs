@@ -238,7 +238,7 @@ impl Agent<'_> {
         let req = self.compaction_request(Trigger::Manual, Some(est), None);
         match self
             .source(None)
-            .and_then(|source| context::compact(&req, source))
+            .and_then(|source| context::compact(&req, &view.chunks, source))
         {
             Ok(Some(done)) => {
                 self.announce(&done, on);
@@ -262,10 +262,13 @@ impl Agent<'_> {
         at: Option<(&str, i64)>,
         on: &mut dyn FnMut(Event),
     ) -> Result<bool, AgentError> {
+        // The compaction plans on the loop's own view (a second copy of a long view is what
+        // a turn on it would otherwise hold at its peak), brought up to date first.
+        self.refresh(view)?;
         let req = self.compaction_request(trigger, before, at);
         match self
             .source(given)
-            .and_then(|source| context::compact(&req, source))
+            .and_then(|source| context::compact(&req, &view.chunks, source))
         {
             Ok(Some(done)) => {
                 self.announce(&done, on);

@@ -93,18 +93,23 @@ pub enum CompactError {
     Changed,
 }
 
-/// Compact the session. `Ok(None)`: nothing lies before the kept suffix.
-pub fn compact(req: &Request, source: SummarySource) -> Result<Option<Compacted>, CompactError> {
-    let view = req.store.load_context_view(req.session)?;
-    let Some(plan) = cut::plan(&view, req.keep_tokens) else {
+/// Compact the session whose fold view (from its latest compaction on, as
+/// [`Store::load_context_view`] reads it, and current) is `view`. `Ok(None)`: nothing lies
+/// before the kept suffix.
+pub fn compact(
+    req: &Request,
+    view: &[Chunk],
+    source: SummarySource,
+) -> Result<Option<Compacted>, CompactError> {
+    let Some(plan) = cut::plan(view, req.keep_tokens) else {
         return Ok(None);
     };
     let next = req.store.view_len(req.session)? + 1;
-    let previous = crate::fold::compaction::latest(&view).map(|(c, _)| c);
-    let summarized: Vec<Chunk> = view[plan.summarized_from..plan.kept_from]
+    let previous = crate::fold::compaction::latest(view).map(|(c, _)| c);
+    // Borrowed: the summarized part is most of a long view, and a copy would double it.
+    let summarized: Vec<&Chunk> = view[plan.summarized_from..plan.kept_from]
         .iter()
         .filter(|c| cut::summarizable(c))
-        .cloned()
         .collect();
     let kept = &view[plan.kept_from..];
     let (summary, model) = match source {
@@ -124,7 +129,7 @@ pub fn compact(req: &Request, source: SummarySource) -> Result<Option<Compacted>
     )?;
     let kept_from_seq = kept.first().map_or(next, |c| c.seq);
     // Unanswered peer speech before the suffix would be lost with it: it is carried over.
-    let carried: Vec<&Chunk> = cut::trailing_peers(&view)
+    let carried: Vec<&Chunk> = cut::trailing_peers(view)
         .into_iter()
         .filter(|c| c.seq < kept_from_seq)
         .collect();
@@ -133,7 +138,7 @@ pub fn compact(req: &Request, source: SummarySource) -> Result<Option<Compacted>
         through_seq: kept_from_seq - 1,
         kept_from_seq,
         trigger: req.trigger,
-        tokens_before: req.tokens_before.unwrap_or_else(|| cut::view_tokens(&view)),
+        tokens_before: req.tokens_before.unwrap_or_else(|| cut::view_tokens(view)),
         tokens_after: 0,
         model,
         state: Some(state),
@@ -167,7 +172,7 @@ pub fn compact(req: &Request, source: SummarySource) -> Result<Option<Compacted>
 /// can always be compacted.
 fn summarize(
     previous: Option<&Compaction>,
-    chunks: &[Chunk],
+    chunks: &[&Chunk],
     s: &Summarizer,
 ) -> Result<String, String> {
     // What every summarizer request carries besides the conversation.
@@ -206,7 +211,7 @@ fn summarize(
 
 /// What one summarizer call reads: the summary so far, the slice (clipped to the budget when
 /// one turn alone is bigger), and the prompt.
-fn slice_input(earlier: Option<&str>, slice: &[Chunk], budget: u64) -> Vec<Chunk> {
+fn slice_input(earlier: Option<&str>, slice: &[&Chunk], budget: u64) -> Vec<Chunk> {
     let user = |text: String| Chunk {
         id: String::new(),
         session: String::new(),
@@ -227,7 +232,7 @@ fn slice_input(earlier: Option<&str>, slice: &[Chunk], budget: u64) -> Vec<Chunk
 }
 
 /// `slice` with long texts and results cut short until it fits `budget` tokens.
-fn clip_to(slice: &[Chunk], budget: u64) -> Vec<Chunk> {
+fn clip_to(slice: &[&Chunk], budget: u64) -> Vec<Chunk> {
     let mut cap = usize::MAX;
     loop {
         let clipped: Vec<Chunk> = slice.iter().map(|c| clip_chunk(c, cap)).collect();

@@ -146,15 +146,23 @@ pub fn trailing_peers(view: &[Chunk]) -> Vec<&Chunk> {
 /// Split `chunks` (what the summarizer reads) into consecutive slices of whole turns (each
 /// starting at a human user turn, but the first) of at most `budget` tokens; a single turn
 /// bigger than the budget is a slice of its own, which the caller clips.
-pub fn slices(chunks: &[Chunk], budget: u64) -> Vec<std::ops::Range<usize>> {
+pub fn slices<C: std::borrow::Borrow<Chunk>>(
+    chunks: &[C],
+    budget: u64,
+) -> Vec<std::ops::Range<usize>> {
     let mut turns: Vec<std::ops::Range<usize>> = Vec::new();
     for (i, c) in chunks.iter().enumerate() {
         match turns.last_mut() {
-            Some(t) if !is_human_turn(c) => t.end = i + 1,
+            Some(t) if !is_human_turn(c.borrow()) => t.end = i + 1,
             _ => turns.push(i..i + 1),
         }
     }
-    let size = |r: &std::ops::Range<usize>| chunks[r.clone()].iter().map(tokens).sum::<u64>();
+    let size = |r: &std::ops::Range<usize>| {
+        chunks[r.clone()]
+            .iter()
+            .map(|c| tokens(c.borrow()))
+            .sum::<u64>()
+    };
     let mut out: Vec<std::ops::Range<usize>> = Vec::new();
     for t in turns {
         match out.last_mut() {

@@ -84,7 +84,7 @@ pub fn durable_state(
 }
 
 /// The latest human prompt of `summarized`, when the kept suffix holds none.
-pub fn lost_request<'a>(summarized: &'a [Chunk], kept: &[Chunk]) -> Option<&'a str> {
+pub fn lost_request<'a>(summarized: &[&'a Chunk], kept: &[Chunk]) -> Option<&'a str> {
     if kept.iter().any(super::cut::is_human_turn) {
         return None;
     }

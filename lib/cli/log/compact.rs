@@ -117,7 +117,8 @@ fn compact_claimed(
             .tools()
             .allows(crate::policy::Tool::Recall.name()),
     };
-    match context::compact(&req, source) {
+    let view = store.load_context_view(session)?;
+    match context::compact(&req, &view, source) {
         Ok(Some(done)) => {
             if ctx.global.json {
                 for c in &done.chunks {

@@ -8,6 +8,7 @@ mod claims_sandbox;
 mod compaction;
 mod compaction_peers;
 mod dispatch;
+mod error_causes;
 mod escapes;
 mod export;
 mod fake_provider;

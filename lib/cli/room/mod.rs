@@ -176,6 +176,8 @@ pub(super) fn room_err(e: RoomError) -> CliError {
             .with_hint("nothing was written; try again when the room server is back (`ag-room doctor` checks it)"),
         RoomError::Config(_) => CliError::msg(e.to_string())
             .with_hint("`[rooms]` in the user config (or AG_ROOM_URL) says where rooms live; `ag-room doctor` checks it"),
+        // The path, then what the system said about it.
+        e @ RoomError::Io { .. } => CliError::cause(e),
         e => CliError::msg(e.to_string()),
     }
 }

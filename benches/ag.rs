@@ -12,6 +12,7 @@ mod context;
 mod fake_provider;
 mod fork;
 mod mcp;
+mod memory;
 mod prompt;
 mod recall;
 
@@ -45,9 +46,13 @@ struct Config {
     only: Vec<String>,
 }
 
+/// The scenarios that read the big session.
+const BIG: &[&str] = &["cat", "rss", "fork", "recall", "foldrss", "turnrss"];
+
 /// The scenario names `--only` takes.
 const SCENARIOS: &[&str] = &[
-    "append", "cat", "rss", "fold", "prompt", "fork", "context", "mcp", "recall",
+    "append", "cat", "rss", "fold", "prompt", "fork", "context", "mcp", "recall", "foldrss",
+    "turnrss",
 ];
 
 impl Config {
@@ -839,13 +844,16 @@ fn main() {
         measure_main(&args[2..]);
     }
     let cfg = Config::from_args();
-    let log_figures = ["append", "cat", "rss", "fold", "fork", "recall"]
-        .iter()
-        .any(|s| cfg.wants(s));
+    let log_figures = [
+        "append", "cat", "rss", "fold", "fork", "recall", "foldrss", "turnrss",
+    ]
+    .iter()
+    .any(|s| cfg.wants(s));
     // Fail early on a missing binary rather than after minutes of other figures.
     let bin = log_figures.then(ag_log_path);
-    let prompt_bin = (cfg.wants("prompt") || cfg.wants("context") || cfg.wants("mcp"))
-        .then(prompt::ag_prompt_path);
+    let prompt_bin =
+        (cfg.wants("prompt") || cfg.wants("context") || cfg.wants("mcp") || cfg.wants("turnrss"))
+            .then(prompt::ag_prompt_path);
     if cfg.wants("mcp") {
         mcp::fixture_path();
     }
@@ -882,14 +890,13 @@ fn main() {
     let mut stage = Stages {
         // The big session is built once for cat and rss, as a stage of its own.
         n: [
-            "append", "rss", "fold", "prompt", "fork", "context", "mcp", "recall",
+            "append", "rss", "fold", "prompt", "fork", "context", "mcp", "recall", "foldrss",
+            "turnrss",
         ]
         .iter()
         .filter(|s| cfg.wants(s))
         .count()
-            + usize::from(
-                cfg.wants("cat") || cfg.wants("rss") || cfg.wants("fork") || cfg.wants("recall"),
-            ),
+            + usize::from(BIG.iter().any(|s| cfg.wants(s))),
         i: 0,
     };
 
@@ -991,7 +998,7 @@ fn main() {
     let scratch = tempfile::tempdir().unwrap();
     let big_home = tempfile::tempdir().unwrap();
     let mut big_id = String::new();
-    if cfg.wants("cat") || cfg.wants("rss") || cfg.wants("fork") || cfg.wants("recall") {
+    if BIG.iter().any(|s| cfg.wants(s)) {
         stage.next(&format!(
             "build a {}-chunk session ({} batches)",
             count(cfg.big_n),
@@ -1192,6 +1199,21 @@ fn main() {
             &mut rows,
             &mut notes,
         );
+    }
+    // Peak memory of fold and of a turn over the big session. -----------------------------------
+    if cfg.wants("foldrss") {
+        stage.next(&format!(
+            "peak memory of fold over {} chunks",
+            count(cfg.big_n)
+        ));
+        memory::fold(&cfg, big_home.path(), &big_id, &mut rows, &mut notes);
+    }
+    if cfg.wants("turnrss") {
+        stage.next(&format!(
+            "peak memory of an ag-prompt turn on {} chunks",
+            count(cfg.big_n)
+        ));
+        memory::turn(&cfg, big_home.path(), &big_id, &mut rows, &mut notes);
     }
     drop(big_home);
 

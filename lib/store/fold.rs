@@ -3,7 +3,7 @@
 //! the rows it needs (the records; the call ids of calls and results; every chunk the fold
 //! reads), so no pass holds the view.
 
-use rusqlite::{params_from_iter, Row};
+use rusqlite::{params_from_iter, Row, Transaction, TransactionBehavior};
 
 use super::chunks::{fold_row, Page};
 use super::lineage::segment_filter;
@@ -12,18 +12,30 @@ use crate::fold::compaction::Compaction;
 use crate::fold::stream::{CallMark, Source};
 use crate::log::Chunk;
 
-/// The view of `session` in `store`, for [`crate::fold::stream::fold_to_writer`].
+/// The view of `session` in `store`, for [`crate::fold::stream::fold_to_writer`]
+/// (through [`Store::with_fold_source`]).
 pub struct FoldSource<'s> {
     store: &'s Store,
     session: &'s Session,
 }
 
 impl Store {
-    pub fn fold_source<'s>(&'s self, session: &'s Session) -> FoldSource<'s> {
-        FoldSource {
+    /// Run `f` on the view of `session` as one snapshot (a read transaction): every pass
+    /// reads the log as it was when the first began, whatever is appended meanwhile.
+    pub fn with_fold_source<T>(
+        &self,
+        session: &Session,
+        f: impl FnOnce(&mut FoldSource<'_>) -> T,
+    ) -> Result<T> {
+        let tx = Transaction::new_unchecked(&self.conn, TransactionBehavior::Deferred)
+            .map_err(|e| self.classify(e))?;
+        let out = f(&mut FoldSource {
             store: self,
             session,
-        }
+        });
+        // Only reads happened: ending the transaction lets the snapshot go.
+        tx.commit().map_err(|e| self.classify(e))?;
+        Ok(out)
     }
 
     /// The rows of the view with `seq > after` and `and` true, oldest first, with `columns`.

@@ -87,20 +87,22 @@ pub fn run(ctx: &mut Ctx, args: Args) -> CliResult<()> {
         ..Default::default()
     };
     // Straight from the log to stdout as it is read: the view is never held in memory.
-    let mut src = store.fold_source(&session);
     let out = &mut ctx.out;
-    fold_to_writer(
-        &mut src,
-        args.full,
-        args.dialect.into(),
-        &opts,
-        args.pretty,
-        DataWriter(out),
-    )
-    .map_err(|e| match e {
-        StreamError::Source(e) => CliError::from(e),
-        StreamError::Write(e) => CliError::from(std::io::Error::from(e)),
-    })?;
+    store
+        .with_fold_source(&session, |src| {
+            fold_to_writer(
+                src,
+                args.full,
+                args.dialect.into(),
+                &opts,
+                args.pretty,
+                DataWriter(out),
+            )
+        })?
+        .map_err(|e| match e {
+            StreamError::Source(e) => CliError::from(e),
+            StreamError::Write(e) => CliError::from(std::io::Error::from(e)),
+        })?;
     ctx.out.raw("\n")?;
     Ok(())
 }

@@ -232,7 +232,7 @@ fn tail_follow_ends_when_its_reader_goes_away_with_nothing_new() {
 }
 
 /// An Anthropic stream cut after its first text block sealed, inside a second block.
-fn cut_inside_second_block(first: &str) -> String {
+pub(crate) fn cut_inside_second_block(first: &str) -> String {
     use crate::fake_provider::sse;
     let full = sse::anthropic(
         &[

@@ -44,6 +44,7 @@ mod prune;
 mod reach;
 mod recall;
 mod refs;
+mod retry_terminal;
 mod room;
 mod room_claims;
 mod room_files;

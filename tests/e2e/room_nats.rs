@@ -421,3 +421,78 @@ fn nats_refused_credential_unreachable_server_and_project_file_are_clear() {
     let rooms = std::fs::read_dir(p.home.join("rooms")).unwrap().count();
     assert_eq!(rooms, 1, "the line went to a room file");
 }
+
+#[test]
+fn nats_running_agent_keeps_working_while_the_server_is_down_and_hears_the_room_after() {
+    let Some(mut server) = NatsServer::start() else {
+        return;
+    };
+    let (a, b) = two_homes(&server);
+    // Step N waits for the gate gN; the test opens them one at a time.
+    const STEPS: usize = 40;
+    let mut steps = String::new();
+    for n in 0..STEPS {
+        steps.push_str(&format!(
+            "[[step]]\nwait_for = \"g{n}\"\ntool_calls = [{{ name = \"glob\", arguments = {{ pattern = \"*.none\" }} }}]\n"
+        ));
+    }
+    steps.push_str("[[step]]\ntext = \"done\"\n");
+    let mut agent = spawn(
+        &b,
+        &["-m", &script(&b, "b.toml", &steps), "beta: keep going"],
+    );
+    let id = agent.session();
+    assert!(wait_until(LONG, || who_ids(&a).contains(&id)));
+    let globs = |env: &TestEnv| {
+        env.chunks(&id)
+            .iter()
+            .filter(|c| c["type"] == "tool_result")
+            .count()
+    };
+    let mut gate = 0;
+    let open = |n: &mut usize| {
+        std::fs::write(b.cwd.join(format!("g{n}")), "").unwrap();
+        let want = *n + 1;
+        assert!(
+            wait_until(LONG, || globs(&b) >= want),
+            "step {n} did not run"
+        );
+        *n += 1;
+    };
+    server.stop();
+    // The server is gone: the agent's steps go on.
+    open(&mut gate);
+    open(&mut gate);
+    server.restart();
+    let posted = wait_until(LONG, || {
+        a.run("ag-room", &["tell", "--from", "ann", "after the restart"])
+            .code
+            == 0
+    });
+    assert!(posted, "the server did not come back");
+    // The agent hears the room again once its connection is back (it reconnects by itself).
+    while gate < STEPS
+        && !peer_texts(&b, &id)
+            .iter()
+            .any(|(t, _)| t == "after the restart")
+    {
+        open(&mut gate);
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    assert!(
+        peer_texts(&b, &id)
+            .iter()
+            .any(|(t, _)| t == "after the restart"),
+        "the agent did not hear the room after the restart"
+    );
+    while gate < STEPS {
+        open(&mut gate);
+    }
+    assert_eq!(agent.wait(LONG).code, 0);
+    let heard: Vec<(String, bool)> = peer_texts(&b, &id);
+    let times = heard
+        .iter()
+        .filter(|(t, _)| t == "after the restart")
+        .count();
+    assert_eq!(times, 1, "heard once: {heard:?}");
+}

@@ -68,7 +68,11 @@ pub(super) fn tell(ctx: &mut Ctx, from: Option<&str>, a: TellArgs) -> CliResult<
         }
     };
     line.to = to.as_ref().map(|s| s.id.clone());
-    let start = room.end().map_err(room_err)?;
+    // Where to look for the receipt; on a room server that costs a request, so only then.
+    let start = match a.wait {
+        Some(_) => room.end().map_err(room_err)?,
+        None => 0,
+    };
     room.append(&line).map_err(room_err)?;
     ctx.out.done(format!("the line {} was posted", line.id));
     if ctx.global.json {

@@ -1,7 +1,10 @@
 //! The connection to the room server: credentials read from the files the config names,
 //! the rooms stream and the two buckets made on first use, and `ag-room doctor`'s checks.
 
+use std::sync::Arc;
 use std::time::Duration;
+
+use tokio::sync::OnceCell;
 
 use async_nats::jetstream::{self, kv, stream};
 use async_nats::{ConnectErrorKind, ConnectOptions};
@@ -16,8 +19,26 @@ pub struct Connected {
     pub client: async_nats::Client,
     pub js: jetstream::Context,
     pub stream: stream::Stream,
-    pub claims: kv::Store,
-    pub presence: kv::Store,
+    claims: Arc<OnceCell<kv::Store>>,
+    presence: Arc<OnceCell<kv::Store>>,
+}
+
+impl Connected {
+    /// The claims bucket, opened (or made) on first use: a `tell` never needs it.
+    pub async fn claims(&self) -> Result<kv::Store, String> {
+        let b = self
+            .claims
+            .get_or_try_init(|| bucket(&self.js, CLAIMS, Duration::ZERO));
+        b.await.cloned()
+    }
+
+    /// The presence bucket, opened (or made) on first use.
+    pub async fn presence(&self) -> Result<kv::Store, String> {
+        let b = self
+            .presence
+            .get_or_try_init(|| bucket(&self.js, PRESENCE, STALE_AFTER));
+        b.await.cloned()
+    }
 }
 
 /// How the config reaches the server, without the secret.
@@ -107,18 +128,12 @@ pub async fn connect(s: RoomServer) -> Result<Connected, RoomError> {
         .get_or_create_stream(stream_config())
         .await
         .map_err(|e| fail(&format!("the stream {STREAM}"), e.to_string()))?;
-    let claims = bucket(&js, CLAIMS, Duration::ZERO)
-        .await
-        .map_err(|e| fail(&format!("the bucket {CLAIMS}"), e))?;
-    let presence = bucket(&js, PRESENCE, STALE_AFTER)
-        .await
-        .map_err(|e| fail(&format!("the bucket {PRESENCE}"), e))?;
     Ok(Connected {
         client,
         js,
         stream,
-        claims,
-        presence,
+        claims: Arc::default(),
+        presence: Arc::default(),
     })
 }
 
@@ -175,7 +190,14 @@ pub async fn check(c: Connected) -> Vec<(bool, String)> {
         )),
         Err(e) => out.push((false, format!("stream: {STREAM}: {e}"))),
     }
-    for (name, b) in [(CLAIMS, &c.claims), (PRESENCE, &c.presence)] {
+    for (name, b) in [(CLAIMS, c.claims().await), (PRESENCE, c.presence().await)] {
+        let b = match b {
+            Ok(b) => b,
+            Err(e) => {
+                out.push((false, format!("bucket: {name}: {e}")));
+                continue;
+            }
+        };
         match b.status().await {
             Ok(s) => out.push((true, format!("bucket: {name} holds {} keys", s.values()))),
             Err(e) => out.push((false, format!("bucket: {name}: {e}"))),

@@ -25,7 +25,13 @@ pub fn key_part(s: &str) -> String {
 
 /// The room's claim lines and the revision they were read at.
 pub async fn claims_entry(c: &Connected, token: &str) -> Result<Option<(Vec<Line>, u64)>, String> {
-    let Some(e) = c.claims.entry(token).await.map_err(|e| e.to_string())? else {
+    let Some(e) = c
+        .claims()
+        .await?
+        .entry(token)
+        .await
+        .map_err(|e| e.to_string())?
+    else {
         return Ok(None);
     };
     if e.value.is_empty() {
@@ -45,14 +51,15 @@ pub async fn claims_write(
     revision: u64,
 ) -> Result<bool, String> {
     let bytes = serde_json::to_vec(lines).map_err(|e| e.to_string())?;
+    let claims = c.claims().await?;
     if revision == 0 {
-        return match c.claims.create(token, bytes.into()).await {
+        return match claims.create(token, bytes.into()).await {
             Ok(_) => Ok(true),
             Err(e) if e.kind() == CreateErrorKind::AlreadyExists => Ok(false),
             Err(e) => Err(e.to_string()),
         };
     }
-    match c.claims.update(token, bytes.into(), revision).await {
+    match claims.update(token, bytes.into(), revision).await {
         Ok(_) => Ok(true),
         Err(e) if e.kind() == UpdateErrorKind::WrongLastRevision => Ok(false),
         Err(e) => Err(e.to_string()),
@@ -84,7 +91,8 @@ pub fn prune(mut lines: Vec<Line>, new: &Line) -> Vec<Line> {
 
 /// The fresh presence entries under `prefix` (`TOKEN.`).
 pub async fn present(c: &Connected, prefix: &str) -> Result<Vec<Present>, String> {
-    let mut keys = c.presence.keys().await.map_err(|e| e.to_string())?;
+    let presence = c.presence().await?;
+    let mut keys = presence.keys().await.map_err(|e| e.to_string())?;
     let mut mine = Vec::new();
     while let Some(k) = keys.next().await {
         let k = k.map_err(|e| e.to_string())?;
@@ -95,7 +103,7 @@ pub async fn present(c: &Connected, prefix: &str) -> Result<Vec<Present>, String
     // Staleness is the server's (the bucket's max age): machines' clocks may differ.
     let mut out = Vec::new();
     for k in mine {
-        let Some(v) = c.presence.get(&k).await.map_err(|e| e.to_string())? else {
+        let Some(v) = presence.get(&k).await.map_err(|e| e.to_string())? else {
             continue;
         };
         if let Ok(p) = serde_json::from_slice::<Present>(&v) {

@@ -88,14 +88,18 @@ impl Nats {
     fn connected(&self) -> Result<Connected, RoomError> {
         let mut st = self.conn.lock().unwrap_or_else(|p| p.into_inner());
         if let Some(c) = &st.ok {
-            // A lost connection comes back by itself; meanwhile nobody waits on it.
-            if c.client.connection_state() != async_nats::connection::State::Connected {
-                return Err(RoomError::Unavailable(format!(
-                    "the room server {} is not connected now (reconnecting)",
-                    self.server.url
-                )));
+            if c.client.connection_state() == async_nats::connection::State::Connected {
+                return Ok(c.clone());
             }
-            return Ok(c.clone());
+            // A lost connection is not waited on: this call fails at once, and one after
+            // RETRY_AFTER makes a fresh connection (the old one may still be backing off).
+            let msg = format!(
+                "the room server {} is not connected now (lost the connection)",
+                self.server.url
+            );
+            st.ok = None;
+            st.failed = Some((Instant::now(), msg.clone(), true));
+            return Err(RoomError::Unavailable(msg));
         }
         if let Some((at, msg, temporary)) = &st.failed {
             if at.elapsed() < RETRY_AFTER {
@@ -404,10 +408,8 @@ impl Backend for Nats {
         let key = format!("{}.{}", Nats::token(room), kv::key_part(&p.session));
         let bytes = serde_json::to_vec(p).map_err(|e| RoomError::Invalid(e.to_string()))?;
         self.block(async move {
-            c.presence
-                .put(key, bytes.into())
-                .await
-                .map_err(|e| e.to_string())
+            let p = c.presence().await?;
+            p.put(key, bytes.into()).await.map_err(|e| e.to_string())
         })
         .map(|_| ())
         .map_err(|e| self.unavailable("refreshing presence", e))
@@ -416,8 +418,11 @@ impl Backend for Nats {
     fn leave(&self, room: &Room, session: &str) -> Result<(), RoomError> {
         let c = self.connected()?;
         let key = format!("{}.{}", Nats::token(room), kv::key_part(session));
-        self.block(async move { c.presence.delete(key).await.map_err(|e| e.to_string()) })
-            .map_err(|e| self.unavailable("leaving", e))
+        self.block(async move {
+            let p = c.presence().await?;
+            p.delete(key).await.map_err(|e| e.to_string())
+        })
+        .map_err(|e| self.unavailable("leaving", e))
     }
 
     fn present(&self, room: &Room) -> Result<Vec<Present>, RoomError> {

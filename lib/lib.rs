@@ -4,37 +4,37 @@
 //! reduce policy settings` (pure) → `store` → `net` → `provider tools room` → `context` →
 //! `fork agent summon` → `cli`.
 
-pub mod clock;
+pub(crate) mod clock;
 pub mod config;
-pub mod follow;
-pub mod ids;
-pub mod live;
+pub(crate) mod follow;
+pub(crate) mod ids;
+pub(crate) mod live;
 pub mod paths;
-pub mod proc;
-pub mod sandbox;
-pub mod secrets;
-pub mod settings;
-pub mod text;
+pub(crate) mod proc;
+pub(crate) mod sandbox;
+pub(crate) mod secrets;
+pub(crate) mod settings;
+pub(crate) mod text;
 
 pub mod fold;
-pub mod import;
+pub(crate) mod import;
 pub mod log;
 pub mod policy;
 pub mod reduce;
-pub mod structured;
+pub(crate) mod structured;
 
-pub mod mcp;
-pub mod net;
+pub(crate) mod mcp;
+pub(crate) mod net;
 pub mod provider;
 pub mod room;
 pub mod store;
 pub mod tools;
 
-pub mod context;
-pub mod export;
+pub(crate) mod context;
+pub(crate) mod export;
 
-pub mod agent;
+pub(crate) mod agent;
 pub mod fork;
-pub mod summon;
+pub(crate) mod summon;
 
 pub mod cli;

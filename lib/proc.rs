@@ -132,13 +132,6 @@ pub fn reader_gone(fd: libc::c_int) -> bool {
     n == 1 && p.revents & (libc::POLLERR | libc::POLLHUP | libc::POLLNVAL) != 0
 }
 
-/// Whether this process is dumpable (`PR_GET_DUMPABLE`).
-#[cfg(target_os = "linux")]
-pub fn is_dumpable() -> bool {
-    // SAFETY: as above.
-    unsafe { libc::prctl(libc::PR_GET_DUMPABLE, 0, 0, 0, 0) == 1 }
-}
-
 /// The process group and start time of a process, from /proc.
 fn group_and_start(pid: i64) -> Option<(i64, i64)> {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;

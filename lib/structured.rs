@@ -47,10 +47,6 @@ impl AnswerSchema {
         Ok(AnswerSchema { schema, validator })
     }
 
-    pub fn schema(&self) -> &Value {
-        &self.schema
-    }
-
     /// Whether the answer tool's input carries the answer itself (an object schema) or
     /// wraps it as `{"answer": …}` (tool inputs must be objects).
     fn wraps(&self) -> bool {
@@ -192,7 +188,7 @@ mod tests {
         assert!(s.check_call(&json!({"answer": [1]})).is_err());
         assert!(s.check_call(&json!(["a"])).is_err());
         let o = schema();
-        assert_eq!(o.tool_spec().input_schema, *o.schema());
+        assert_eq!(o.tool_spec().input_schema, o.schema);
         assert_eq!(o.check_call(&json!({"n": 1})).unwrap(), json!({"n": 1}));
     }
 

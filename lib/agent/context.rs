@@ -45,7 +45,7 @@ impl View {
 /// What a manual compaction did.
 #[derive(Debug)]
 pub enum Manual {
-    Done(Box<Compacted>),
+    Done,
     Nothing,
 }
 
@@ -243,7 +243,7 @@ impl Agent<'_> {
             Ok(Some(done)) => {
                 self.announce(&done, on);
                 self.refresh(&mut view)?;
-                Ok(Manual::Done(Box::new(done)))
+                Ok(Manual::Done)
             }
             Ok(None) => Ok(Manual::Nothing),
             Err(CompactError::Store(e)) => Err(e.into()),

@@ -30,9 +30,9 @@ use crate::store::{Session, Store, StoreError, TurnEnd};
 use crate::tools::{ToolCtx, ToolOutput};
 
 pub use context::{Manual, View};
-pub use plan::{prepare, ClaimGuard, PlanError, Prepared, SessionChoice, TurnPlan, TurnRequest};
+pub use plan::{prepare, PlanError, Prepared, SessionChoice, TurnPlan, TurnRequest};
 pub use step::StepOutcome;
-pub use structured::{last_step_text, turn_answer};
+pub use structured::turn_answer;
 pub use wait::{wait_for_queued, Waited};
 
 /// What the loop reports as it goes; the CLI prints these.

@@ -13,4 +13,4 @@ pub mod window;
 mod proptests;
 
 pub use compact::{compact, CompactError, Compacted, Request, Summarizer, SummarySource};
-pub use window::{lookup, Window};
+pub use window::lookup;

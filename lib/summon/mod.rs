@@ -7,6 +7,4 @@ pub mod defs;
 mod error;
 pub mod spawn;
 
-pub use checks::depth;
 pub use defs::{AgentDef, Catalog, Origin};
-pub use error::{SummonError, SummonErrorKind};

@@ -409,7 +409,7 @@ pub(crate) fn run_turn_in(
     view.mute = want.result_only || structured_text;
     if compact {
         match agent.compact_now(&mut |ev| view.event(ev)) {
-            Ok(crate::agent::Manual::Done(_)) => {}
+            Ok(crate::agent::Manual::Done) => {}
             Ok(crate::agent::Manual::Nothing) => view.ctx.out.note(&format!(
                 "nothing to compact: session {} holds nothing before its last ~{} tokens",
                 session.id,

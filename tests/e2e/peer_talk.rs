@@ -174,14 +174,17 @@ fn peer_direct_message_reply_lands_first_try_and_receipts_reach_the_sender() {
     // B's first step boundary has passed: from here on it hears what is said.
     wait_for_chunk(&env, &idb, |c| c["type"] == "tool_call");
     std::fs::write(env.cwd.join("go"), "").unwrap();
-    wait_for_chunk(&env, &ida, |c| {
-        c["type"] == "tool_result"
-            && c["data"]["name"] == "peer_message"
-            && c["data"]["result"]
-                .as_str()
-                .unwrap()
-                .contains("direct message")
-    });
+    // Both calls' results (the refusal's sentence also says "direct message": count them).
+    assert!(
+        wait_until(Duration::from_secs(30), || results(
+            &env,
+            &ida,
+            "peer_message"
+        )
+        .len()
+            == 2),
+        "A's two peer_message calls never both returned"
+    );
     // `all` is refused with the sentence, and nothing was posted.
     let sent = results(&env, &ida, "peer_message");
     assert_eq!(sent[0]["is_error"], true, "{}", sent[0]);

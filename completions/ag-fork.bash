@@ -76,3 +76,39 @@ if [[ "${BASH_VERSINFO[0]}" -eq 4 && "${BASH_VERSINFO[1]}" -ge 4 || "${BASH_VERS
 else
     complete -F _ag__fork -o bashdefault -o default ag-fork
 fi
+
+# Session handles, agent names and model names come from `ag-log __complete KIND`.
+_ag__fork__dynamic() {
+    local cur="$2" prev="$3" sub="" kind="" word i
+    for ((i = 1; i < COMP_CWORD; i++)); do
+        case "${COMP_WORDS[i]}" in
+            "") sub="${COMP_WORDS[i]}"; break ;;
+        esac
+    done
+    case "$sub|$prev" in
+        "|-m"|"|--model") kind=models ;;
+    esac
+    local first=""
+    if [[ -z "$kind" && "$cur" != -* ]]; then
+        if [[ -z "$sub" && COMP_CWORD -eq 1 ]] || [[ -n "$sub" && "$prev" == "$sub" ]]; then
+            first=1
+            case "$sub" in
+            "") kind=sessions ;;
+            esac
+        fi
+    fi
+    if [[ -z "$kind" ]]; then
+        _ag__fork "$@"
+        return
+    fi
+    COMPREPLY=()
+    # At the top of a command with subcommands, both the subcommands and the values fit.
+    if [[ -n "$first" && -z "$sub" ]]; then
+        _ag__fork "$@"
+    fi
+    while IFS=$'\t' read -r word _; do
+        [[ "$word" == "$cur"* ]] && COMPREPLY+=("$word")
+    done < <(ag-log __complete "$kind" 2>/dev/null)
+    return 0
+}
+complete -F _ag__fork__dynamic -o nosort -o bashdefault -o default ag-fork

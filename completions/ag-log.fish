@@ -45,7 +45,7 @@ complete -c ag-log -n "__fish_ag_log_needs_command" -f -a "import" -d 'Import Cl
 complete -c ag-log -n "__fish_ag_log_needs_command" -f -a "compact" -d 'Compact a session: a summary stands for its older part in later requests (the log keeps everything)'
 complete -c ag-log -n "__fish_ag_log_needs_command" -f -a "prune" -d 'Prune a session: its old tool results are sent as placeholders in later requests (the log keeps them; `recall` fetches them)'
 complete -c ag-log -n "__fish_ag_log_needs_command" -f -a "export" -d 'Write sessions as Markdown, a self-contained HTML page, or NDJSON to import elsewhere'
-complete -c ag-log -n "__fish_ag_log_needs_command" -f -a "search" -d 'Full-text search over text chunks; exits 1 when nothing matched, like grep'
+complete -c ag-log -n "__fish_ag_log_needs_command" -f -a "search" -d 'Full-text search over what was said and done (text, thinking, tool calls and results, peer speech, errors); exits 1 when nothing matched, like grep'
 complete -c ag-log -n "__fish_ag_log_needs_command" -f -a "title" -d 'Set a session\'s title'
 complete -c ag-log -n "__fish_ag_log_needs_command" -f -a "rm" -d 'Remove sessions and their chunks'
 complete -c ag-log -n "__fish_ag_log_using_subcommand append" -s s -l session -d 'The session to append to: a handle, an id or unique prefix, a title or title fragment, `last` (this directory\'s latest chat session) or `last~N`' -r
@@ -225,3 +225,16 @@ complete -c ag-log -n "__fish_ag_log_using_subcommand rm" -s q -l quiet -d 'Prin
 complete -c ag-log -n "__fish_ag_log_using_subcommand rm" -s v -l verbose -d 'Say more on stderr'
 complete -c ag-log -n "__fish_ag_log_using_subcommand rm" -l any -d '`last` (and `-c`) mean the latest chat session of any directory, not only this one'
 complete -c ag-log -n "__fish_ag_log_using_subcommand rm" -s h -l help -d 'Print help'
+complete -c ag-log -n "__fish_seen_subcommand_from append" -s s -l session -x -a "(ag-log __complete sessions)"
+complete -c ag-log -n "__fish_seen_subcommand_from fold" -l model -x -a "(ag-log __complete models)"
+complete -c ag-log -n "__fish_seen_subcommand_from ingest" -s s -l session -x -a "(ag-log __complete sessions)"
+complete -c ag-log -n "__fish_seen_subcommand_from search" -s s -l session -x -a "(ag-log __complete sessions)"
+complete -c ag-log -n "__fish_seen_subcommand_from cat" -f -a "(ag-log __complete sessions)"
+complete -c ag-log -n "__fish_seen_subcommand_from tail" -f -a "(ag-log __complete sessions)"
+complete -c ag-log -n "__fish_seen_subcommand_from show" -f -a "(ag-log __complete sessions)"
+complete -c ag-log -n "__fish_seen_subcommand_from fold" -f -a "(ag-log __complete sessions)"
+complete -c ag-log -n "__fish_seen_subcommand_from compact" -f -a "(ag-log __complete sessions)"
+complete -c ag-log -n "__fish_seen_subcommand_from prune" -f -a "(ag-log __complete sessions)"
+complete -c ag-log -n "__fish_seen_subcommand_from export" -f -a "(ag-log __complete sessions)"
+complete -c ag-log -n "__fish_seen_subcommand_from title" -f -a "(ag-log __complete sessions)"
+complete -c ag-log -n "__fish_seen_subcommand_from rm" -f -a "(ag-log __complete sessions)"

@@ -29,7 +29,7 @@ complete -c ag-prompt -n "__fish_ag_prompt_needs_command" -l color -d 'When to c
 always\t''
 never\t''"
 complete -c ag-prompt -n "__fish_ag_prompt_needs_command" -s s -l session -d 'Continue this session: a handle, an id or unique prefix, a title or title fragment, `last` or `last~N`' -r
-complete -c ag-prompt -n "__fish_ag_prompt_needs_command" -s a -l attach -d 'Attach a text file as context (repeatable); it goes before the prompt, marked with its path' -r -F
+complete -c ag-prompt -n "__fish_ag_prompt_needs_command" -s a -l attach -d 'Attach a file (repeatable): a text file goes before the prompt, marked with its path; a PNG, JPEG, GIF or WebP image (told by its content, at most 3.75 MiB) goes as an image to models that take them' -r -F
 complete -c ag-prompt -n "__fish_ag_prompt_needs_command" -l output -d 'What stdout carries: the streamed answer (text), or only the result object (json: {session, handle, turn, answer, stop_reason, usage}) for scripts' -r -f -a "text\t'The answer as it streams (the default)'
 json\t'Only the result object: {session, handle, turn, answer, stop_reason, usage}'"
 complete -c ag-prompt -n "__fish_ag_prompt_needs_command" -l schema -d 'The answer must be JSON valid against this JSON Schema (the text, or @FILE): asked of the provider natively where it can (OpenAI), through a forced `final_answer` tool call otherwise; checked before it is printed, and sent back to the model with the errors up to agent.schema_retries times (default 2); still invalid, exit 1' -r
@@ -88,3 +88,6 @@ complete -c ag-prompt -n "__fish_ag_prompt_using_subcommand mcp; and __fish_seen
 complete -c ag-prompt -n "__fish_ag_prompt_using_subcommand mcp; and __fish_seen_subcommand_from list" -s v -l verbose -d 'Say more on stderr'
 complete -c ag-prompt -n "__fish_ag_prompt_using_subcommand mcp; and __fish_seen_subcommand_from list" -l any -d '`last` (and `-c`) mean the latest chat session of any directory, not only this one'
 complete -c ag-prompt -n "__fish_ag_prompt_using_subcommand mcp; and __fish_seen_subcommand_from list" -s h -l help -d 'Print help'
+complete -c ag-prompt -s s -l session -x -a "(ag-log __complete sessions)"
+complete -c ag-prompt -s m -l model -x -a "(ag-log __complete models)"
+complete -c ag-prompt -l agent -x -a "(ag-log __complete agents)"

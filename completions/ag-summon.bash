@@ -184,3 +184,43 @@ if [[ "${BASH_VERSINFO[0]}" -eq 4 && "${BASH_VERSINFO[1]}" -ge 4 || "${BASH_VERS
 else
     complete -F _ag__summon -o bashdefault -o default ag-summon
 fi
+
+# Session handles, agent names and model names come from `ag-log __complete KIND`.
+_ag__summon__dynamic() {
+    local cur="$2" prev="$3" sub="" kind="" word i
+    for ((i = 1; i < COMP_CWORD; i++)); do
+        case "${COMP_WORDS[i]}" in
+            agents|retrieve|ps|cancel) sub="${COMP_WORDS[i]}"; break ;;
+        esac
+    done
+    case "$sub|$prev" in
+        "|-a"|"|--agent") kind=agents ;;
+        "|--parent") kind=sessions ;;
+        "ps|--parent") kind=sessions ;;
+    esac
+    local first=""
+    if [[ -z "$kind" && "$cur" != -* ]]; then
+        if [[ -z "$sub" && COMP_CWORD -eq 1 ]] || [[ -n "$sub" && "$prev" == "$sub" ]]; then
+            first=1
+            case "$sub" in
+            "") kind=agents ;;
+            "retrieve") kind=sessions ;;
+            "cancel") kind=sessions ;;
+            esac
+        fi
+    fi
+    if [[ -z "$kind" ]]; then
+        _ag__summon "$@"
+        return
+    fi
+    COMPREPLY=()
+    # At the top of a command with subcommands, both the subcommands and the values fit.
+    if [[ -n "$first" && -z "$sub" ]]; then
+        _ag__summon "$@"
+    fi
+    while IFS=$'\t' read -r word _; do
+        [[ "$word" == "$cur"* ]] && COMPREPLY+=("$word")
+    done < <(ag-log __complete "$kind" 2>/dev/null)
+    return 0
+}
+complete -F _ag__summon__dynamic -o nosort -o bashdefault -o default ag-summon

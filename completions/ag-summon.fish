@@ -28,7 +28,7 @@ complete -c ag-summon -n "__fish_ag_summon_needs_command" -l home -d 'The store 
 complete -c ag-summon -n "__fish_ag_summon_needs_command" -l color -d 'When to colour output (NO_COLOR is honoured by `auto`)' -r -f -a "auto\t''
 always\t''
 never\t''"
-complete -c ag-summon -n "__fish_ag_summon_needs_command" -s a -l agent -d 'The agent definition to run (see `ag-summon agents`)' -r
+complete -c ag-summon -n "__fish_ag_summon_needs_command" -s a -l agent -d 'The agent definition to run, when the task is the only positional argument' -r
 complete -c ag-summon -n "__fish_ag_summon_needs_command" -l parent -d 'The spawning session [default: $AG_SESSION; with neither, you are the spawner]' -r
 complete -c ag-summon -n "__fish_ag_summon_needs_command" -l tools -d 'Tools for the child (names and sets, comma-separated); cut down to the spawner\'s' -r
 complete -c ag-summon -n "__fish_ag_summon_needs_command" -l cwd -d 'The child\'s directory; a subagent\'s must lie inside the parent\'s' -r
@@ -84,3 +84,9 @@ complete -c ag-summon -n "__fish_ag_summon_using_subcommand cancel" -s q -l quie
 complete -c ag-summon -n "__fish_ag_summon_using_subcommand cancel" -s v -l verbose -d 'Say more on stderr'
 complete -c ag-summon -n "__fish_ag_summon_using_subcommand cancel" -l any -d '`last` (and `-c`) mean the latest chat session of any directory, not only this one'
 complete -c ag-summon -n "__fish_ag_summon_using_subcommand cancel" -s h -l help -d 'Print help'
+complete -c ag-summon -s a -l agent -x -a "(ag-log __complete agents)"
+complete -c ag-summon -l parent -x -a "(ag-log __complete sessions)"
+complete -c ag-summon -n "__fish_seen_subcommand_from ps" -l parent -x -a "(ag-log __complete sessions)"
+complete -c ag-summon -n "__fish_use_subcommand" -f -a "(ag-log __complete agents)"
+complete -c ag-summon -n "__fish_seen_subcommand_from retrieve" -f -a "(ag-log __complete sessions)"
+complete -c ag-summon -n "__fish_seen_subcommand_from cancel" -f -a "(ag-log __complete sessions)"

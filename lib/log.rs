@@ -5,6 +5,7 @@
 //! immutable once written; the log of a session is its chunks in `seq` order.
 
 mod data;
+pub mod image;
 mod ndjson;
 mod peer;
 mod stop;
@@ -70,10 +71,11 @@ pub enum ChunkType {
     Error,
     System,
     Peer,
+    Image,
 }
 
 impl ChunkType {
-    pub const ALL: [ChunkType; 7] = [
+    pub const ALL: [ChunkType; 8] = [
         ChunkType::Text,
         ChunkType::Thinking,
         ChunkType::ToolCall,
@@ -81,6 +83,7 @@ impl ChunkType {
         ChunkType::Error,
         ChunkType::System,
         ChunkType::Peer,
+        ChunkType::Image,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -92,6 +95,7 @@ impl ChunkType {
             ChunkType::Error => "error",
             ChunkType::System => "system",
             ChunkType::Peer => "peer",
+            ChunkType::Image => "image",
         }
     }
 

@@ -181,8 +181,15 @@ impl Agent<'_> {
         Ok(stored)
     }
 
-    /// Run one turn for `prompt`. The session must already be claimed by this process.
-    pub fn run_turn(&self, prompt: &str, on: &mut dyn FnMut(Event)) -> Result<Outcome, AgentError> {
+    /// Run one turn for `prompt`. The session must already be claimed by this process. The
+    /// person's images (`user/image` payloads) come first, in the same append; a prompt that
+    /// is only images writes no text chunk.
+    pub fn run_turn(
+        &self,
+        prompt: &str,
+        images: Vec<ChunkData>,
+        on: &mut dyn FnMut(Event),
+    ) -> Result<Outcome, AgentError> {
         let started = Instant::now();
         let turn = crate::ids::new_id();
         // A run that was killed (kill -9) may have left its tool's processes: end them first.
@@ -193,10 +200,13 @@ impl Agent<'_> {
         crate::sandbox::jail::sweep_stale_temp_dirs();
         // On rooms shared across machines, this session is here while the turn runs.
         let _here = self.be_here();
-        self.append(
-            vec![NewChunk::new(Role::User, ChunkData::text(prompt)).in_turn(&turn, 0)],
-            on,
-        )?;
+        let text = (images.is_empty() || !prompt.is_empty()).then(|| ChunkData::text(prompt));
+        let opening = images
+            .into_iter()
+            .chain(text)
+            .map(|d| NewChunk::new(Role::User, d).in_turn(&turn, 0))
+            .collect();
+        self.append(opening, on)?;
         let mut usage = Usage::default();
         let mut model = None;
         let mut step: i64 = 0;

@@ -61,6 +61,9 @@ pub struct TurnRequest {
     pub cwd: PathBuf,
     /// A new session reads the project's instructions (`--no-project-context`: not).
     pub project_context: bool,
+    /// How many images go with the prompt: the model must take images, and the prompt
+    /// cannot wait in a busy session's queue (queued input is text).
+    pub images: usize,
 }
 
 /// Why a turn could not be planned.
@@ -68,6 +71,10 @@ pub struct TurnRequest {
 pub enum PlanError {
     #[error("session {session} is busy (pid {owner} is running a turn)")]
     Busy { session: String, owner: i64 },
+    #[error("session {session} is busy (pid {owner} is running a turn), and a prompt with images cannot be queued")]
+    BusyWithImages { session: String, owner: i64 },
+    #[error("the model {model} does not take images")]
+    NoImages { model: String },
     #[error(transparent)]
     Model(#[from] ChooseError),
     #[error(transparent)]
@@ -163,6 +170,32 @@ pub fn prepare<'s>(
         // `last` as the store's scope reads it; finding none says what is near.
         SessionChoice::Last => Some(store.resolve("last")?),
     };
+    let def = req.agent.as_ref();
+    let choose = || {
+        provider::choose(
+            &ModelSources {
+                flag: req.model.as_deref(),
+                definition: def.map(|d| (d.slug.as_str(), d.models.as_slice())),
+                session: existing.as_ref().and_then(|s| s.model.as_deref()),
+                ..ModelSources::with_env()
+            },
+            config,
+        )
+    };
+    // Images are refused before anything is claimed or written when the model cannot see
+    // them.
+    let early = match req.images {
+        0 => None,
+        _ => {
+            let chosen = choose()?;
+            if !chosen.provider.takes_images() {
+                return Err(PlanError::NoImages {
+                    model: chosen.model,
+                });
+            }
+            Some(chosen)
+        }
+    };
     // A running session takes the prompt as queued input.
     let claim = match &existing {
         Some(s) => match claim_existing(store, s, &req)? {
@@ -171,16 +204,10 @@ pub fn prepare<'s>(
         },
         None => None,
     };
-    let def = req.agent.as_ref();
-    let chosen = provider::choose(
-        &ModelSources {
-            flag: req.model.as_deref(),
-            definition: def.map(|d| (d.slug.as_str(), d.models.as_slice())),
-            session: existing.as_ref().and_then(|s| s.model.as_deref()),
-            ..ModelSources::with_env()
-        },
-        config,
-    )?;
+    let chosen = match early {
+        Some(chosen) => chosen,
+        None => choose()?,
+    };
     let stored = existing.as_ref().map(Session::settings).transpose()?;
     let (tools, notes) = narrow(stored.as_ref().map(Settings::tools), &req);
     // The sandbox: the stored settings bind a follow-up; the user chooses a new session's,
@@ -282,7 +309,7 @@ fn claim_existing<'s>(
     s: &Session,
     req: &TurnRequest,
 ) -> Result<Result<ClaimGuard<'s>, Prepared<'s>>, PlanError> {
-    let text = req.text.as_deref().filter(|_| req.queue);
+    let text = req.text.as_deref().filter(|_| req.queue && req.images == 0);
     match store.claim_or_queue(&s.id, text)? {
         Claim::Claimed => Ok(Ok(ClaimGuard::new(store, &s.id))),
         Claim::Queued { owner, id } => Ok(Err(Prepared::Queued {
@@ -298,6 +325,10 @@ fn claim_existing<'s>(
                 owner,
             }))
         }
+        Claim::Busy { owner } if req.images > 0 => Err(PlanError::BusyWithImages {
+            session: s.id.clone(),
+            owner,
+        }),
         Claim::Busy { owner } => Err(PlanError::Busy {
             session: s.id.clone(),
             owner,
@@ -361,6 +392,9 @@ fn create(
     settings.set_sandbox(grants.1);
     let title = match &req.session {
         SessionChoice::New { title: Some(t), .. } => t.clone(),
+        _ if req.images > 0 && req.text.as_deref().is_none_or(|t| t.trim().is_empty()) => {
+            "(image)".into()
+        }
         _ => crate::text::headline(req.text.as_deref().unwrap_or(""), 60),
     };
     let id = match &req.session {

@@ -252,7 +252,10 @@ fn btw(ctx: &mut Ctx, cli: &Cli, question: &str) -> CliResult<()> {
                 ctx,
                 &store,
                 plan,
-                Some(&text),
+                Some(super::prompt::Input {
+                    text: text.clone(),
+                    images: Vec::new(),
+                }),
                 &config,
                 &cwd_now,
                 &super::prompt::Want::default(),

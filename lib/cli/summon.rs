@@ -8,7 +8,6 @@ use std::time::Duration;
 
 use clap::{CommandFactory, Parser, Subcommand};
 use serde_json::json;
-use tabled::settings::Style;
 
 use super::{escape_controls, finish, CliError, CliResult, Ctx, Exit, GlobalArgs};
 use crate::policy::Policy;
@@ -19,7 +18,7 @@ use crate::summon::{Catalog, Origin};
 const EXAMPLES: &str = "\
 Examples:
   ag-summon agents                                    # the definitions you can summon
-  ag-summon --agent explorer 'where is the retry logic?'
+  ag-summon explorer 'where is the retry logic?'      # AGENT TASK
   ag-summon --agent worker --background --tools read,edit 'fix the typo in README.md'
   ag-summon retrieve 0192f3a1 --timeout 5m            # wait for a background child's answer
   ag-summon ps                                        # children of $AG_SESSION, or all agents
@@ -78,10 +77,11 @@ pub enum Sub {
 
 #[derive(Debug, clap::Args)]
 pub struct RunArgs {
-    /// The task (`-` reads it from stdin)
-    #[arg(value_name = "TASK")]
-    task: Option<String>,
-    /// The agent definition to run (see `ag-summon agents`)
+    /// The agent definition to run (see `ag-summon agents`), then the task (`-` reads it
+    /// from stdin); with --agent, only the task
+    #[arg(value_names = ["AGENT", "TASK"], num_args = 0..=2)]
+    words: Vec<String>,
+    /// The agent definition to run, when the task is the only positional argument
     #[arg(short, long, value_name = "SLUG")]
     agent: Option<String>,
     /// The spawning session [default: $AG_SESSION; with neither, you are the spawner]
@@ -217,12 +217,34 @@ fn summon_error(e: SummonError) -> CliError {
     }
 }
 
+/// The agent and the task from `AGENT TASK`, or `--agent AGENT TASK`.
+fn agent_and_task(args: &RunArgs) -> CliResult<(String, Option<String>)> {
+    let form = "`ag-summon AGENT TASK` (or `ag-summon --agent AGENT TASK`)";
+    match (&args.agent, args.words.as_slice()) {
+        (Some(a), []) => Ok((a.clone(), None)),
+        (Some(a), [task]) => Ok((a.clone(), Some(task.clone()))),
+        (Some(a), [first, ..]) => Err(CliError::usage(format!(
+            "the agent is given twice: --agent {a} and {first:?}"
+        ))
+        .with_hint(format!("run it as {form}"))),
+        (None, [agent, task]) => Ok((agent.clone(), Some(task.clone()))),
+        (None, [one]) => Err(CliError::usage(format!(
+            "only {one:?} was given: name the agent, then the task"
+        ))
+        .with_hint(format!(
+            "run it as {form}; `ag-summon agents` lists the definitions"
+        ))),
+        (None, _) => Err(
+            CliError::usage("no agent and no task given").with_hint(format!(
+                "run it as {form}; `ag-summon agents` lists the definitions"
+            )),
+        ),
+    }
+}
+
 fn summon(ctx: &mut Ctx, args: RunArgs) -> CliResult<()> {
-    let Some(agent) = args.agent.clone() else {
-        return Err(CliError::usage("--agent is required")
-            .with_hint("`ag-summon agents` lists the definitions"));
-    };
-    let task = match args.task.as_deref() {
+    let (agent, task) = agent_and_task(&args)?;
+    let task = match task.as_deref() {
         Some("-") => {
             let mut s = String::new();
             std::io::stdin().read_to_string(&mut s)?;
@@ -409,45 +431,52 @@ fn ps(ctx: &mut Ctx, parent: Option<&str>, all: bool) -> CliResult<()> {
         .map(|r| store.resolve(&r).map(|s| s.id))
         .transpose()?;
     let kids = store.spawned(parent_id.as_deref())?;
-    let mut rows = vec![vec![
-        "ID".to_string(),
-        "KIND".into(),
-        "AGENT".into(),
-        "STATUS".into(),
-        "PARENT".into(),
-        "TITLE".into(),
-    ]];
+    if ctx.global.quiet {
+        for k in &kids {
+            ctx.out.line(&k.id)?;
+        }
+        return Ok(());
+    }
+    let mut rows = Vec::new();
     for k in &kids {
         let status = spawn::effective_status(&store, k)?;
         if ctx.global.json {
             ctx.out.line(
-                &json!({"id": k.id, "kind": k.kind.as_str(), "agent": k.agent, "status": status.as_str(),
-                        "parent": k.parent_id, "pid": k.pid, "cwd": k.cwd, "title": k.title,
-                        "created_at": k.created_at})
+                &json!({"id": k.id, "handle": k.handle, "kind": k.kind.as_str(), "agent": k.agent,
+                        "status": status.as_str(), "parent": k.parent_id, "pid": k.pid,
+                        "cwd": k.cwd, "title": k.title, "created_at": k.created_at})
                 .to_string(),
             )?;
             continue;
         }
+        let parent = k
+            .parent_id
+            .as_deref()
+            .map_or_else(|| "-".to_string(), |p| store.shown(p));
         rows.push(vec![
             k.handle.clone(),
             k.kind.as_str().into(),
-            escape_controls(k.agent.as_deref().unwrap_or_default(), false),
+            k.agent.clone().unwrap_or_else(|| "-".into()),
             status.as_str().into(),
-            k.parent_id
-                .as_deref()
-                .map_or_else(|| "-".to_string(), |p| store.shown(p)),
-            escape_controls(&k.title, false),
+            parent,
+            format!(
+                "{} ago",
+                crate::clock::age(k.created_at, crate::clock::now_ms())
+            ),
+            k.title.clone(),
         ]);
     }
-    if !ctx.global.json {
-        if kids.is_empty() {
-            ctx.out.note("no agents");
-            return Ok(());
-        }
-        let mut table = tabled::builder::Builder::from_iter(rows).build();
-        table.with(Style::blank());
-        ctx.out.line(&table.to_string())?;
+    if ctx.global.json {
+        return Ok(());
     }
+    if kids.is_empty() {
+        ctx.out.note("no agents");
+        return Ok(());
+    }
+    let header = [
+        "ID", "KIND", "AGENT", "STATUS", "PARENT", "STARTED", "TITLE",
+    ];
+    super::table::print(&mut ctx.out, &header, rows)?;
     Ok(())
 }
 

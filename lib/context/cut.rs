@@ -15,6 +15,9 @@ pub fn tokens_of_text(text: &str) -> u64 {
     (text.len() as u64).div_ceil(4)
 }
 
+/// What an image adds to a request, about (Anthropic's count for a 1092×1092 image).
+pub const IMAGE_TOKENS: u64 = 1600;
+
 /// What a chunk adds to a request, about. Records the fold skips add nothing.
 pub fn tokens(c: &Chunk) -> u64 {
     let body = match &c.data {
@@ -32,6 +35,9 @@ pub fn tokens(c: &Chunk) -> u64 {
         ChunkData::Peer { messages, .. } => {
             messages.iter().map(|m| tokens_of_text(&m.text) + 12).sum()
         }
+        // Providers count an image by its pixels, not its bytes: about 1 600 tokens for
+        // the largest they take without scaling it down.
+        ChunkData::Image { .. } => IMAGE_TOKENS,
         ChunkData::System(_) | ChunkData::Error { .. } => return 0,
     };
     body + 4

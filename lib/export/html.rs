@@ -166,6 +166,13 @@ fn chunk(
             out.push_str("</div></div>\n");
         }
         ChunkData::System(m) => system(out, m),
+        ChunkData::Image { media_type, data } => {
+            out.push_str(
+                "<div class=\"msg user\"><div class=\"who\">user</div><div class=\"text\">",
+            );
+            esc_into(out, &crate::log::image::label(media_type, data));
+            out.push_str("</div></div>\n");
+        }
         ChunkData::Peer { messages, .. } => {
             for m in messages {
                 let _ = write!(

@@ -106,6 +106,9 @@ pub fn markdown(c: &Chunk) -> String {
         ),
         ChunkData::Error { message, .. } => format!("> **error:** {message}\n"),
         ChunkData::System(m) => format!("*{}*\n", system_line(m)),
+        ChunkData::Image { media_type, data } => {
+            format!("**user** {}\n", crate::log::image::label(media_type, data))
+        }
         ChunkData::Peer { messages, .. } => {
             let lines: Vec<String> = messages
                 .iter()

@@ -184,6 +184,11 @@ impl Serialize for Content<'_, '_> {
 /// A content block as the API takes it, borrowed from the log where it can be.
 enum ABlock<'a> {
     Text(Cow<'a, str>),
+    /// `{"type":"image","source":{"type":"base64","media_type":…,"data":…}}`
+    Image {
+        media_type: Cow<'a, str>,
+        data: Cow<'a, str>,
+    },
     Thinking {
         thinking: Cow<'a, str>,
         signature: Cow<'a, str>,
@@ -210,6 +215,18 @@ impl Serialize for Marked<'_, '_> {
                 let mut m = s.serialize_map(Some(2 + mark))?;
                 m.serialize_entry("type", "text")?;
                 m.serialize_entry("text", text.as_ref())?;
+                m
+            }
+            ABlock::Image { media_type, data } => {
+                let mut m = s.serialize_map(Some(2 + mark))?;
+                m.serialize_entry("type", "image")?;
+                m.serialize_entry(
+                    "source",
+                    &ImageSource {
+                        media_type: media_type.as_ref(),
+                        data: data.as_ref(),
+                    },
+                )?;
                 m
             }
             ABlock::Thinking {
@@ -266,6 +283,21 @@ pub(super) fn build<'a>(items: impl IntoIterator<Item = Item<'a>>) -> Vec<Msg<'a
     msgs
 }
 
+struct ImageSource<'a> {
+    media_type: &'a str,
+    data: &'a str,
+}
+
+impl Serialize for ImageSource<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut m = s.serialize_map(Some(3))?;
+        m.serialize_entry("type", "base64")?;
+        m.serialize_entry("media_type", self.media_type)?;
+        m.serialize_entry("data", self.data)?;
+        m.end()
+    }
+}
+
 /// Items in, messages out, one at a time: a message goes out once nothing later can change
 /// it (adjacent same-role content joins one message, and the last carries the rolling
 /// breakpoint), so only the message being gathered is held.
@@ -279,6 +311,9 @@ impl<'a> Builder<'a> {
     pub(super) fn item(&mut self, item: Item<'a>, out: &mut impl FnMut(Msg<'a>)) {
         match item {
             Item::User(text) => self.push(Side::User, ABlock::Text(text), out),
+            Item::Image { media_type, data } => {
+                self.push(Side::User, ABlock::Image { media_type, data }, out)
+            }
             Item::Step { blocks, replies } => {
                 let mut any = false;
                 for b in blocks.into_iter().filter_map(block) {

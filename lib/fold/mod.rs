@@ -205,6 +205,11 @@ pub fn cache_breakpoints(v: &Value) -> usize {
 enum Item<'a> {
     /// User-side text: what the person typed, or a wrapped peer batch. Never empty.
     User(Cow<'a, str>),
+    /// An image the person gave: media type and base64 bytes.
+    Image {
+        media_type: Cow<'a, str>,
+        data: Cow<'a, str>,
+    },
     /// One assistant step (its chunks in seq order) and the replies to its calls, in call
     /// order, one per call.
     Step {
@@ -334,6 +339,14 @@ fn walk<'a>(chunks: &'a [Chunk]) -> Vec<Item<'a>> {
                 if !text.is_empty() {
                     items.push(Item::User(Cow::Borrowed(text)));
                 }
+                continue;
+            }
+            ChunkData::Image { media_type, data } => {
+                close(&mut step, &mut items);
+                items.push(Item::Image {
+                    media_type: Cow::Borrowed(media_type),
+                    data: Cow::Borrowed(data),
+                });
                 continue;
             }
             ChunkData::Peer {

@@ -100,6 +100,9 @@ impl<M: Serialize> Serialize for Body<'_, M> {
 pub(super) enum Msg<'a> {
     System(Cow<'a, str>),
     User(Cow<'a, str>),
+    /// A user message with an image: content parts (text and `image_url` data URLs). Only
+    /// a message that holds an image takes this form, so logs without images fold as before.
+    Parts(Vec<Part<'a>>),
     Assistant {
         /// `null` when the step has only calls.
         content: Option<Cow<'a, str>>,
@@ -123,6 +126,12 @@ impl Serialize for Msg<'_> {
                 m.serialize_entry("content", content.as_ref())?;
                 m.end()
             }
+            Msg::Parts(parts) => {
+                let mut m = s.serialize_map(Some(2))?;
+                m.serialize_entry("role", "user")?;
+                m.serialize_entry("content", parts)?;
+                m.end()
+            }
             Msg::Assistant { content, calls } => {
                 let mut m = s.serialize_map(Some(2 + usize::from(!calls.is_empty())))?;
                 m.serialize_entry("role", "assistant")?;
@@ -141,6 +150,55 @@ impl Serialize for Msg<'_> {
                 m.end()
             }
         }
+    }
+}
+
+/// One part of a user message with an image.
+pub(super) enum Part<'a> {
+    Text(Cow<'a, str>),
+    Image {
+        media_type: Cow<'a, str>,
+        data: Cow<'a, str>,
+    },
+}
+
+impl Serialize for Part<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut m = s.serialize_map(Some(2))?;
+        match self {
+            Part::Text(text) => {
+                m.serialize_entry("type", "text")?;
+                m.serialize_entry("text", text.as_ref())?;
+            }
+            Part::Image { media_type, data } => {
+                m.serialize_entry("type", "image_url")?;
+                m.serialize_entry(
+                    "image_url",
+                    &DataUrl {
+                        media_type: media_type.as_ref(),
+                        data: data.as_ref(),
+                    },
+                )?;
+            }
+        }
+        m.end()
+    }
+}
+
+/// `{"url":"data:MEDIA;base64,DATA"}`, written without building the URL string first.
+struct DataUrl<'a> {
+    media_type: &'a str,
+    data: &'a str,
+}
+
+impl Serialize for DataUrl<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut m = s.serialize_map(Some(1))?;
+        m.serialize_entry(
+            "url",
+            &format!("data:{};base64,{}", self.media_type, self.data),
+        )?;
+        m.end()
     }
 }
 
@@ -221,7 +279,8 @@ pub(super) fn build<'a>(
 /// Items in, messages out, one at a time: only consecutive user-side items join one
 /// message, so only a user message is ever held back.
 pub(super) struct Builder<'a> {
-    user: Option<Cow<'a, str>>,
+    /// The user message being gathered: `Msg::User` or `Msg::Parts`.
+    user: Option<Msg<'a>>,
 }
 
 impl<'a> Builder<'a> {
@@ -238,13 +297,26 @@ impl<'a> Builder<'a> {
             Item::User(text) => match &mut self.user {
                 // One string, parts joined by a blank line: local servers often accept only
                 // string content. Only the tail message ever grows, so earlier bytes hold.
-                Some(content) => {
+                Some(Msg::User(content)) => {
                     let content = content.to_mut();
                     content.push_str("\n\n");
                     content.push_str(&text);
                 }
-                None => self.user = Some(text),
+                Some(Msg::Parts(parts)) => parts.push(Part::Text(text)),
+                _ => self.user = Some(Msg::User(text)),
             },
+            // A message with an image is content parts; one without stays a string.
+            Item::Image { media_type, data } => {
+                let image = Part::Image { media_type, data };
+                self.user = Some(match self.user.take() {
+                    Some(Msg::Parts(mut parts)) => {
+                        parts.push(image);
+                        Msg::Parts(parts)
+                    }
+                    Some(Msg::User(text)) => Msg::Parts(vec![Part::Text(text), image]),
+                    _ => Msg::Parts(vec![image]),
+                });
+            }
             Item::Step { blocks, replies } => {
                 let mut content: Option<Cow<'a, str>> = None;
                 let mut calls = Vec::new();
@@ -283,8 +355,8 @@ impl<'a> Builder<'a> {
     }
 
     fn finish_user(&mut self, out: &mut impl FnMut(Msg<'a>)) {
-        if let Some(text) = self.user.take() {
-            out(Msg::User(text));
+        if let Some(m) = self.user.take() {
+            out(m);
         }
     }
 }

@@ -175,6 +175,10 @@ impl Facts {
 /// An item on its way out: a step may wait for a result that comes later in the log.
 enum Pending {
     User(Cow<'static, str>),
+    Image {
+        media_type: Cow<'static, str>,
+        data: Cow<'static, str>,
+    },
     Step {
         blocks: Vec<Block<'static>>,
         /// The reply slot of each call, in call order.
@@ -276,6 +280,14 @@ impl<'f> Walker<'f> {
                 return true;
             }
             ChunkData::Text { text } => return self.user(text, emit),
+            ChunkData::Image { media_type, data } => {
+                self.close();
+                self.queue.push_back(Pending::Image {
+                    media_type: Cow::Owned(media_type),
+                    data: Cow::Owned(data),
+                });
+                return self.flush(emit);
+            }
             ChunkData::Peer {
                 messages,
                 omitted,
@@ -338,6 +350,7 @@ impl<'f> Walker<'f> {
             }
             let item = match self.queue.pop_front().expect("a head") {
                 Pending::User(text) => Item::User(text),
+                Pending::Image { media_type, data } => Item::Image { media_type, data },
                 Pending::Step { blocks, slots } => Item::Step {
                     blocks,
                     replies: slots

@@ -46,6 +46,12 @@ pub enum ChunkData {
         /// Who is live in the worktree now, when that changed since the session was last told.
         roster: Option<Vec<PeerPresent>>,
     },
+    /// An image the person gave: its media type and its bytes in base64 (see
+    /// [`super::image`]).
+    Image {
+        media_type: String,
+        data: String,
+    },
 }
 
 #[derive(Serialize, Deserialize)]
@@ -82,6 +88,19 @@ struct ToolResultD {
     is_error: bool,
     #[serde(default, skip_serializing_if = "is_false")]
     synthetic: bool,
+}
+
+#[derive(Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ImageD {
+    media_type: String,
+    data: String,
+}
+
+#[derive(Serialize)]
+struct ImageS<'a> {
+    media_type: &'a str,
+    data: &'a str,
 }
 
 #[derive(Serialize)]
@@ -182,6 +201,7 @@ impl ChunkData {
             ChunkData::Error { .. } => ChunkType::Error,
             ChunkData::System(_) => ChunkType::System,
             ChunkData::Peer { .. } => ChunkType::Peer,
+            ChunkData::Image { .. } => ChunkType::Image,
         }
     }
 
@@ -255,6 +275,10 @@ impl ChunkData {
                 room: room.clone(),
                 roster: roster.clone(),
             }),
+            ChunkData::Image { media_type, data } => serde_json::to_value(ImageD {
+                media_type: media_type.clone(),
+                data: data.clone(),
+            }),
         };
         v.expect("chunk data serializes")
     }
@@ -311,6 +335,9 @@ impl ChunkData {
                 room,
                 roster,
             }),
+            ChunkData::Image { media_type, data } => {
+                serde_json::to_string(&ImageS { media_type, data })
+            }
         };
         r.expect("chunk data serializes")
     }
@@ -369,6 +396,13 @@ impl ChunkData {
                     omitted: d.omitted,
                     room: d.room,
                     roster: d.roster,
+                }),
+            ChunkType::Image => serde_json::from_str::<ImageD>(text)
+                .ok()
+                .filter(|d| super::image::check(&d.media_type, &d.data).is_ok())
+                .map(|d| ChunkData::Image {
+                    media_type: d.media_type,
+                    data: d.data,
                 }),
         };
         match fast {
@@ -459,6 +493,14 @@ impl ChunkData {
                     omitted: d.omitted,
                     room: d.room,
                     roster: d.roster,
+                }
+            }
+            ChunkType::Image => {
+                let d: ImageD = serde_json::from_value(value).map_err(e)?;
+                super::image::check(&d.media_type, &d.data)?;
+                ChunkData::Image {
+                    media_type: d.media_type,
+                    data: d.data,
                 }
             }
         })

@@ -227,6 +227,7 @@ pub fn check_role_type(role: Role, ty: ChunkType) -> Result<(), String> {
     use ChunkType as T;
     let ok = match ty {
         T::Text => matches!(role, Role::User | Role::Assistant),
+        T::Image => role == Role::User,
         T::Thinking | T::ToolCall => role == Role::Assistant,
         T::ToolResult => role == Role::Tool,
         T::Error => matches!(role, Role::System | Role::Assistant),

@@ -51,6 +51,11 @@ pub trait Provider: Send + Sync {
     fn host(&self) -> Option<&str> {
         None
     }
+    /// Whether the model can be sent images: the providers on the network take them (a
+    /// model that cannot see says so in its error); the offline models only read text.
+    fn takes_images(&self) -> bool {
+        self.host().is_some()
+    }
     /// Send `body` (a folded request with `"stream": true`) and feed each chunk op to `sink`
     /// as it arrives. Returns how the step ended, or why the attempt failed; a stream that
     /// breaks before its stop event is a failed attempt, never a finished step.

@@ -28,7 +28,33 @@ pub struct Page {
 #[derive(Debug, Clone)]
 pub struct SearchHit {
     pub chunk: Chunk,
+    /// An excerpt of the chunk's indexed text, each match between
+    /// [`super::fts::MATCH_START`] and [`super::fts::MATCH_END`].
     pub snippet: String,
+}
+
+impl SearchHit {
+    /// The excerpt as (text, is a match) pieces, in order.
+    pub fn parts(&self) -> Vec<(&str, bool)> {
+        use super::fts::{MATCH_END, MATCH_START};
+        let mut out = Vec::new();
+        let mut rest = self.snippet.as_str();
+        while let Some(start) = rest.find(MATCH_START) {
+            out.push((&rest[..start], false));
+            let after = &rest[start + MATCH_START.len_utf8()..];
+            let end = after.find(MATCH_END).unwrap_or(after.len());
+            out.push((&after[..end], true));
+            rest = after.get(end + MATCH_END.len_utf8()..).unwrap_or_default();
+        }
+        out.push((rest, false));
+        out.retain(|(t, _)| !t.is_empty());
+        out
+    }
+
+    /// The excerpt without its match marks.
+    pub fn plain(&self) -> String {
+        self.parts().into_iter().map(|(t, _)| t).collect()
+    }
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -282,22 +308,24 @@ impl Store {
         Ok(out)
     }
 
-    /// Full-text search over text chunks, best match first. Every word of `query` must occur.
+    /// Full-text search over what was said and done (the indexed chunks: text, thinking, tool
+    /// calls and results, peer speech, errors), best match first. The query language is
+    /// [`super::fts`]'s.
     pub fn search(
         &self,
         query: &str,
         session: Option<&Session>,
         limit: u64,
     ) -> Result<Vec<SearchHit>> {
-        let matching = fts_query(query)?;
+        let matching = super::fts::fts_query(query)?;
         self.index_current()?;
         let mut args: Vec<rusqlite::types::Value> = vec![matching.into()];
-        // The index holds more than text chunks (for `recall`); search shows text only.
         let mut sql = format!(
-            "SELECT {cols}, snippet(chunks_fts, 0, '[', ']', '…', 12) FROM chunks_fts \
-             JOIN chunks c ON c.rowid = chunks_fts.rowid WHERE chunks_fts MATCH ? \
-             AND c.type = 'text'",
-            cols = prefixed_columns("c.")
+            "SELECT {cols}, snippet(chunks_fts, 0, '{start}', '{end}', '…', 12) FROM chunks_fts \
+             JOIN chunks c ON c.rowid = chunks_fts.rowid WHERE chunks_fts MATCH ?",
+            cols = prefixed_columns("c."),
+            start = super::fts::MATCH_START,
+            end = super::fts::MATCH_END,
         );
         if let Some(s) = session {
             let segs = self.segments(s)?;
@@ -386,18 +414,6 @@ const INDEXED_TEXT: &str = "CASE type \
        || json_extract(m.value, '$.text'), char(10)) FROM json_each(data_json, '$.messages') m) \
      WHEN 'error' THEN json_extract(data_json, '$.message') \
      ELSE json_extract(data_json, '$.text') END";
-
-/// A query where every word must occur, each quoted so FTS5 syntax in it means nothing.
-pub(super) fn fts_query(query: &str) -> Result<String> {
-    let words: Vec<String> = query
-        .split_whitespace()
-        .map(|w| format!("\"{}\"", w.replace('"', "\"\"")))
-        .collect();
-    if words.is_empty() {
-        return Err(StoreError::Invalid("the search query is empty".into()));
-    }
-    Ok(words.join(" "))
-}
 
 /// [`COLUMNS`], each qualified with `q`.
 pub(super) fn prefixed_columns(q: &str) -> String {

@@ -11,6 +11,7 @@ mod chunks;
 mod context;
 mod fold;
 mod forks;
+mod fts;
 mod imports;
 mod lineage;
 mod queue;

@@ -3,7 +3,8 @@
 
 use rusqlite::params_from_iter;
 
-use super::chunks::{from_row, fts_query, prefixed_columns};
+use super::chunks::{from_row, prefixed_columns};
+use super::fts::fts_query;
 use super::lineage::segment_filter_in;
 use super::{Result, Session, Store};
 use crate::log::Chunk;

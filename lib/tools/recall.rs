@@ -210,6 +210,7 @@ fn verbatim(c: &Chunk) -> String {
             .join("\n"),
         ChunkData::Error { message, .. } => message.clone(),
         ChunkData::System(m) => Value::Object(m.clone()).to_string(),
+        ChunkData::Image { media_type, data } => crate::log::image::label(media_type, data),
     }
 }
 

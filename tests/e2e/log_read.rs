@@ -453,7 +453,7 @@ fn title_sets_the_title_that_ls_and_show_report() {
 // search
 
 #[test]
-fn search_finds_words_and_brackets_the_hit() {
+fn search_finds_words_and_names_the_session_of_each_hit() {
     let env = TestEnv::new();
     let one = env.new_session("one", "the quick brown fox jumps");
     let two = env.new_session("two", "a lazy brown dog sleeps");
@@ -462,7 +462,11 @@ fn search_finds_words_and_brackets_the_hit() {
     let run = env.log(&["search", "fox"]).ok();
     let lines: Vec<&str> = run.stdout.lines().collect();
     assert_eq!(lines.len(), 1, "{}", run.stdout);
-    assert!(lines[0].contains("[fox]"), "{}", lines[0]);
+    assert!(
+        lines[0].contains("fox") && !lines[0].contains("[fox]"),
+        "{}",
+        lines[0]
+    );
     assert!(
         lines[0].starts_with(&crate::room::handle(&env, &one)),
         "{}",
@@ -478,7 +482,7 @@ fn search_finds_words_and_brackets_the_hit() {
     let run = env.log(&["search", "brown", "-s", &one]).ok();
     assert_eq!(run.stdout.lines().count(), 1, "{}", run.stdout);
     assert!(
-        run.stdout.contains("[brown]") && run.stdout.contains(&crate::room::handle(&env, &one)),
+        run.stdout.contains("brown") && run.stdout.contains(&crate::room::handle(&env, &one)),
         "{}",
         run.stdout
     );
@@ -490,7 +494,7 @@ fn search_finds_words_and_brackets_the_hit() {
     assert_eq!(hits.len(), 2);
     for h in &hits {
         assert_eq!(h["session"], two.as_str());
-        assert!(h["snippet"].as_str().unwrap().contains("[dog]"), "{h}");
+        assert!(h["snippet"].as_str().unwrap().contains("dog"), "{h}");
         assert!(h["data"]["text"].as_str().unwrap().contains("dog"), "{h}");
         assert!(
             h["seq"].as_i64().is_some() && h["id"].as_str().is_some(),
@@ -514,9 +518,9 @@ fn search_without_a_match_prints_nothing_and_exits_1() {
     assert_eq!(run.stdout, "");
     let run = env.log(&["search", "zebra", "--json", "-s", &s]).code(1);
     assert_eq!(run.stdout, "");
-    // Only text chunks are indexed: a tool result's words are not hits.
-    env.append(&s, &[chunk::result("c1", "read", "zebra crossing")]);
-    assert_eq!(env.log(&["search", "zebra"]).code(1).stdout, "");
+    // System records are not searched.
+    env.append(&s, &[chunk::turn_end(1, 1)]);
+    assert_eq!(env.log(&["search", "end_turn"]).code(1).stdout, "");
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -1,5 +1,6 @@
 //! Shell completions for one command: bash, zsh and fish, named the way each shell's
-//! completion directory expects.
+//! completion directory expects. Bash and fish also complete session handles, agent names
+//! and model names at the moment of completion (see `dynamic`).
 
 use clap_complete::Shell;
 
@@ -14,8 +15,13 @@ pub fn render(name: &str, mut command: clap::Command) -> Vec<(String, Vec<u8>)> 
     .map(|(shell, file_name)| {
         let mut buf = Vec::new();
         clap_complete::generate(shell, &mut command, name, &mut buf);
-        if shell == Shell::Bash {
-            buf = fix_bash(name, &buf);
+        match shell {
+            Shell::Bash => {
+                buf = fix_bash(name, &buf);
+                buf.extend(crate::dynamic::bash(name, &command).into_bytes());
+            }
+            Shell::Fish => buf.extend(crate::dynamic::fish(name, &command).into_bytes()),
+            _ => {}
         }
         (file_name, buf)
     })

@@ -4,6 +4,7 @@
 //! changed without its docs.
 
 mod completions;
+mod dynamic;
 mod man;
 mod pages;
 

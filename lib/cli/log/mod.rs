@@ -2,6 +2,7 @@
 
 mod append;
 mod compact;
+mod complete;
 mod export;
 mod fold;
 mod import;
@@ -9,6 +10,7 @@ mod ingest;
 mod prune;
 mod read;
 mod render;
+mod search;
 mod sessions;
 mod show;
 
@@ -107,8 +109,9 @@ pub enum Verb {
     /// Write sessions as Markdown, a self-contained HTML page, or NDJSON to import elsewhere
     #[command(after_help = EXPORT_EXAMPLES)]
     Export(export::Args),
-    /// Full-text search over text chunks; exits 1 when nothing matched, like grep
-    Search(read::SearchArgs),
+    /// Full-text search over what was said and done (text, thinking, tool calls and results,
+    /// peer speech, errors); exits 1 when nothing matched, like grep
+    Search(search::SearchArgs),
     /// Set a session's title
     Title(sessions::TitleArgs),
     /// Remove sessions and their chunks
@@ -121,6 +124,10 @@ pub fn command() -> clap::Command {
 }
 
 pub fn main() -> ExitCode {
+    // The completion helper is not a verb: it stays out of help, man pages and completions.
+    if let Some(kind) = complete::requested() {
+        return complete::main(kind);
+    }
     let cli: Cli = super::parse("ag-log");
     finish("ag-log", run(cli))
 }
@@ -139,7 +146,7 @@ fn run(cli: Cli) -> CliResult<()> {
         Verb::Compact(a) => compact::run(&mut ctx, a),
         Verb::Prune(a) => prune::run(&mut ctx, a),
         Verb::Export(a) => export::run(&mut ctx, a),
-        Verb::Search(a) => read::search(&mut ctx, a),
+        Verb::Search(a) => search::search(&mut ctx, a),
         Verb::Title(a) => sessions::title(&mut ctx, a),
         Verb::Rm(a) => sessions::rm(&mut ctx, a),
     };

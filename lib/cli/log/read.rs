@@ -1,11 +1,11 @@
-//! Reading verbs: `cat`, `tail` (with `-f`) and `search`.
+//! Reading verbs: `cat` and `tail` (with `-f`).
 
 use std::time::Duration;
 
 use serde_json::json;
 
 use super::render::{markdown, Transcript};
-use crate::cli::{escape_controls, CliError, CliResult, Ctx, Exit};
+use crate::cli::{escape_controls, CliResult, Ctx};
 use crate::follow::{Follower, Next};
 use crate::log::Chunk;
 use crate::store::{Page, Session, Store};
@@ -257,55 +257,4 @@ impl Follow {
         }
         self.sealed.insert(id.to_string());
     }
-}
-
-#[derive(Debug, clap::Args)]
-pub struct SearchArgs {
-    /// Words to find (all must occur)
-    #[arg(value_name = "QUERY", required = true, num_args = 1..)]
-    query: Vec<String>,
-    /// Only this session (and what it inherits from forks)
-    #[arg(short, long, value_name = "SESSION")]
-    session: Option<String>,
-    /// At most N hits
-    #[arg(long, value_name = "N", default_value_t = 20, value_parser = clap::value_parser!(u64).range(..=i64::MAX as u64))]
-    limit: u64,
-}
-
-pub fn search(ctx: &mut Ctx, args: SearchArgs) -> CliResult<()> {
-    let store = ctx.store()?;
-    let session = match &args.session {
-        Some(r) => Some(store.resolve(r)?),
-        None => None,
-    };
-    let query = args.query.join(" ");
-    if query.trim().is_empty() {
-        return Err(CliError::usage("the search query is empty"));
-    }
-    let hits = store.search(&query, session.as_ref(), args.limit)?;
-    for h in &hits {
-        if ctx.global.json {
-            let mut v = h.chunk.to_value();
-            v["snippet"] = h.snippet.clone().into();
-            ctx.out.line(&v.to_string())?;
-        } else {
-            let tag = ctx.out.dim(&format!(
-                "{} #{}",
-                store.session(&h.chunk.session)?.handle,
-                h.chunk.seq
-            ));
-            let line = format!(
-                "{tag} {}: {}",
-                h.chunk.role,
-                crate::cli::escape_controls(&h.snippet.replace('\n', " "), false)
-            );
-            ctx.out.line(&line)?;
-        }
-    }
-    if hits.is_empty() {
-        // Like grep: nothing matched is status 1, with no error line.
-        ctx.out.note("no matches");
-        return Err(CliError::new(Exit::Error, ""));
-    }
-    Ok(())
 }

@@ -61,7 +61,7 @@ impl Transcript {
                 format!(
                     "{} {}",
                     out.paint("33", &format!("← {}{mark}", escape_controls(name, false))),
-                    escape_controls(&clip(&result_text(result), 200), false)
+                    escape_controls(&clip(&result_text(result), 200), true)
                 )
             }
             ChunkData::Error { message, status } => out.paint(
@@ -73,6 +73,11 @@ impl Transcript {
                 ),
             ),
             ChunkData::System(m) => out.dim(&escape_controls(&system_line(m), false)),
+            ChunkData::Image { media_type, data } => format!(
+                "{}: {}",
+                out.paint("1;36", "user"),
+                escape_controls(&crate::log::image::label(media_type, data), false)
+            ),
             ChunkData::Peer {
                 messages, omitted, ..
             } => {

@@ -8,10 +8,26 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 use crate::cli::{CliError, CliResult};
+use crate::log::image::{self, ImageType};
+use crate::log::ChunkData;
 use crate::store::{Session, Store};
 
-/// Attached files larger than this are refused: the model gets text, not a dump.
+/// Attached text files larger than this are refused: the model gets text, not a dump.
+/// Images have their own limit, [`crate::log::image::MAX_IMAGE_BYTES`].
 const MAX_ATTACHMENT: u64 = 1 << 20;
+
+/// What the person gives a turn: the prompt's text, and the images attached with `-a`.
+pub(super) struct Prompt {
+    pub text: String,
+    /// `user/image` chunk payloads, in the order given; they go before the text.
+    pub images: Vec<ChunkData>,
+}
+
+/// One `-a` file: text for the prompt, or an image of its own.
+enum Attachment {
+    Text(String),
+    Image(ChunkData),
+}
 
 /// `--output`: what stdout carries.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -36,11 +52,16 @@ pub struct Want {
 }
 
 /// The prompt: the argument (or stdin for `-`), after piped stdin when both are given (so
-/// `git diff | ag-prompt 'review this'` sends the diff), after each `-a` file.
-pub(super) fn build(arg: Option<String>, attach: &[PathBuf]) -> CliResult<String> {
+/// `git diff | ag-prompt 'review this'` sends the diff), after each `-a` text file; `-a`
+/// images go beside it.
+pub(super) fn build(arg: Option<String>, attach: &[PathBuf]) -> CliResult<Prompt> {
     let mut parts = Vec::new();
+    let mut images = Vec::new();
     for path in attach {
-        parts.push(attachment(path)?);
+        match attachment(path)? {
+            Attachment::Text(t) => parts.push(t),
+            Attachment::Image(i) => images.push(i),
+        }
     }
     let piped = match arg.as_deref() {
         Some("-") | None => None,
@@ -53,20 +74,23 @@ pub(super) fn build(arg: Option<String>, attach: &[PathBuf]) -> CliResult<String
     let text = match arg.as_deref() {
         Some("-") => read_stdin()?,
         Some(t) => t.to_string(),
-        None if !parts.is_empty() => String::new(),
+        None if !parts.is_empty() || !images.is_empty() => String::new(),
         None => {
             return Err(CliError::usage("no prompt given")
                 .with_hint("pass the prompt as an argument, or `-` to read it from stdin"))
         }
     };
     let text = text.trim_end_matches('\n').to_string();
-    if text.trim().is_empty() && parts.is_empty() {
+    if text.trim().is_empty() && parts.is_empty() && images.is_empty() {
         return Err(CliError::usage("the prompt is empty"));
     }
     if !text.trim().is_empty() {
         parts.push(text);
     }
-    Ok(parts.join("\n\n"))
+    Ok(Prompt {
+        text: parts.join("\n\n"),
+        images,
+    })
 }
 
 fn read_stdin() -> CliResult<String> {
@@ -77,31 +101,57 @@ fn read_stdin() -> CliResult<String> {
     Ok(s)
 }
 
-/// `-a FILE`: the file's text, marked with its path.
-fn attachment(path: &Path) -> CliResult<String> {
+/// `-a FILE`: an image (PNG, JPEG, GIF or WebP, told by its content), or the file's text
+/// marked with its path.
+fn attachment(path: &Path) -> CliResult<Attachment> {
     let what = || format!("-a {}", path.display());
+    let too_big = |len: u64, max: u64, kind: &str| {
+        CliError::usage(format!(
+            "{}: {len} bytes is more than the {max} {kind} may have",
+            what()
+        ))
+    };
     let meta = std::fs::metadata(path).map_err(|e| CliError::from(e).context(what()))?;
-    if meta.len() > MAX_ATTACHMENT {
-        return Err(CliError::usage(format!(
-            "{}: {} bytes is more than the {} an attachment may have",
-            what(),
+    let max_image = image::MAX_IMAGE_BYTES as u64;
+    if meta.len() > max_image.max(MAX_ATTACHMENT) {
+        return Err(too_big(
             meta.len(),
-            MAX_ATTACHMENT
-        )));
+            max_image.max(MAX_ATTACHMENT),
+            "an attachment",
+        ));
     }
     let bytes = std::fs::read(path).map_err(|e| CliError::from(e).context(what()))?;
+    let len = bytes.len() as u64;
+    if let Some(ty) = ImageType::sniff(&bytes) {
+        if len > max_image {
+            return Err(too_big(len, max_image, "an image"));
+        }
+        return Ok(Attachment::Image(ChunkData::Image {
+            media_type: ty.media_type().into(),
+            data: image::encode(&bytes),
+        }));
+    }
+    if ImageType::by_extension(path).is_some() {
+        return Err(CliError::usage(format!(
+            "{}: named like an image, but its content is not a PNG, JPEG, GIF or WebP image",
+            what()
+        )));
+    }
+    if len > MAX_ATTACHMENT {
+        return Err(too_big(len, MAX_ATTACHMENT, "a text attachment"));
+    }
     let text = String::from_utf8(bytes).map_err(|e| {
         CliError::usage(format!(
-            "{}: not UTF-8 text (byte {}); only text files can be attached",
+            "{}: not UTF-8 text (byte {}); only text files and PNG, JPEG, GIF or WebP images can be attached",
             what(),
             e.utf8_error().valid_up_to()
         ))
     })?;
-    Ok(format!(
+    Ok(Attachment::Text(format!(
         "<file path=\"{}\">\n{}\n</file>",
         path.display(),
         text.trim_end_matches('\n')
-    ))
+    )))
 }
 
 /// The `result` object of a turn that ended (`turn_done` is its `turn-done` event), and the

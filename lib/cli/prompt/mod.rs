@@ -34,6 +34,7 @@ Examples:
   ag-prompt -s build --wait 'and the tests?'       # busy: queue it, wait, print that answer
   git diff | ag-prompt 'review this'               # piped stdin and the prompt, both sent
   ag-prompt -a notes.md 'what is still open?'      # a text file as context
+  ag-prompt -m sonnet -a shot.png 'what is wrong in this screenshot?'   # an image
   ag-prompt --output json -m echo hi | jq -r .answer   # only the result object
   ag-prompt -o answer.md 'write the release notes' # the final answer to a file too
   ag-prompt --schema @schema.json 'list the open bugs' | jq .   # JSON valid against a schema
@@ -95,8 +96,9 @@ pub struct RunArgs {
     /// Start a new session (the default without -s or -c)
     #[arg(long)]
     new: bool,
-    /// Attach a text file as context (repeatable); it goes before the prompt, marked with
-    /// its path
+    /// Attach a file (repeatable): a text file goes before the prompt, marked with its path;
+    /// a PNG, JPEG, GIF or WebP image (told by its content, at most 3.75 MiB) goes as an
+    /// image to models that take them
     #[arg(short = 'a', long = "attach", value_name = "FILE")]
     attach: Vec<std::path::PathBuf>,
     /// What stdout carries: the streamed answer (text), or only the result object (json:
@@ -211,9 +213,12 @@ fn prompt(ctx: &mut Ctx, args: RunArgs) -> CliResult<()> {
             return Ok(());
         }
     }
-    let text = match (&args.prompt, args.compact) {
-        (None, true) => None,
-        _ => Some(answer::build(args.prompt.clone(), &args.attach)?),
+    let (text, images) = match (&args.prompt, args.compact) {
+        (None, true) => (None, Vec::new()),
+        _ => {
+            let p = answer::build(args.prompt.clone(), &args.attach)?;
+            (Some(p.text), p.images)
+        }
     };
     let want = answer::Want {
         result_event: ctx.global.json,
@@ -277,6 +282,7 @@ fn prompt(ctx: &mut Ctx, args: RunArgs) -> CliResult<()> {
         queue: !args.no_queue,
         cwd: cwd_now.clone(),
         project_context: !args.no_project_context,
+        images: images.len(),
     };
     let plan = match crate::agent::prepare(&store, &config, req).map_err(plan_error)? {
         Prepared::Ready(mut plan) => {
@@ -328,11 +334,17 @@ fn prompt(ctx: &mut Ctx, args: RunArgs) -> CliResult<()> {
         ctx,
         &store,
         *plan,
-        text.as_deref(),
+        text.map(|text| Input { text, images }),
         &config,
         &cwd_now,
         &want,
     )
+}
+
+/// What a turn is given: the prompt's text and its images.
+pub(crate) struct Input {
+    pub text: String,
+    pub images: Vec<crate::log::ChunkData>,
 }
 
 /// An agent definition by its slug, reporting on stderr the definitions that could not be read.
@@ -352,6 +364,12 @@ pub(crate) fn plan_error(e: PlanError) -> CliError {
     match e {
         PlanError::Busy { .. } => CliError::new(Exit::Conflict, e.to_string())
             .with_hint("drop --no-queue to queue the prompt instead"),
+        PlanError::BusyWithImages { .. } => CliError::new(Exit::Conflict, e.to_string())
+            .with_hint("send it when the running turn has ended"),
+        PlanError::NoImages { .. } => CliError::usage(e.to_string()).with_hint(
+            "images go to anthropic/… and openai/… models (and openai-compatible servers); \
+             nothing was sent or written",
+        ),
         PlanError::Model(ChooseError::NoModel) => {
             CliError::usage("no model given").with_hint(format!(
                 "pass -m PROVIDER/MODEL, set AG_MODEL, or {}; offline models: echo, \
@@ -374,7 +392,7 @@ pub(crate) fn run_turn_in(
     ctx: &mut Ctx,
     store: &crate::store::Store,
     plan: TurnPlan<'_>,
-    text: Option<&str>,
+    input: Option<Input>,
     config: &Config,
     cwd_now: &std::path::Path,
     want: &answer::Want,
@@ -425,14 +443,14 @@ pub(crate) fn run_turn_in(
             }
         }
     }
-    let Some(text) = text else {
+    let Some(input) = input else {
         let stdout_error = view.close();
         store.release(&session.id, "idle")?;
         ctx.out
             .done(format!("session {} was compacted", session.id));
         return stdout_error.map_or(Ok(()), |e| Err(e.into()));
     };
-    let outcome = agent.run_turn(text, &mut |ev| view.event(ev));
+    let outcome = agent.run_turn(&input.text, input.images, &mut |ev| view.event(ev));
     let mut stdout_error = view.close();
     if let Some(done) = view.turn_done.take() {
         let (result, text) = answer::result(store, &session, &done)?;

@@ -132,26 +132,22 @@ pub(super) fn release(ctx: &mut Ctx, from: Option<&str>, a: ReleaseArgs) -> CliR
     Ok(())
 }
 
-/// One claim as a line: every field of it comes from the room file, which any writer of the
-/// room controls, so the whole line is escaped.
-fn claim_row(c: &Claim) -> String {
-    let left = (c.expires_ms - crate::clock::now_ms()).max(0) / 1000;
+/// One claim as a table row: every field of it comes from the room file, which any writer
+/// of the room controls; the table escapes each cell.
+fn claim_row(c: &Claim, now: i64) -> Vec<String> {
+    let left = (c.expires_ms - now).max(0) / 1000;
     let holder = match c.holder_state {
         Some(state) => format!("{} ({state})", c.holder.display()),
         None => c.holder.display(),
     };
-    escape_controls(
-        &format!(
-            "{}  {}  {}  {}  {}s left  {}",
-            c.id,
-            holder,
-            c.mode,
-            c.paths.join(", "),
-            left,
-            c.intent
-        ),
-        false,
-    )
+    vec![
+        c.id.clone(),
+        holder,
+        c.mode.clone(),
+        c.paths.join(", "),
+        format!("{left}s"),
+        c.intent.clone(),
+    ]
 }
 
 pub(super) fn list_claims(ctx: &mut Ctx) -> CliResult<()> {
@@ -162,13 +158,26 @@ pub(super) fn list_claims(ctx: &mut Ctx) -> CliResult<()> {
     for w in warns {
         ctx.out.warn(&w);
     }
-    for c in &active {
-        if ctx.global.json {
+    if ctx.global.quiet {
+        for c in &active {
+            ctx.out.line(&escape_controls(&c.id, false))?;
+        }
+        return Ok(());
+    }
+    if ctx.global.json {
+        for c in &active {
             ctx.out
                 .line(&serde_json::to_string(c).unwrap_or_default())?;
-        } else {
-            ctx.out.line(&claim_row(c))?;
         }
+        return Ok(());
     }
+    if active.is_empty() {
+        ctx.out.note("no active claims in this worktree");
+        return Ok(());
+    }
+    let now = crate::clock::now_ms();
+    let rows = active.iter().map(|c| claim_row(c, now)).collect();
+    let header = ["ID", "HOLDER", "MODE", "PATHS", "LEFT", "INTENT"];
+    crate::cli::table::print(&mut ctx.out, &header, rows)?;
     Ok(())
 }

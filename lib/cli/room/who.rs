@@ -24,37 +24,64 @@ pub(super) fn who(ctx: &mut Ctx) -> CliResult<()> {
     let store = ctx.store()?;
     let key = crate::room::worktree_key(&cwd()?);
     let here = roster::here(&store, &key)?;
-    if here.is_empty() && !ctx.global.json {
-        ctx.out.note("no live session in this worktree");
+    if ctx.global.quiet {
+        for h in &here {
+            ctx.out.line(&h.session.id)?;
+        }
+        return Ok(());
     }
-    for h in &here {
-        let s = &h.session;
-        if ctx.global.json {
+    if ctx.global.json {
+        for h in &here {
+            let s = &h.session;
             ctx.out.line(
                 &json!({"id": s.id, "handle": s.handle, "title": s.title, "goal": h.goal,
                     "status": s.status.as_str(), "pid": s.pid, "cwd": s.cwd, "where": h.at,
                     "last_tool": h.last_tool, "last_said": h.last_said, "age": h.age})
                 .to_string(),
             )?;
-        } else {
-            ctx.out.line(&format!(
-                "{}  {}  {}  pid {}  {} ago  in {}\n    goal: {}\n    last tool: {}  said: {}",
-                s.handle,
-                one_line(&s.title, 40),
-                s.status.as_str(),
-                s.pid.unwrap_or(0),
-                h.age,
-                one_line(&h.at, 60),
-                one_line(&h.goal, 100),
-                if h.last_tool.is_empty() {
-                    "-".into()
-                } else {
-                    one_line(&h.last_tool, 60)
-                },
-                one_line(&h.last_said, 100)
-            ))?;
         }
+        return Ok(());
     }
+    if here.is_empty() {
+        ctx.out.note("no live session in this worktree");
+        return Ok(());
+    }
+    let dash = |s: &str, max: usize| {
+        if s.trim().is_empty() {
+            "-".to_string()
+        } else {
+            one_line(s, max)
+        }
+    };
+    let rows = here
+        .iter()
+        .map(|h| {
+            let s = &h.session;
+            vec![
+                s.handle.clone(),
+                dash(&s.title, 200),
+                s.status.as_str().into(),
+                s.pid.map_or("-".into(), |p| p.to_string()),
+                format!("{} ago", h.age),
+                dash(&h.at, 200),
+                dash(&h.goal, 200),
+                dash(&h.last_tool, 200),
+                dash(&h.last_said, 200),
+            ]
+        })
+        .collect();
+    let header = [
+        "ID",
+        "TITLE",
+        "STATUS",
+        "PID",
+        "SEEN",
+        "WHERE",
+        "GOAL",
+        "LAST TOOL",
+        "SAID",
+    ];
+    crate::cli::table::print(&mut ctx.out, &header, rows)?;
     Ok(())
 }
 

@@ -468,24 +468,7 @@ impl ChunkData {
                     status: d.status,
                 }
             }
-            ChunkType::System => {
-                let Value::Object(m) = value else {
-                    unreachable!()
-                };
-                match m.get("kind") {
-                    Some(Value::String(_)) => {
-                        check_system(&m)?;
-                        ChunkData::System(m)
-                    }
-                    Some(other) => {
-                        return Err(format!(
-                            "`kind` must be a string, found {}",
-                            json_kind(other)
-                        ))
-                    }
-                    None => return Err("missing field `kind`".into()),
-                }
-            }
+            ChunkType::System => system_from(value)?,
             ChunkType::Peer => {
                 let d: PeerD = serde_json::from_value(value).map_err(e)?;
                 ChunkData::Peer {
@@ -504,6 +487,27 @@ impl ChunkData {
                 }
             }
         })
+    }
+}
+
+/// A system record: an object whose `kind` is a string, checked by [`check_system`].
+fn system_from(value: Value) -> Result<ChunkData, String> {
+    let Value::Object(m) = value else {
+        return Err(format!(
+            "must be a JSON object for a system chunk, found {}",
+            json_kind(&value)
+        ));
+    };
+    match m.get("kind") {
+        Some(Value::String(_)) => {
+            check_system(&m)?;
+            Ok(ChunkData::System(m))
+        }
+        Some(other) => Err(format!(
+            "`kind` must be a string, found {}",
+            json_kind(other)
+        )),
+        None => Err("missing field `kind`".into()),
     }
 }
 

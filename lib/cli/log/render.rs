@@ -80,24 +80,27 @@ impl Transcript {
             ),
             ChunkData::Peer {
                 messages, omitted, ..
-            } => {
-                let mut s = String::new();
-                for (i, m) in messages.iter().enumerate() {
-                    if i > 0 {
-                        s.push('\n');
-                    }
-                    s.push_str(&format!(
-                        "{} {}",
-                        out.paint("35", &format!("peer {}:", escape_controls(&m.from, false))),
-                        escape_controls(&m.text, true)
-                    ));
-                }
-                if *omitted > 0 {
-                    s.push_str(&format!("\n({omitted} more)"));
-                }
-                s
-            }
+            } => peer_lines(out, messages, *omitted),
         };
         out.line(&format!("{tag} {body}"))
     }
+}
+
+/// A peer chunk's lines: one per message, with how many more were held back.
+fn peer_lines(out: &Out, messages: &[crate::log::PeerMessage], omitted: u64) -> String {
+    let mut s = String::new();
+    for (i, m) in messages.iter().enumerate() {
+        if i > 0 {
+            s.push('\n');
+        }
+        s.push_str(&format!(
+            "{} {}",
+            out.paint("35", &format!("peer {}:", escape_controls(&m.from, false))),
+            escape_controls(&m.text, true)
+        ));
+    }
+    if omitted > 0 {
+        s.push_str(&format!("\n({omitted} more)"));
+    }
+    s
 }

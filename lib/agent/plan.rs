@@ -186,15 +186,7 @@ pub fn prepare<'s>(
     // them.
     let early = match req.images {
         0 => None,
-        _ => {
-            let chosen = choose()?;
-            if !chosen.provider.takes_images() {
-                return Err(PlanError::NoImages {
-                    model: chosen.model,
-                });
-            }
-            Some(chosen)
-        }
+        _ => Some(seeing(choose()?)?),
     };
     // A running session takes the prompt as queued input.
     let claim = match &existing {
@@ -210,16 +202,7 @@ pub fn prepare<'s>(
     };
     let stored = existing.as_ref().map(Session::settings).transpose()?;
     let (tools, notes) = narrow(stored.as_ref().map(Settings::tools), &req);
-    // The sandbox: the stored settings bind a follow-up; the user chooses a new session's,
-    // which a project file or a definition may only tighten.
-    let stored_sandbox = stored.as_ref().and_then(Settings::sandbox);
-    let (sandbox, warnings) = crate::sandbox::resolve(&crate::sandbox::Sources {
-        definition: def.and_then(|d| d.sandbox),
-        flag_mode: req.sandbox,
-        flag_net: req.net,
-        stored: stored_sandbox.as_ref(),
-        ..config.sandbox_sources()
-    })?;
+    let (sandbox, warnings) = sandbox_for(config, &req, stored.as_ref())?;
     let (session, claim) = match (existing, claim) {
         (Some(s), Some(claim)) => (s, claim),
         _ => {
@@ -248,6 +231,34 @@ pub fn prepare<'s>(
         schema: None,
         claim,
     })))
+}
+
+/// The chosen model, when it can see images; refused otherwise.
+fn seeing(chosen: provider::Chosen) -> Result<provider::Chosen, PlanError> {
+    if chosen.provider.takes_images() {
+        Ok(chosen)
+    } else {
+        Err(PlanError::NoImages {
+            model: chosen.model,
+        })
+    }
+}
+
+/// The turn's sandbox: the stored settings bind a follow-up; the user chooses a new
+/// session's, which a project file or a definition may only tighten.
+fn sandbox_for(
+    config: &Config,
+    req: &TurnRequest,
+    stored: Option<&Settings>,
+) -> Result<(crate::sandbox::Settings, Vec<String>), PlanError> {
+    let stored_sandbox = stored.and_then(Settings::sandbox);
+    Ok(crate::sandbox::resolve(&crate::sandbox::Sources {
+        definition: req.agent.as_ref().and_then(|d| d.sandbox),
+        flag_mode: req.sandbox,
+        flag_net: req.net,
+        stored: stored_sandbox.as_ref(),
+        ..config.sandbox_sources()
+    })?)
 }
 
 /// The settings the turn runs with. The tools and system prompt are durable: follow-ups and

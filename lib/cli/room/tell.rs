@@ -93,37 +93,44 @@ pub(super) fn tell(ctx: &mut Ctx, from: Option<&str>, a: TellArgs) -> CliResult<
         None => ctx.out.detail(&format!("posted to {}", room.label())),
     }
     ctx.out.flush()?;
-    if let Some(wait) = a.wait {
-        let deadline = Instant::now() + wait;
-        loop {
-            let mut got: Option<Line> = None;
-            room.scan(start, &mut |_| {}, &mut |_, l| {
-                if l.ty == LineKind::Delivered && l.in_reply_to.as_deref() == Some(line.id.as_str())
-                {
-                    got = Some(l);
-                    return Flow::Stop;
-                }
-                Flow::Go
-            })
-            .map_err(room_err)?;
-            if let Some(d) = got {
-                ctx.out
-                    .note(&format!("delivered to {} at {}", d.from.display(), d.ts));
-                return Ok(());
-            }
-            if Instant::now() >= deadline {
-                return Err(CliError::new(
-                    Exit::TempFail,
-                    format!(
-                        "{} was not delivered within {} s",
-                        line.id,
-                        wait.as_secs_f64()
-                    ),
-                )
-                .with_hint(format!("`ag-room status {}` shows it later", line.id)));
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        }
+    match a.wait {
+        Some(wait) => wait_delivered(ctx, &room, start, &line.id, wait),
+        None => Ok(()),
     }
-    Ok(())
+}
+
+/// `--wait`: poll the room from `start` until a `delivered` receipt for `id` comes, or the
+/// wait runs out (exit 75, the line stays posted).
+fn wait_delivered(
+    ctx: &mut Ctx,
+    room: &Room,
+    start: u64,
+    id: &str,
+    wait: Duration,
+) -> CliResult<()> {
+    let deadline = Instant::now() + wait;
+    loop {
+        let mut got: Option<Line> = None;
+        room.scan(start, &mut |_| {}, &mut |_, l| {
+            if l.ty == LineKind::Delivered && l.in_reply_to.as_deref() == Some(id) {
+                got = Some(l);
+                return Flow::Stop;
+            }
+            Flow::Go
+        })
+        .map_err(room_err)?;
+        if let Some(d) = got {
+            ctx.out
+                .note(&format!("delivered to {} at {}", d.from.display(), d.ts));
+            return Ok(());
+        }
+        if Instant::now() >= deadline {
+            return Err(CliError::new(
+                Exit::TempFail,
+                format!("{id} was not delivered within {} s", wait.as_secs_f64()),
+            )
+            .with_hint(format!("`ag-room status {id}` shows it later")));
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
 }

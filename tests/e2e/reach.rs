@@ -39,21 +39,26 @@ fn a_symlink_swapped_in_while_grep_runs_never_lets_it_read_outside() {
     );
 }
 
+/// A session made by `ag-prompt` in a folder beside the test's project: its id.
+pub(crate) fn session_in_another_project(env: &crate::support::TestEnv, prompt: &str) -> String {
+    let other = env.dir.path().join("other-project");
+    std::fs::create_dir_all(&other).unwrap();
+    let run = env
+        .command("ag-prompt")
+        .args(["-m", "echo", prompt])
+        .current_dir(&other)
+        .output()
+        .unwrap();
+    assert!(run.status.success(), "{run:?}");
+    crate::prompt::session_of(&String::from_utf8_lossy(&run.stderr)).unwrap()
+}
+
 #[test]
 fn a_model_messages_only_sessions_within_its_reach() {
     let env = env_with(None, "");
     git_init(&env);
     // A session of another project on this device, which never wrote to us.
-    let other = env.dir.path().join("other-project");
-    std::fs::create_dir_all(&other).unwrap();
-    let run = env
-        .command("ag-prompt")
-        .args(["-m", "echo", "the other project's plan"])
-        .current_dir(&other)
-        .output()
-        .unwrap();
-    assert!(run.status.success(), "{run:?}");
-    let theirs = crate::prompt::session_of(&String::from_utf8_lossy(&run.stderr)).unwrap();
+    let theirs = session_in_another_project(&env, "the other project's plan");
     // By full id, by handle fragment and by title fragment: refused, and nothing posted.
     let model = script(
         &env,

@@ -162,16 +162,7 @@ fn a_model_peeks_only_at_its_own_worktree_and_reads_no_live_inbox() {
     let env = env_with(None, "");
     git_init(&env);
     // A session of another project on this device.
-    let other = env.dir.path().join("other-project");
-    std::fs::create_dir_all(&other).unwrap();
-    let run = env
-        .command("ag-prompt")
-        .args(["-m", "echo", "the other project's secret plan"])
-        .current_dir(&other)
-        .output()
-        .unwrap();
-    assert!(run.status.success(), "{run:?}");
-    let theirs = crate::prompt::session_of(&String::from_utf8_lossy(&run.stderr)).unwrap();
+    let theirs = crate::reach::session_in_another_project(&env, "the other project's secret plan");
     let model = script(
         &env,
         "peek.toml",

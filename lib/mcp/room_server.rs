@@ -93,11 +93,7 @@ impl RoomServer {
             None => (here, None),
             Some(t) => {
                 let s = resolve(store, t)?;
-                let room = if presence::in_worktree(&s, &key) {
-                    here
-                } else {
-                    Room::device(&self.home)
-                };
+                let room = presence::room_for_message(store, &self.home, here, &key, &s);
                 (room, Some(s))
             }
         };

@@ -122,6 +122,25 @@ pub fn live_in(store: &Store, key: &Path) -> Result<Vec<Session>> {
         .collect())
 }
 
+/// The room a direct message to `to` goes through: the worktree room `here` (key `key`) when
+/// `to` works in this worktree or is a session of another machine (found in the shared
+/// room, unknown to this store), else the device room. The one rule for `ag-room tell`,
+/// `peer_message` and the MCP server.
+pub fn room_for_message(
+    store: &crate::store::Store,
+    home: &crate::paths::Home,
+    here: super::Room,
+    key: &Path,
+    to: &Session,
+) -> super::Room {
+    let remote = store.session(&to.id).is_err();
+    if remote || in_worktree(to, key) {
+        here
+    } else {
+        super::Room::device(home)
+    }
+}
+
 pub fn in_worktree(s: &Session, key: &Path) -> bool {
     s.cwd
         .as_deref()

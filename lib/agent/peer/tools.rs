@@ -98,11 +98,7 @@ impl Agent<'_> {
                 if s.id == self.session.id {
                     return Err("that is this session; message another one".into());
                 }
-                let same = self.store.session(&s.id).is_err()
-                    || s.cwd
-                        .as_deref()
-                        .is_some_and(|c| crate::room::worktree_key(Path::new(c)) == key);
-                let room = if same { here } else { Room::device(self.home) };
+                let room = presence::room_for_message(self.store, self.home, here, &key, &s);
                 (room, Some(s))
             }
         };

@@ -1,6 +1,5 @@
 //! `ag-room tell`: post a line or a direct message, and optionally wait for its delivery.
 
-use std::path::Path;
 use std::time::{Duration, Instant};
 
 use serde_json::json;
@@ -53,16 +52,10 @@ pub(super) fn tell(ctx: &mut Ctx, from: Option<&str>, a: TellArgs) -> CliResult<
         None => (here, None),
         Some(t) => {
             let s = resolve(&store, t)?;
-            // A session of another machine was found in this worktree's shared room.
-            let remote = store.session(&s.id).is_err();
-            let same = remote
-                || s.cwd
-                    .as_deref()
-                    .is_some_and(|c| crate::room::worktree_key(Path::new(c)) == key);
-            let room = if a.device || !same {
+            let room = if a.device {
                 Room::device(&ctx.home)
             } else {
-                here
+                presence::room_for_message(&store, &ctx.home, here, &key, &s)
             };
             (room, Some(s))
         }

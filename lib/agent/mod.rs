@@ -190,163 +190,164 @@ impl Agent<'_> {
         images: Vec<ChunkData>,
         on: &mut dyn FnMut(Event),
     ) -> Result<Outcome, AgentError> {
-        let started = Instant::now();
-        let turn = crate::ids::new_id();
-        // A run that was killed (kill -9) may have left its tool's processes: end them first.
-        if let Some((pgid, start)) = self.store.take_tool_group(&self.session.id)? {
-            crate::proc::kill_leftover_group(pgid, start);
-        }
-        // And a killed run's private temp dirs, which nothing else removes.
-        crate::sandbox::jail::sweep_stale_temp_dirs();
+        let mut t = Tally {
+            started: Instant::now(),
+            turn: crate::ids::new_id(),
+            usage: Usage::default(),
+            model: None,
+        };
+        self.clear_killed_run()?;
         // On rooms shared across machines, this session is here while the turn runs.
         let _here = self.be_here();
-        let text = (images.is_empty() || !prompt.is_empty()).then(|| ChunkData::text(prompt));
-        let opening = images
-            .into_iter()
-            .chain(text)
-            .map(|d| NewChunk::new(Role::User, d).in_turn(&turn, 0))
-            .collect();
-        self.append(opening, on)?;
-        let mut usage = Usage::default();
-        let mut model = None;
+        self.open_turn(&t.turn, prompt, images, on)?;
         let mut step: i64 = 0;
         let mut retries = self.opts.schema_retries;
         let mut view = self.load_view()?;
         loop {
-            // A step boundary: input that arrived meanwhile joins the log here.
-            for c in self.store.drain_queue(&self.session.id, &turn, step)? {
-                on(Event::Seal(c));
-            }
-            self.hear(&turn, step, on)?;
-            self.report_warnings(on);
-            if self.interrupted() {
-                return self.finish(
-                    &turn,
-                    step,
-                    StopReason::Interrupted,
-                    &usage,
-                    model,
-                    started,
-                    &view,
-                    on,
-                );
-            }
-            if step >= self.opts.max_steps as i64 {
-                return self.finish(
-                    &turn,
-                    step,
-                    StopReason::MaxSteps,
-                    &usage,
-                    model,
-                    started,
-                    &view,
-                    on,
-                );
+            if let Some(stop_reason) = self.at_boundary(&t.turn, step, on)? {
+                return self.finish(&t, step, stop_reason, &view, on);
             }
             step += 1;
-            self.before_step(&mut view, &turn, step, on)?;
-            match self.step(&turn, step, &mut view, on)? {
-                StepOutcome::Completed { end, calls } => {
-                    add_usage(&mut usage, &end.usage);
-                    model = end.model.clone().or(model);
-                    let last_stop = end.stop_reason;
-                    let (calls, answer) = match self.judge(&turn, step, calls, &mut retries, on)? {
-                        structured::Judged::Proceed { calls, answer } => (calls, answer),
-                        structured::Judged::Again => continue,
-                        structured::Judged::Invalid(message) => {
-                            return self.fail(
-                                &turn, step, message, None, false, &usage, model, started, &view,
-                                on,
-                            )
-                        }
-                    };
-                    if calls.is_empty() {
-                        let mut end_chunk = turn_end_chunk(
-                            &turn,
-                            step,
-                            last_stop,
-                            &usage,
-                            model.as_deref().unwrap_or(self.provider.name()),
-                            started,
-                            context::context_input(&view),
-                        );
-                        structured::record(&mut end_chunk, answer);
-                        match self.store.end_turn_or_drain(
-                            &self.session.id,
-                            &turn,
-                            step,
-                            end_chunk,
-                            self.end_status(StopReason::EndTurn),
-                        )? {
-                            TurnEnd::Ended(c) => {
-                                on(Event::Seal(*c));
-                                on(Event::TurnDone {
-                                    turn: turn.clone(),
-                                    stop_reason: last_stop,
-                                    usage: usage.clone(),
-                                });
-                                return Ok(Outcome::Done {
-                                    stop_reason: last_stop,
-                                });
-                            }
-                            TurnEnd::Drained(chunks) => {
-                                for c in chunks {
-                                    on(Event::Seal(c));
-                                }
-                                continue;
-                            }
-                        }
-                    }
-                    if !self.run_tools(&turn, step, &calls, on)? {
-                        return self.finish(
-                            &turn,
-                            step,
-                            StopReason::Interrupted,
-                            &usage,
-                            model,
-                            started,
-                            &view,
-                            on,
-                        );
-                    }
-                }
+            self.before_step(&mut view, &t.turn, step, on)?;
+            let (end, calls) = match self.step(&t.turn, step, &mut view, on)? {
+                StepOutcome::Completed { end, calls } => (end, calls),
                 StepOutcome::Interrupted => {
-                    return self.finish(
-                        &turn,
-                        step,
-                        StopReason::Interrupted,
-                        &usage,
-                        model,
-                        started,
-                        &view,
-                        on,
-                    );
+                    return self.finish(&t, step, StopReason::Interrupted, &view, on);
                 }
                 StepOutcome::Failed {
                     message,
                     status,
                     retryable,
                 } => {
-                    return self.fail(
-                        &turn, step, message, status, retryable, &usage, model, started, &view, on,
-                    );
+                    return self.fail(&t, step, message, status, retryable, &view, on);
+                }
+            };
+            add_usage(&mut t.usage, &end.usage);
+            t.model = end.model.clone().or(t.model);
+            let last_stop = end.stop_reason;
+            let (calls, answer) = match self.judge(&t.turn, step, calls, &mut retries, on)? {
+                structured::Judged::Proceed { calls, answer } => (calls, answer),
+                structured::Judged::Again => continue,
+                structured::Judged::Invalid(message) => {
+                    return self.fail(&t, step, message, None, false, &view, on)
+                }
+            };
+            if calls.is_empty() {
+                match self.end_answered(&t, step, last_stop, answer, &view, on)? {
+                    Some(outcome) => return Ok(outcome),
+                    None => continue,
                 }
             }
+            if !self.run_tools(&t.turn, step, &calls, on)? {
+                return self.finish(&t, step, StopReason::Interrupted, &view, on);
+            }
         }
+    }
+
+    /// What a run that was killed (kill -9) left behind: its tool's processes and its
+    /// private temp dirs, which nothing else removes.
+    fn clear_killed_run(&self) -> Result<(), AgentError> {
+        if let Some((pgid, start)) = self.store.take_tool_group(&self.session.id)? {
+            crate::proc::kill_leftover_group(pgid, start);
+        }
+        crate::sandbox::jail::sweep_stale_temp_dirs();
+        Ok(())
+    }
+
+    /// The turn's opening chunks: the person's images, then the prompt's text (none when the
+    /// prompt is only images).
+    fn open_turn(
+        &self,
+        turn: &str,
+        prompt: &str,
+        images: Vec<ChunkData>,
+        on: &mut dyn FnMut(Event),
+    ) -> Result<(), AgentError> {
+        let text = (images.is_empty() || !prompt.is_empty()).then(|| ChunkData::text(prompt));
+        let opening = images
+            .into_iter()
+            .chain(text)
+            .map(|d| NewChunk::new(Role::User, d).in_turn(turn, 0))
+            .collect();
+        self.append(opening, on)?;
+        Ok(())
+    }
+
+    /// A step boundary: input that arrived meanwhile joins the log here, the rooms are heard
+    /// and their warnings reported. Returns why the turn stops here, if it does.
+    fn at_boundary(
+        &self,
+        turn: &str,
+        step: i64,
+        on: &mut dyn FnMut(Event),
+    ) -> Result<Option<StopReason>, AgentError> {
+        for c in self.store.drain_queue(&self.session.id, turn, step)? {
+            on(Event::Seal(c));
+        }
+        self.hear(turn, step, on)?;
+        self.report_warnings(on);
+        Ok(if self.interrupted() {
+            Some(StopReason::Interrupted)
+        } else if step >= self.opts.max_steps as i64 {
+            Some(StopReason::MaxSteps)
+        } else {
+            None
+        })
+    }
+
+    /// End a turn whose model called no more tools, with its answer (`--schema`), unless
+    /// input was queued meanwhile: then that input is in the log and the turn goes on
+    /// (`None`).
+    fn end_answered(
+        &self,
+        t: &Tally,
+        step: i64,
+        stop_reason: StopReason,
+        answer: Option<Value>,
+        view: &View,
+        on: &mut dyn FnMut(Event),
+    ) -> Result<Option<Outcome>, AgentError> {
+        let mut end_chunk = t.end_chunk(step, stop_reason, self.model_name(t), view);
+        structured::record(&mut end_chunk, answer);
+        match self.store.end_turn_or_drain(
+            &self.session.id,
+            &t.turn,
+            step,
+            end_chunk,
+            self.end_status(StopReason::EndTurn),
+        )? {
+            TurnEnd::Ended(c) => {
+                on(Event::Seal(*c));
+                on(Event::TurnDone {
+                    turn: t.turn.clone(),
+                    stop_reason,
+                    usage: t.usage.clone(),
+                });
+                Ok(Some(Outcome::Done { stop_reason }))
+            }
+            TurnEnd::Drained(chunks) => {
+                for c in chunks {
+                    on(Event::Seal(c));
+                }
+                Ok(None)
+            }
+        }
+    }
+
+    /// The model named in `turn_end`: the one that last answered, else the provider's.
+    fn model_name<'t>(&'t self, t: &'t Tally) -> &'t str {
+        t.model.as_deref().unwrap_or(self.provider.name())
     }
 
     /// End the turn with an error chunk saying why.
     #[allow(clippy::too_many_arguments)]
     fn fail(
         &self,
-        turn: &str,
+        t: &Tally,
         step: i64,
         message: String,
         status: Option<u16>,
         retryable: bool,
-        usage: &Usage,
-        model: Option<String>,
-        started: Instant,
         view: &View,
         on: &mut dyn FnMut(Event),
     ) -> Result<Outcome, AgentError> {
@@ -358,19 +359,10 @@ impl Agent<'_> {
                     status,
                 },
             )
-            .in_turn(turn, step)],
+            .in_turn(&t.turn, step)],
             on,
         )?;
-        self.finish(
-            turn,
-            step,
-            StopReason::Error,
-            usage,
-            model,
-            started,
-            view,
-            on,
-        )?;
+        self.finish(t, step, StopReason::Error, view, on)?;
         Ok(Outcome::Failed {
             message,
             status,
@@ -379,36 +371,27 @@ impl Agent<'_> {
     }
 
     /// End the turn without waiting for the queue (error, interrupt, step limit).
-    #[allow(clippy::too_many_arguments)]
     fn finish(
         &self,
-        turn: &str,
+        t: &Tally,
         step: i64,
         stop_reason: StopReason,
-        usage: &Usage,
-        model: Option<String>,
-        started: Instant,
         view: &View,
         on: &mut dyn FnMut(Event),
     ) -> Result<Outcome, AgentError> {
-        let end = turn_end_chunk(
-            turn,
-            step,
-            stop_reason,
-            usage,
-            model.as_deref().unwrap_or(self.provider.name()),
-            started,
-            context::context_input(view),
-        );
+        let end = t.end_chunk(step, stop_reason, self.model_name(t), view);
         let status = self.end_status(stop_reason);
         // Input queued during this turn goes into the log before `turn_end` (DESIGN §2: the
         // loop drains the queue before it ends a turn), in the same transaction as the end
         // and the release, so none waits unseen in the queue behind an idle session.
         loop {
-            match self
-                .store
-                .end_turn_or_drain(&self.session.id, turn, step, end.clone(), status)?
-            {
+            match self.store.end_turn_or_drain(
+                &self.session.id,
+                &t.turn,
+                step,
+                end.clone(),
+                status,
+            )? {
                 TurnEnd::Ended(c) => {
                     on(Event::Seal(*c));
                     break;
@@ -421,9 +404,9 @@ impl Agent<'_> {
             }
         }
         on(Event::TurnDone {
-            turn: turn.to_string(),
+            turn: t.turn.clone(),
             stop_reason,
-            usage: usage.clone(),
+            usage: t.usage.clone(),
         });
         Ok(if stop_reason == StopReason::Interrupted {
             Outcome::Interrupted
@@ -499,29 +482,34 @@ fn add_usage(total: &mut Usage, u: &Usage) {
     total.cache_write += u.cache_write;
 }
 
-fn turn_end_chunk(
-    turn: &str,
-    step: i64,
-    stop_reason: StopReason,
-    usage: &Usage,
-    model: &str,
+/// What a running turn has gathered: its id, when it began, the tokens its steps used and
+/// the model that last answered.
+struct Tally {
+    turn: String,
     started: Instant,
-    context_input: Value,
-) -> NewChunk {
-    let mut fields = json!({
-                "stop_reason": stop_reason.as_str(),
-                "usage": {
-                    "input": usage.input,
-                    "output": usage.output,
-                    "cache_read": usage.cache_read,
-                    "cache_write": usage.cache_write,
-                },
-                "model": model,
-                "duration_ms": started.elapsed().as_millis() as u64,
-    });
-    // The last request's prompt tokens: the session's context use.
-    if !context_input.is_null() {
-        fields["context_input"] = context_input;
+    usage: Usage,
+    model: Option<String>,
+}
+
+impl Tally {
+    /// The turn's `turn_end` record, at `step`, ended by `stop_reason`.
+    fn end_chunk(&self, step: i64, stop_reason: StopReason, model: &str, view: &View) -> NewChunk {
+        let mut fields = json!({
+            "stop_reason": stop_reason.as_str(),
+            "usage": {
+                "input": self.usage.input,
+                "output": self.usage.output,
+                "cache_read": self.usage.cache_read,
+                "cache_write": self.usage.cache_write,
+            },
+            "model": model,
+            "duration_ms": self.started.elapsed().as_millis() as u64,
+        });
+        // The last request's prompt tokens: the session's context use.
+        let context_input = context::context_input(view);
+        if !context_input.is_null() {
+            fields["context_input"] = context_input;
+        }
+        NewChunk::new(Role::System, ChunkData::system("turn_end", fields)).in_turn(&self.turn, step)
     }
-    NewChunk::new(Role::System, ChunkData::system("turn_end", fields)).in_turn(turn, step)
 }

@@ -255,25 +255,53 @@ fn abandoned_ids(chunks: &[Chunk]) -> HashSet<&str> {
         .collect()
 }
 
+/// The conversation in `chunks` as items: the latest compaction's handoff first, when there
+/// is one, then user-side input and assistant steps with their replies.
 fn walk<'a>(chunks: &'a [Chunk]) -> Vec<Item<'a>> {
     // After a compaction the conversation restarts from its handoff and kept suffix.
     let (handoff, chunks) = match compaction::latest(chunks) {
         Some((c, from)) => (Some(c.handoff()), &chunks[from..]),
         None => (None, chunks),
     };
+    let live = live_chunks(chunks);
+    let answers = pair_results(&live);
+    let mut steps = Steps {
+        items: handoff
+            .map(|h| Item::User(Cow::Owned(h)))
+            .into_iter()
+            .collect(),
+        step: None,
+        answers: &answers,
+        cleared: prune::cleared_ids(chunks),
+    };
+    for (i, c) in live.iter().enumerate() {
+        match part(c) {
+            Part::Block(block) => steps.block((c.turn.as_str(), c.step), i, block),
+            Part::User(item) => steps.user(item),
+            Part::Nothing => {}
+        }
+    }
+    steps.close();
+    steps.items
+}
+
+/// The chunks the conversation is made of: neither abandoned by a retried attempt nor a
+/// record or an error.
+fn live_chunks(chunks: &[Chunk]) -> Vec<&Chunk> {
     let abandoned = abandoned_ids(chunks);
-    let cleared = prune::cleared_ids(chunks);
-    let live: Vec<&'a Chunk> = chunks
+    chunks
         .iter()
         .filter(|c| abandoned.is_empty() || !abandoned.contains(c.id.as_str()))
         .filter(|c| !matches!(c.data, ChunkData::System(_) | ChunkData::Error { .. }))
-        .collect();
+        .collect()
+}
 
-    // Each result answers the latest still-open call with its id that comes before it; a
-    // result with no such call is dropped, since a provider rejects a reply to nothing.
+/// The result answering each call, by the position of the call in `live`. Each result
+/// answers the latest still-open call with its id that comes before it; a result with no
+/// such call is dropped, since a provider rejects a reply to nothing.
+fn pair_results<'a>(live: &[&'a Chunk]) -> Vec<Option<&'a Chunk>> {
     let mut open: HashMap<&str, usize> = HashMap::new();
-    // By the position of the call in `live`.
-    let mut answer: Vec<Option<&'a Chunk>> = vec![None; live.len()];
+    let mut answers: Vec<Option<&'a Chunk>> = vec![None; live.len()];
     for (i, c) in live.iter().enumerate() {
         match &c.data {
             ChunkData::ToolCall { call_id, .. } => {
@@ -281,20 +309,109 @@ fn walk<'a>(chunks: &'a [Chunk]) -> Vec<Item<'a>> {
             }
             ChunkData::ToolResult { call_id, .. } => {
                 if let Some(at) = open.remove(call_id.as_str()) {
-                    answer[at] = Some(c);
+                    answers[at] = Some(c);
                 }
             }
             _ => {}
         }
     }
+    answers
+}
 
-    let mut items: Vec<Item<'a>> = handoff
-        .map(|h| Item::User(Cow::Owned(h)))
-        .into_iter()
-        .collect();
-    let mut step: Option<OpenStep> = None;
-    let close = |step: &mut Option<OpenStep<'a>>, items: &mut Vec<Item<'a>>| {
-        if let Some(s) = step.take() {
+/// What one live chunk adds to the conversation.
+enum Part<'a> {
+    /// A block of the assistant step it belongs to.
+    Block(Block<'a>),
+    /// User-side input, which ends the step before it; `None` when it sends nothing.
+    User(Option<Item<'a>>),
+    /// Nothing of its own: results travel with their call (paired beforehand), so they never
+    /// split a step.
+    Nothing,
+}
+
+/// What `c` adds: a block, user-side input, or nothing.
+fn part(c: &Chunk) -> Part<'_> {
+    match &c.data {
+        ChunkData::Thinking {
+            text,
+            signature,
+            redacted,
+        } => Part::Block(Block::Thinking {
+            text: Cow::Borrowed(text),
+            signature: signature.as_deref().map(Cow::Borrowed),
+            redacted: redacted.as_deref().map(Cow::Borrowed),
+        }),
+        ChunkData::Text { text } if c.role == Role::Assistant => {
+            Part::Block(Block::Text(Cow::Borrowed(text)))
+        }
+        ChunkData::ToolCall {
+            call_id,
+            name,
+            arguments,
+        } => Part::Block(Block::Call {
+            id: Cow::Borrowed(call_id),
+            name: Cow::Borrowed(name),
+            arguments: Cow::Borrowed(arguments),
+        }),
+        ChunkData::Text { text } => {
+            Part::User((!text.is_empty()).then(|| Item::User(Cow::Borrowed(text))))
+        }
+        ChunkData::Image { media_type, data } => Part::User(Some(Item::Image {
+            media_type: Cow::Borrowed(media_type),
+            data: Cow::Borrowed(data),
+        })),
+        ChunkData::Peer {
+            messages,
+            omitted,
+            roster,
+            ..
+        } => {
+            let text = peer::peer_text(messages, *omitted, roster.as_deref());
+            Part::User((!text.is_empty()).then(|| Item::User(Cow::Owned(text))))
+        }
+        ChunkData::ToolResult { .. } | ChunkData::System(_) | ChunkData::Error { .. } => {
+            Part::Nothing
+        }
+    }
+}
+
+/// The items gathered so far and the assistant step being gathered.
+struct Steps<'a, 'w> {
+    items: Vec<Item<'a>>,
+    step: Option<OpenStep<'a>>,
+    /// The result answering each call, by the position of the call in the live chunks.
+    answers: &'w [Option<&'a Chunk>],
+    /// The results a prune cleared.
+    cleared: HashSet<&'a str>,
+}
+
+impl<'a> Steps<'a, '_> {
+    /// `block`, of the chunk at `at` in step `key`: it joins the open step when that is
+    /// the same step, else starts a new one.
+    fn block(&mut self, key: (&'a str, i64), at: usize, block: Block<'a>) {
+        if self.step.as_ref().is_some_and(|s| s.key != key) {
+            self.close();
+        }
+        let open = self.step.get_or_insert_with(|| OpenStep {
+            key,
+            blocks: Vec::new(),
+            calls: Vec::new(),
+        });
+        if matches!(block, Block::Call { .. }) {
+            open.calls.push(at);
+        }
+        open.blocks.push(block);
+    }
+
+    /// User-side input: the open step ends before it.
+    fn user(&mut self, item: Option<Item<'a>>) {
+        self.close();
+        self.items.extend(item);
+    }
+
+    /// The open step, if any, becomes an item with a reply to each of its calls.
+    fn close(&mut self) {
+        if let Some(s) = self.step.take() {
             let replies = s
                 .blocks
                 .iter()
@@ -303,86 +420,14 @@ fn walk<'a>(chunks: &'a [Chunk]) -> Vec<Item<'a>> {
                     _ => None,
                 })
                 .zip(s.calls)
-                .map(|(id, at)| reply_for(id, answer[at], &cleared))
+                .map(|(id, at)| reply_for(id, self.answers[at], &self.cleared))
                 .collect();
-            items.push(Item::Step {
+            self.items.push(Item::Step {
                 blocks: s.blocks,
                 replies,
             });
         }
-    };
-    for (i, c) in live.iter().enumerate() {
-        let block = match &c.data {
-            ChunkData::Thinking {
-                text,
-                signature,
-                redacted,
-            } => Block::Thinking {
-                text: Cow::Borrowed(text),
-                signature: signature.as_deref().map(Cow::Borrowed),
-                redacted: redacted.as_deref().map(Cow::Borrowed),
-            },
-            ChunkData::Text { text } if c.role == Role::Assistant => {
-                Block::Text(Cow::Borrowed(text))
-            }
-            ChunkData::ToolCall {
-                call_id,
-                name,
-                arguments,
-            } => Block::Call {
-                id: Cow::Borrowed(call_id),
-                name: Cow::Borrowed(name),
-                arguments: Cow::Borrowed(arguments),
-            },
-            ChunkData::Text { text } => {
-                close(&mut step, &mut items);
-                if !text.is_empty() {
-                    items.push(Item::User(Cow::Borrowed(text)));
-                }
-                continue;
-            }
-            ChunkData::Image { media_type, data } => {
-                close(&mut step, &mut items);
-                items.push(Item::Image {
-                    media_type: Cow::Borrowed(media_type),
-                    data: Cow::Borrowed(data),
-                });
-                continue;
-            }
-            ChunkData::Peer {
-                messages,
-                omitted,
-                roster,
-                ..
-            } => {
-                close(&mut step, &mut items);
-                let text = peer::peer_text(messages, *omitted, roster.as_deref());
-                if !text.is_empty() {
-                    items.push(Item::User(Cow::Owned(text)));
-                }
-                continue;
-            }
-            // Results travel with their call (paired above), so they never split a step.
-            ChunkData::ToolResult { .. } | ChunkData::System(_) | ChunkData::Error { .. } => {
-                continue
-            }
-        };
-        let key = (c.turn.as_str(), c.step);
-        if step.as_ref().is_some_and(|s| s.key != key) {
-            close(&mut step, &mut items);
-        }
-        let open = step.get_or_insert_with(|| OpenStep {
-            key,
-            blocks: Vec::new(),
-            calls: Vec::new(),
-        });
-        if matches!(block, Block::Call { .. }) {
-            open.calls.push(i);
-        }
-        open.blocks.push(block);
     }
-    close(&mut step, &mut items);
-    items
 }
 
 /// The step being gathered: chunks of one (turn, step) that follow each other.

@@ -2,7 +2,6 @@
 //! list and stop them.
 
 use std::io::Read;
-use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
@@ -244,21 +243,7 @@ fn agent_and_task(args: &RunArgs) -> CliResult<(String, Option<String>)> {
 
 fn summon(ctx: &mut Ctx, args: RunArgs) -> CliResult<()> {
     let (agent, task) = agent_and_task(&args)?;
-    let task = match task.as_deref() {
-        Some("-") => {
-            let mut s = String::new();
-            std::io::stdin().read_to_string(&mut s)?;
-            s
-        }
-        Some(t) => t.to_string(),
-        None => {
-            return Err(CliError::usage("no task given")
-                .with_hint("pass the task, or `-` to read it from stdin"))
-        }
-    };
-    if task.trim().is_empty() {
-        return Err(CliError::usage("the task is empty"));
-    }
+    let task = read_task(task.as_deref())?;
     let tools = args
         .tools
         .as_deref()
@@ -274,27 +259,7 @@ fn summon(ctx: &mut Ctx, args: RunArgs) -> CliResult<()> {
             .ok()
             .filter(|s| !s.trim().is_empty())
     });
-    let spawner = match parent_ref {
-        Some(r) => {
-            let s = store.resolve(&r)?;
-            Spawner {
-                // A missing list is the read-only default (as `ag-prompt` runs it), which
-                // lacks `summon`; damaged settings are an error.
-                tools: Some(s.settings()?.tools()),
-                cwd: s
-                    .cwd
-                    .clone()
-                    .map(PathBuf::from)
-                    .unwrap_or_else(|| here.clone()),
-                session: Some(s),
-            }
-        }
-        None => Spawner {
-            session: None,
-            tools: None,
-            cwd: here.clone(),
-        },
-    };
+    let spawner = Spawner::of_shell(&store, parent_ref.as_deref(), &here)?;
     let config = super::load_config(&ctx.out, &spawner.cwd)?;
     let catalog = Catalog::load(&spawner.cwd);
     report_problems(ctx, &catalog);
@@ -317,23 +282,7 @@ fn summon(ctx: &mut Ctx, args: RunArgs) -> CliResult<()> {
     let id = spawned.child.id.clone();
     ctx.out.done(format!("agent {id} was started"));
     if args.top_level || args.background {
-        ctx.out.note(&format!(
-            "started {} {} (pid {}; log {})",
-            spawned.child.kind.as_str(),
-            id,
-            spawned.pid,
-            spawned.log.display()
-        ));
-        if ctx.global.json {
-            ctx.out.line(
-                &json!({"id": id, "kind": spawned.child.kind.as_str(), "status": "running",
-                        "pid": spawned.pid, "dropped": spawned.dropped})
-                .to_string(),
-            )?;
-        } else {
-            ctx.out.line(&id)?;
-        }
-        return Ok(());
+        return print_started(ctx, &spawned);
     }
     ctx.out.note(&format!("subagent {id}"));
     let interrupt = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
@@ -345,6 +294,49 @@ fn summon(ctx: &mut Ctx, args: RunArgs) -> CliResult<()> {
         )));
     }
     print_result(ctx, &r)
+}
+
+/// The task as given, or read from stdin for `-`; it must say something.
+fn read_task(task: Option<&str>) -> CliResult<String> {
+    let task = match task {
+        Some("-") => {
+            let mut s = String::new();
+            std::io::stdin().read_to_string(&mut s)?;
+            s
+        }
+        Some(t) => t.to_string(),
+        None => {
+            return Err(CliError::usage("no task given")
+                .with_hint("pass the task, or `-` to read it from stdin"))
+        }
+    };
+    if task.trim().is_empty() {
+        return Err(CliError::usage("the task is empty"));
+    }
+    Ok(task)
+}
+
+/// A child started without waiting for it (`--background`, `--top-level`): its id on
+/// stdout, or its JSON object.
+fn print_started(ctx: &mut Ctx, spawned: &spawn::Spawned) -> CliResult<()> {
+    let id = &spawned.child.id;
+    ctx.out.note(&format!(
+        "started {} {} (pid {}; log {})",
+        spawned.child.kind.as_str(),
+        id,
+        spawned.pid,
+        spawned.log.display()
+    ));
+    if ctx.global.json {
+        ctx.out.line(
+            &json!({"id": id, "kind": spawned.child.kind.as_str(), "status": "running",
+                    "pid": spawned.pid, "dropped": spawned.dropped})
+            .to_string(),
+        )?;
+    } else {
+        ctx.out.line(id)?;
+    }
+    Ok(())
 }
 
 fn print_result(ctx: &mut Ctx, r: &spawn::ChildResult) -> CliResult<()> {

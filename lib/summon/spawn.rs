@@ -29,6 +29,38 @@ pub struct Spawner {
     pub cwd: PathBuf,
 }
 
+impl Spawner {
+    /// The spawner a shell names: the session `parent` refers to (its cwd, else `here`), else
+    /// the person at the shell, in `here`. A session without a stored list of tools has the
+    /// read-only default (as `ag-prompt` runs it), which lacks `summon`; damaged settings are
+    /// an error.
+    pub fn of_shell(
+        store: &Store,
+        parent: Option<&str>,
+        here: &Path,
+    ) -> Result<Spawner, StoreError> {
+        Ok(match parent {
+            Some(r) => {
+                let s = store.resolve(r)?;
+                Spawner {
+                    tools: Some(s.settings()?.tools()),
+                    cwd: s
+                        .cwd
+                        .clone()
+                        .map(PathBuf::from)
+                        .unwrap_or_else(|| here.to_path_buf()),
+                    session: Some(s),
+                }
+            }
+            None => Spawner {
+                session: None,
+                tools: None,
+                cwd: here.to_path_buf(),
+            },
+        })
+    }
+}
+
 #[derive(Debug, Clone, Default)]
 pub struct Request {
     pub agent: String,

@@ -302,64 +302,15 @@ fn spawn_in(job: &Job<'_>, sandboxed: bool, tmp: tmp::PrivateTmp) -> Result<Runn
     let settings = job.settings;
     let tmp_lock = tmp.lock;
     let tmp = tmp.path.as_path();
-    let conf = if sandboxed {
+    let mut conf = if sandboxed {
         confinement(job, tmp)?
     } else {
         Confinement::default()
     };
-    let (args, env) = exec_strings(job, tmp)?;
+    let strings = exec_strings(job, tmp)?;
     let pipes = Pipes::open()?;
-    // SAFETY: geteuid cannot fail.
-    let root = unsafe { libc::geteuid() } == 0;
-    let plan = ChildPlan {
-        sandboxed,
-        dumpable_for_maps: sandboxed && !root,
-        network: settings.network,
-        mounts: conf.mounts,
-        ruleset: conf.ruleset.as_ref().map_or(-1, |f| f.as_raw_fd()),
-        shell: cstring(job.shell)?,
-        argv: pointers(&args),
-        envp: pointers(&env),
-        cwd: cstring(job.cwd)?,
-        null: pipes.null.as_raw_fd(),
-        out_w: pipes.out.1.as_raw_fd(),
-        err_w: pipes.err.1.as_raw_fd(),
-        sync_r: pipes.sync.0.as_raw_fd(),
-        status_w: pipes.status.1.as_raw_fd(),
-        parent_ends: [
-            pipes.out.0.as_raw_fd(),
-            pipes.err.0.as_raw_fd(),
-            pipes.sync.1.as_raw_fd(),
-            pipes.status.0.as_raw_fd(),
-        ],
-    };
-    let flags = match (sandboxed, settings.network) {
-        (false, _) => 0,
-        (true, net) => {
-            libc::CLONE_NEWUSER
-                | libc::CLONE_NEWNS
-                | libc::CLONE_NEWPID
-                | libc::CLONE_NEWIPC
-                | if net { 0 } else { libc::CLONE_NEWNET }
-        }
-    };
-    // SAFETY: the child runs only `init_main`, which makes system calls on `plan` and never
-    // returns; the parent continues as usual.
-    let pid = unsafe { child::clone_process(flags) };
-    if pid == 0 {
-        unsafe { child::init_main(&plan) }
-    }
-    if pid < 0 {
-        let e = io::Error::last_os_error();
-        return Err(if sandboxed {
-            JailError::Unsupported {
-                mode: settings.mode,
-                why: format!("user namespaces are not available to this user ({e})"),
-            }
-        } else {
-            JailError::Io(format!("cannot start the shell: {e}"))
-        });
-    }
+    let plan = child_plan(job, sandboxed, &mut conf, &pipes, &strings)?;
+    let pid = clone_init(&plan, sandboxed, settings)?;
     // SAFETY: setpgid on our own child; the init does the same, whoever runs first.
     unsafe { libc::setpgid(pid, pid) };
     // The child's ends are the child's now (holding them would keep the pipes open); ours go
@@ -386,6 +337,79 @@ fn spawn_in(job: &Job<'_>, sandboxed: bool, tmp: tmp::PrivateTmp) -> Result<Runn
     };
     running.start(settings.mode, sandboxed)?;
     Ok(running)
+}
+
+/// What the init does: the confinement's mounts (taken from `conf`) and ruleset, the shell
+/// to start and the ends of `pipes` it keeps or closes. It points into `args` and `env`,
+/// which must outlive it.
+fn child_plan(
+    job: &Job<'_>,
+    sandboxed: bool,
+    conf: &mut Confinement,
+    pipes: &Pipes,
+    (args, env): &(Vec<CString>, Vec<CString>),
+) -> Result<ChildPlan, JailError> {
+    // SAFETY: geteuid cannot fail.
+    let root = unsafe { libc::geteuid() } == 0;
+    Ok(ChildPlan {
+        sandboxed,
+        dumpable_for_maps: sandboxed && !root,
+        network: job.settings.network,
+        mounts: std::mem::take(&mut conf.mounts),
+        ruleset: conf.ruleset.as_ref().map_or(-1, |f| f.as_raw_fd()),
+        shell: cstring(job.shell)?,
+        argv: pointers(args),
+        envp: pointers(env),
+        cwd: cstring(job.cwd)?,
+        null: pipes.null.as_raw_fd(),
+        out_w: pipes.out.1.as_raw_fd(),
+        err_w: pipes.err.1.as_raw_fd(),
+        sync_r: pipes.sync.0.as_raw_fd(),
+        status_w: pipes.status.1.as_raw_fd(),
+        parent_ends: [
+            pipes.out.0.as_raw_fd(),
+            pipes.err.0.as_raw_fd(),
+            pipes.sync.1.as_raw_fd(),
+            pipes.status.0.as_raw_fd(),
+        ],
+    })
+}
+
+/// Clone the init, which runs `plan`: in new namespaces when sandboxed (a network one
+/// unless the network is allowed). Returns its pid.
+fn clone_init(
+    plan: &ChildPlan,
+    sandboxed: bool,
+    settings: &Settings,
+) -> Result<libc::pid_t, JailError> {
+    let flags = match (sandboxed, settings.network) {
+        (false, _) => 0,
+        (true, net) => {
+            libc::CLONE_NEWUSER
+                | libc::CLONE_NEWNS
+                | libc::CLONE_NEWPID
+                | libc::CLONE_NEWIPC
+                | if net { 0 } else { libc::CLONE_NEWNET }
+        }
+    };
+    // SAFETY: the child runs only `init_main`, which makes system calls on `plan` and never
+    // returns; the parent continues as usual.
+    let pid = unsafe { child::clone_process(flags) };
+    if pid == 0 {
+        unsafe { child::init_main(plan) }
+    }
+    if pid < 0 {
+        let e = io::Error::last_os_error();
+        return Err(if sandboxed {
+            JailError::Unsupported {
+                mode: settings.mode,
+                why: format!("user namespaces are not available to this user ({e})"),
+            }
+        } else {
+            JailError::Io(format!("cannot start the shell: {e}"))
+        });
+    }
+    Ok(pid)
 }
 
 impl Running {

@@ -226,16 +226,7 @@ fn prompt(ctx: &mut Ctx, args: RunArgs) -> CliResult<()> {
         file: args.output_file.clone(),
         structured: args.schema.is_some(),
     };
-    let schema = args
-        .schema
-        .as_deref()
-        .map(|s| {
-            let text = super::log::text_or_file(s, "--schema")?;
-            crate::structured::AnswerSchema::parse(&text)
-                .map(Arc::new)
-                .map_err(|e| CliError::usage(format!("--schema: {e}")))
-        })
-        .transpose()?;
+    let schema = answer_schema(&args)?;
     if args.compact && args.session.is_none() && !args.continue_last {
         return Err(CliError::usage(
             "--compact needs a session: pass -s SESSION or -c",
@@ -248,42 +239,7 @@ fn prompt(ctx: &mut Ctx, args: RunArgs) -> CliResult<()> {
         Some(slug) => Some(agent_def(ctx, &cwd_now, slug)?),
         None => None,
     };
-    let tools = args
-        .tools
-        .as_deref()
-        .map(Policy::parse_list)
-        .transpose()
-        .map_err(|e| CliError::usage(format!("--tools: {e}")))?;
-    let system = args
-        .system
-        .as_deref()
-        .map(|s| super::log::text_or_file(s, "--system"))
-        .transpose()?;
-    let session = match (&args.session, args.continue_last) {
-        (Some(r), _) => SessionChoice::Existing(r.clone()),
-        (None, true) => SessionChoice::Last,
-        (None, false) => SessionChoice::New {
-            title: args.title.clone(),
-            id: args.session_id.clone(),
-        },
-    };
-    let req = TurnRequest {
-        text: text.clone(),
-        session,
-        model: args.model,
-        tools,
-        system,
-        agent,
-        max_steps: args.max_steps,
-        thinking: args.thinking,
-        compact: args.compact,
-        sandbox: args.sandbox,
-        net: args.net,
-        queue: !args.no_queue,
-        cwd: cwd_now.clone(),
-        project_context: !args.no_project_context,
-        images: images.len(),
-    };
+    let req = turn_request(&args, text.clone(), images.len(), agent, &cwd_now)?;
     let plan = match crate::agent::prepare(&store, &config, req).map_err(plan_error)? {
         Prepared::Ready(mut plan) => {
             plan.allow_protected = args.allow_protected;
@@ -302,21 +258,7 @@ fn prompt(ctx: &mut Ctx, args: RunArgs) -> CliResult<()> {
             owner,
             item,
         } => {
-            let waits = if args.wait {
-                "; waiting for that turn to end"
-            } else {
-                ""
-            };
-            ctx.out.note(&format!(
-                "session {} is busy (pid {owner}); your prompt was queued and joins its turn at the next step{waits}",
-                session.handle
-            ));
-            if ctx.global.json {
-                ctx.out.line(
-                    &json!({"type": "queued", "session": session.id, "owner_pid": owner})
-                        .to_string(),
-                )?;
-            }
+            announce_queued(ctx, &session, owner, args.wait)?;
             if args.wait {
                 let text = text.as_deref().unwrap_or_default();
                 return answer::waited(ctx, &store, &session, item, text, &want);
@@ -339,6 +281,90 @@ fn prompt(ctx: &mut Ctx, args: RunArgs) -> CliResult<()> {
         &cwd_now,
         &want,
     )
+}
+
+/// `--schema`: the schema the answer must satisfy, read from the flag's text or file.
+fn answer_schema(args: &RunArgs) -> CliResult<Option<Arc<crate::structured::AnswerSchema>>> {
+    args.schema
+        .as_deref()
+        .map(|s| {
+            let text = super::log::text_or_file(s, "--schema")?;
+            crate::structured::AnswerSchema::parse(&text)
+                .map(Arc::new)
+                .map_err(|e| CliError::usage(format!("--schema: {e}")))
+        })
+        .transpose()
+}
+
+/// What the flags ask of the turn, for [`crate::agent::prepare`] to resolve.
+fn turn_request(
+    args: &RunArgs,
+    text: Option<String>,
+    images: usize,
+    agent: Option<AgentDef>,
+    cwd_now: &std::path::Path,
+) -> CliResult<TurnRequest> {
+    let tools = args
+        .tools
+        .as_deref()
+        .map(Policy::parse_list)
+        .transpose()
+        .map_err(|e| CliError::usage(format!("--tools: {e}")))?;
+    let system = args
+        .system
+        .as_deref()
+        .map(|s| super::log::text_or_file(s, "--system"))
+        .transpose()?;
+    let session = match (&args.session, args.continue_last) {
+        (Some(r), _) => SessionChoice::Existing(r.clone()),
+        (None, true) => SessionChoice::Last,
+        (None, false) => SessionChoice::New {
+            title: args.title.clone(),
+            id: args.session_id.clone(),
+        },
+    };
+    Ok(TurnRequest {
+        text,
+        session,
+        model: args.model.clone(),
+        tools,
+        system,
+        agent,
+        max_steps: args.max_steps,
+        thinking: args.thinking,
+        compact: args.compact,
+        sandbox: args.sandbox,
+        net: args.net,
+        queue: !args.no_queue,
+        cwd: cwd_now.to_path_buf(),
+        project_context: !args.no_project_context,
+        images,
+    })
+}
+
+/// The prompt was queued for the process running the session: say so (and, with `--json`,
+/// a `queued` object on stdout).
+fn announce_queued(
+    ctx: &mut Ctx,
+    session: &crate::store::Session,
+    owner: i64,
+    wait: bool,
+) -> CliResult<()> {
+    let waits = if wait {
+        "; waiting for that turn to end"
+    } else {
+        ""
+    };
+    ctx.out.note(&format!(
+        "session {} is busy (pid {owner}); your prompt was queued and joins its turn at the next step{waits}",
+        session.handle
+    ));
+    if ctx.global.json {
+        ctx.out.line(
+            &json!({"type": "queued", "session": session.id, "owner_pid": owner}).to_string(),
+        )?;
+    }
+    Ok(())
 }
 
 /// What a turn is given: the prompt's text and its images.

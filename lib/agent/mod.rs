@@ -165,6 +165,12 @@ impl Agent<'_> {
         }
     }
 
+    /// Whether the model may run bash commands with no sandbox at all (`--sandbox off`).
+    pub fn bash_unconfined(&self) -> bool {
+        self.policy.allows(crate::policy::Tool::Bash.name())
+            && self.tool_ctx.sandbox.mode == crate::sandbox::Mode::Off
+    }
+
     fn interrupted(&self) -> bool {
         self.interrupt.load(Ordering::SeqCst)
     }

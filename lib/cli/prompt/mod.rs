@@ -428,21 +428,10 @@ pub(crate) fn run_turn_in(
     ctx.out
         .note(&format!("session {} {}", session.handle, session.id));
     super::announce_model(&ctx.out, &plan.model, &plan.origin, plan.provider.as_ref());
-    let interrupt = Arc::new(AtomicBool::new(false));
-    // Ctrl-C, a kill and a closed terminal all end the turn and the tool's processes.
-    for sig in [
-        signal_hook::consts::SIGINT,
-        signal_hook::consts::SIGTERM,
-        signal_hook::consts::SIGHUP,
-    ] {
-        let _ = signal_hook::flag::register(sig, interrupt.clone());
-    }
     let home = ctx.home.clone();
-    let mut agent = plan.into_agent(store, &home, config, cwd_now, interrupt);
+    let mut agent = plan.into_agent(store, &home, config, cwd_now, interrupt_on_signals());
     agent.tool_ctx.mcp = super::mcp_client::servers(ctx, config, &agent.policy);
-    if agent.policy.allows(crate::policy::Tool::Bash.name())
-        && agent.tool_ctx.sandbox.mode == crate::sandbox::Mode::Off
-    {
+    if agent.bash_unconfined() {
         ctx.out.note(
             "sandbox: off — bash commands run unconfined, with all your rights and the network",
         );
@@ -452,22 +441,7 @@ pub(crate) fn run_turn_in(
     let structured_text = want.structured && !want.result_only && !view.ctx.global.json;
     view.mute = want.result_only || structured_text;
     if compact {
-        match agent.compact_now(&mut |ev| view.event(ev)) {
-            Ok(crate::agent::Manual::Done) => {}
-            Ok(crate::agent::Manual::Nothing) => view.ctx.out.note(&format!(
-                "nothing to compact: session {} holds nothing before its last ~{} tokens",
-                session.id,
-                crate::context::window::short_tokens(config.context.keep_tokens)
-            )),
-            Err(e) => {
-                let _ = view.close();
-                let _ = store.release(&session.id, "idle");
-                return Err(CliError::msg(e).with_hint(format!(
-                    "session {} is as it was; nothing was written",
-                    session.id
-                )));
-            }
-        }
+        compact_first(&mut view, &agent, store, config)?;
     }
     let Some(input) = input else {
         let stdout_error = view.close();
@@ -502,6 +476,59 @@ pub(crate) fn run_turn_in(
         "the turn ran and is recorded in session {}",
         session.id
     ));
+    turn_result(store, &session, outcome, stdout_error)
+}
+
+/// A flag that Ctrl-C, a kill and a closed terminal raise: each ends the turn and the
+/// tool's processes.
+fn interrupt_on_signals() -> Arc<AtomicBool> {
+    let interrupt = Arc::new(AtomicBool::new(false));
+    for sig in [
+        signal_hook::consts::SIGINT,
+        signal_hook::consts::SIGTERM,
+        signal_hook::consts::SIGHUP,
+    ] {
+        let _ = signal_hook::flag::register(sig, interrupt.clone());
+    }
+    interrupt
+}
+
+/// `--compact`: compact the session before the prompt. A failure leaves the session as it
+/// was, released.
+fn compact_first(
+    view: &mut LiveView<'_>,
+    agent: &crate::agent::Agent<'_>,
+    store: &crate::store::Store,
+    config: &Config,
+) -> CliResult<()> {
+    let session = &agent.session;
+    match agent.compact_now(&mut |ev| view.event(ev)) {
+        Ok(crate::agent::Manual::Done) => {}
+        Ok(crate::agent::Manual::Nothing) => view.ctx.out.note(&format!(
+            "nothing to compact: session {} holds nothing before its last ~{} tokens",
+            session.id,
+            crate::context::window::short_tokens(config.context.keep_tokens)
+        )),
+        Err(e) => {
+            let _ = view.close();
+            let _ = store.release(&session.id, "idle");
+            return Err(CliError::msg(e).with_hint(format!(
+                "session {} is as it was; nothing was written",
+                session.id
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// How the turn's outcome ends the command: a failed turn, an interrupt or a failed write
+/// to stdout is an error with its exit status.
+fn turn_result(
+    store: &crate::store::Store,
+    session: &crate::store::Session,
+    outcome: Result<Outcome, crate::agent::AgentError>,
+    stdout_error: Option<std::io::Error>,
+) -> CliResult<()> {
     match outcome {
         Err(e) => {
             let _ = store.release(&session.id, "failed");

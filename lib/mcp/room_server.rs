@@ -74,7 +74,8 @@ impl RoomServer {
             "peer_inbox" => self.inbox(&store, me),
             "peer_peek" => {
                 let s = resolve(&store, str_arg(args, "session")?)?;
-                presence::peek_text(&store, &s, 3).map_err(|e| e.to_string())
+                let key = crate::room::worktree_key(&self.cwd);
+                presence::peek_text(&store, &key, &s, 3).map_err(|e| e.to_string())
             }
             "peer_who" => self.who(&store),
             "peer_claim" => self.claim(&store, args, me),

@@ -175,8 +175,12 @@ pub fn within_reach(home: &crate::paths::Home, dir: &Path, me: &Me, s: &Session)
 }
 
 /// What `peek` shows of a session: its goal, last prompt, newest tool calls and texts. Never
-/// consumes anything.
-pub fn peek_text(store: &Store, s: &Session, n: usize) -> Result<String> {
+/// consumes anything. A session of another machine (in the shared room of the worktree
+/// `key`, unknown to this store) shows what it said there ([`super::remote::peek_text`]).
+pub fn peek_text(store: &Store, key: &Path, s: &Session, n: usize) -> Result<String> {
+    if store.session(&s.id).is_err() {
+        return Ok(super::remote::peek_text(store, key, s, n));
+    }
     let a = store.activity(&s.id, n)?;
     let one = |t: &str, max: usize| crate::text::clip_bytes(&crate::text::one_line(t), max);
     let mut out = format!(

@@ -144,3 +144,65 @@ pub fn resolve(store: &Store, key: &Path, target: &str) -> Result<Option<Session
     }
     Ok(None)
 }
+
+/// What `peek` shows of a session of another machine: what its presence entry says (goal,
+/// last tool, last words, where) and the lines it said in this worktree's room, as peer
+/// lines. What it heard is in its own machine's store, and the text says so.
+pub fn peek_text(store: &Store, key: &Path, s: &Session, n: usize) -> String {
+    let one = |t: &str, max: usize| crate::text::clip_bytes(&one_line(t), max);
+    let p = others(store, key).into_iter().find(|p| p.session == s.id);
+    let host = p.as_ref().map(|p| p.host.trim()).filter(|h| !h.is_empty());
+    let mut out = format!(
+        "{} [{}] {} · {}",
+        presence::display_name(s),
+        s.id,
+        host.map_or("on another machine".into(), |h| format!("on {h}")),
+        s.status.as_str()
+    );
+    if let Some(p) = &p {
+        out.push_str(&format!("\nwhere: {}", p.at));
+        for (label, v) in [
+            ("goal", &p.goal),
+            ("tool", &p.last_tool),
+            ("said", &p.last_said),
+        ] {
+            if !v.trim().is_empty() {
+                out.push_str(&format!("\n{label}: {}", one(v, 300)));
+            }
+        }
+    }
+    for l in said_in_room(key, &s.id, n) {
+        let line = crate::fold::peer::said_line(
+            &l.from.name,
+            l.from.handle.as_deref().unwrap_or(&s.handle),
+            l.to.as_deref(),
+            l.in_reply_to.as_deref(),
+            l.text.as_deref().unwrap_or(""),
+        );
+        out.push_str(&format!("\npeer said: {}", one(&line, 500)));
+    }
+    out.push_str(&format!(
+        "\nheard: what it heard is kept on its own machine ({}); peek there to see it",
+        host.unwrap_or("not known: it is not here now")
+    ));
+    if let Some(p) = &p {
+        let ago = crate::clock::age(p.last_at_ms, crate::clock::now_ms());
+        out.push_str(&format!("\nlast activity: {ago} ago"));
+    }
+    out
+}
+
+/// The newest `n` lines session `id` said in the worktree room of `key`, oldest first.
+fn said_in_room(key: &Path, id: &str, n: usize) -> Vec<super::Line> {
+    let mut said = std::collections::VecDeque::new();
+    let _ = room_of(key).scan(0, &mut |_| {}, &mut |_, l| {
+        if l.ty == super::LineKind::Say && l.from.session.as_deref() == Some(id) {
+            if said.len() == n.max(1) {
+                said.pop_front();
+            }
+            said.push_back(l);
+        }
+        super::file::Flow::Go
+    });
+    said.into()
+}

@@ -52,6 +52,7 @@ mod room_claims;
 mod room_files;
 mod room_mcp;
 mod room_nats;
+mod room_nats_more;
 mod sandbox;
 mod sandbox_procs;
 mod scale;

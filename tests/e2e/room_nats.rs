@@ -16,9 +16,9 @@ use crate::prompt::{script, spawn, wait_until};
 use crate::room::handle;
 use crate::support::TestEnv;
 
-const LONG: Duration = Duration::from_secs(30);
+pub(crate) const LONG: Duration = Duration::from_secs(30);
 
-fn git(dir: &Path, args: &[&str]) {
+pub(crate) fn git(dir: &Path, args: &[&str]) {
     let ok = Command::new("git")
         .arg("-C")
         .arg(dir)
@@ -33,7 +33,7 @@ fn git(dir: &Path, args: &[&str]) {
 
 /// A home whose work directory is a checkout of the team's repository (`origin` spelled
 /// `origin_url`), with rooms on `server`.
-fn home(server: &NatsServer, origin_url: &str) -> TestEnv {
+pub(crate) fn home(server: &NatsServer, origin_url: &str) -> TestEnv {
     let mut env = TestEnv::new();
     env.set("AG_ROOM_URL", server.url());
     git(&env.cwd, &["init", "-q"]);
@@ -42,7 +42,7 @@ fn home(server: &NatsServer, origin_url: &str) -> TestEnv {
 }
 
 /// Two checkouts of one repository on two "machines".
-fn two_homes(server: &NatsServer) -> (TestEnv, TestEnv) {
+pub(crate) fn two_homes(server: &NatsServer) -> (TestEnv, TestEnv) {
     (
         home(server, "https://example.com/Team/Proj.git"),
         home(server, "git@example.com:team/proj"),
@@ -102,7 +102,7 @@ impl Drop for Tail {
     }
 }
 
-fn who_ids(env: &TestEnv) -> Vec<String> {
+pub(crate) fn who_ids(env: &TestEnv) -> Vec<String> {
     let r = env.run("ag-room", &["--json", "who"]);
     if r.code != 0 {
         return Vec::new();
@@ -113,7 +113,7 @@ fn who_ids(env: &TestEnv) -> Vec<String> {
         .collect()
 }
 
-fn peer_texts(env: &TestEnv, id: &str) -> Vec<(String, bool)> {
+pub(crate) fn peer_texts(env: &TestEnv, id: &str) -> Vec<(String, bool)> {
     env.chunks(id)
         .into_iter()
         .filter(|c| c["type"] == "peer")

@@ -167,7 +167,8 @@ impl Agent<'_> {
         }
         let s = self.resolve(t)?;
         Ok(ToolOutput::ok(
-            presence::peek_text(self.store, &s, 3).map_err(|e| e.to_string())?,
+            presence::peek_text(self.store, &crate::room::worktree_key(&self.cwd()), &s, 3)
+                .map_err(|e| e.to_string())?,
         ))
     }
 

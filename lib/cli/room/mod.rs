@@ -75,7 +75,9 @@ pub enum Verb {
     /// last words, age
     Who,
     /// What a session is doing: goal, last prompt, last tool calls, last words, and the peer
-    /// lines it heard and said; consumes nothing
+    /// lines it heard and said; consumes nothing. Of a session of another machine (shared
+    /// rooms): what its presence says and the lines it said in the room; what it heard is
+    /// kept on its own machine
     Peek(PeekArgs),
     /// The room's lines; -f follows
     Tail(TailArgs),

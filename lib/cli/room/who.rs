@@ -88,7 +88,16 @@ pub(super) fn who(ctx: &mut Ctx) -> CliResult<()> {
 pub(super) fn peek(ctx: &mut Ctx, a: PeekArgs) -> CliResult<()> {
     let store = ctx.store()?;
     let s = resolve(&store, &a.target)?;
-    if ctx.global.json {
+    let key = crate::room::worktree_key(&cwd()?);
+    if ctx.global.json && store.session(&s.id).is_err() {
+        // A session of another machine: what the text says, as one string.
+        let text = presence::peek_text(&store, &key, &s, a.n)?;
+        ctx.out.line(
+            &json!({"id": s.id, "title": s.title, "status": s.status.as_str(), "live": true,
+                "remote": true, "text": text})
+            .to_string(),
+        )?;
+    } else if ctx.global.json {
         let act = store.activity(&s.id, a.n)?;
         ctx.out.line(
             &json!({"id": s.id, "title": s.title, "status": s.status.as_str(), "live": presence::is_live(&s),
@@ -100,7 +109,7 @@ pub(super) fn peek(ctx: &mut Ctx, a: PeekArgs) -> CliResult<()> {
             .to_string(),
         )?;
     } else {
-        let text = presence::peek_text(&store, &s, a.n)?;
+        let text = presence::peek_text(&store, &key, &s, a.n)?;
         ctx.out.line(&escape_controls(&text, true))?;
     }
     Ok(())

@@ -76,3 +76,32 @@ fn nats_peek_of_a_session_of_the_other_home_shows_what_it_said_and_where_it_hear
     assert_eq!(agent.wait(LONG).code, 0);
 }
 
+#[test]
+fn nats_presence_refreshes_say_the_last_tool_of_a_running_turn() {
+    let Some(server) = NatsServer::start() else {
+        return;
+    };
+    let (mut a, b) = two_homes(&server);
+    a.set("AG_HEARTBEAT_MS", "200");
+    let mut agent = spawn(
+        &a,
+        &[
+            "-m",
+            &script(&a, "a.toml", &held_turn("go", GLOB)),
+            "alpha: parser",
+        ],
+    );
+    let id = agent.session();
+    let entry = || {
+        let r = b.run("ag-room", &["--json", "who"]);
+        r.json_lines().into_iter().find(|w| w["id"] == id.as_str())
+    };
+    let seen = wait_until(LONG, || entry().is_some_and(|w| w["last_tool"] == "glob"));
+    assert!(seen, "home B sees A's last tool: {:?}", entry());
+    let w = entry().unwrap();
+    assert_eq!(w["status"], "running", "{w}");
+    assert!(w["goal"].as_str().unwrap().contains("alpha: parser"), "{w}");
+    open_gate(&a, "go");
+    assert_eq!(agent.wait(LONG).code, 0);
+    assert!(wait_until(LONG, || !who_ids(&b).contains(&id)));
+}

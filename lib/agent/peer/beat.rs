@@ -1,5 +1,5 @@
 //! Presence on a shared backend: while a turn runs, its session says it is here — at the
-//! start, then every [`HEARTBEAT`] from a thread of its own — and leaves when the turn ends.
+//! start, then every [`heartbeat`] from a thread of its own, saying what it is doing now — and leaves when the turn ends.
 //! A server that cannot be reached is a warning: the turn goes on, and the heartbeat finds
 //! the server again when it is back. (On files presence is the store's and none of this runs.)
 
@@ -8,8 +8,9 @@ use std::thread::JoinHandle;
 
 use super::super::Agent;
 use crate::room::backend::{self, Present};
-use crate::room::nats::HEARTBEAT;
+use crate::room::nats::heartbeat;
 use crate::room::{remote, Room};
+use crate::store::Store;
 
 /// A session's presence for the length of a turn; dropping it leaves.
 pub struct Here {
@@ -33,16 +34,24 @@ impl Agent<'_> {
             self.warn(format!("cannot say this session is here: {e}"));
         }
         let (tx, rx) = channel::<()>();
-        let beat_room = room.clone();
+        let (beat_room, path, id) = (
+            room.clone(),
+            self.store.path().to_path_buf(),
+            self.session.id.clone(),
+        );
         let beat = std::thread::Builder::new()
             .name("ag-presence".into())
-            .spawn(move || loop {
-                match rx.recv_timeout(HEARTBEAT) {
-                    Err(RecvTimeoutError::Timeout) => {
-                        p.at_ms = crate::clock::now_ms();
-                        let _ = backend::get().announce(&beat_room, &p);
+            .spawn(move || {
+                // Its own connection to the store: each beat says what the session is doing
+                // now (title, goal, status, last tool, last words), not what it did at the start.
+                let store = Store::open_path(&path).ok();
+                let every = heartbeat();
+                while let Err(RecvTimeoutError::Timeout) = rx.recv_timeout(every) {
+                    if let Some(s) = store.as_ref().and_then(|st| st.session(&id).ok()) {
+                        p = remote::present_of(store.as_ref().unwrap(), &s, &key);
                     }
-                    _ => return,
+                    p.at_ms = crate::clock::now_ms();
+                    let _ = backend::get().announce(&beat_room, &p);
                 }
             })
             .ok();

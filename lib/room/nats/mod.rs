@@ -39,6 +39,16 @@ pub const PRESENCE: &str = "ag_presence";
 pub const STALE_AFTER: Duration = Duration::from_secs(30);
 /// How often a running session refreshes its presence.
 pub const HEARTBEAT: Duration = Duration::from_secs(10);
+
+/// [`HEARTBEAT`], or `AG_HEARTBEAT_MS` when set (tests that watch a refresh; never above
+/// [`HEARTBEAT`], so an entry cannot go stale between beats).
+pub fn heartbeat() -> Duration {
+    std::env::var("AG_HEARTBEAT_MS")
+        .ok()
+        .and_then(|v| v.trim().parse::<u64>().ok())
+        .filter(|ms| *ms > 0)
+        .map_or(HEARTBEAT, |ms| Duration::from_millis(ms).min(HEARTBEAT))
+}
 /// How long after a failed connection the next one is tried.
 pub const RETRY_AFTER: Duration = Duration::from_secs(3);
 /// How long one request (a publish's acknowledgement, a read) may take.

@@ -75,6 +75,7 @@ impl Ctx {
     /// this directory's chat sessions, the calling shell's own first.
     pub fn store(&self) -> CliResult<Store> {
         let mut store = Store::open(&self.home).map_err(CliError::from)?;
+        store.on_ended(crate::room::claims::release_ended);
         let cwd = std::env::current_dir()
             .and_then(std::fs::canonicalize)
             .ok()

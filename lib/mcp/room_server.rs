@@ -68,7 +68,8 @@ impl RoomServer {
     }
 
     fn run(&self, tool: &str, args: &Value, me: &Me) -> Result<String, String> {
-        let store = Store::open(&self.home).map_err(|e| e.to_string())?;
+        let mut store = Store::open(&self.home).map_err(|e| e.to_string())?;
+        store.on_ended(crate::room::claims::release_ended);
         match tool {
             "peer_message" => self.message(&store, args, me),
             "peer_inbox" => self.inbox(&store, me),

@@ -37,7 +37,8 @@ pub struct Claim {
 fn holding(store: &Store, id: &str) -> Option<&'static str> {
     let Ok(s) = store.session(id) else {
         // On shared rooms a holder may be a session of another machine, which this store
-        // does not know: its claim holds until it is released or expires.
+        // does not know: its claim holds until it is released or expires, and its own
+        // machine releases it when the session ends or goes ([`release_ended`]).
         return super::backend::get().shared().then_some("remote");
     };
     let s = store.reaped(s);
@@ -400,6 +401,47 @@ pub fn release(
         Ok(line)
     })?;
     Ok(ended)
+}
+
+/// The [`Store::on_ended`] hook: on a shared backend, end the claims of a session of this
+/// store that was removed or ended failed, cancelled or interrupted, with a `release` line on
+/// its behalf. Other machines cannot see this store, so the machine where the session lived
+/// is the one that says so; a machine that vanishes entirely is covered only by the TTL. On
+/// files every reader asks this store, and nothing is written. Best effort: a server that
+/// cannot be reached leaves the claims to their TTL.
+pub fn release_ended(_store: &Store, s: &crate::store::Session) {
+    let b = super::backend::get();
+    let Some(cwd) = s.cwd.as_deref().filter(|_| b.shared()) else {
+        return;
+    };
+    let room = super::remote::room_of(&super::worktree_key(Path::new(cwd)));
+    let from = super::presence::session_from(s);
+    let _ = b.append_checked(&room, &mut |_| {}, &mut |lines| {
+        let held = held_by(lines, &s.id);
+        if held.is_empty() {
+            return Ok(None);
+        }
+        let mut l = Line::new(LineKind::Release, from.clone());
+        l.claims = Some(held);
+        Ok(Some(l))
+    });
+}
+
+/// The ids of the claims that session `id` made and that are neither released nor expired.
+fn held_by(lines: &[Line], id: &str) -> Vec<String> {
+    let now = crate::clock::now_ms();
+    let released: std::collections::HashSet<&String> = lines
+        .iter()
+        .filter(|l| l.ty == LineKind::Release)
+        .flat_map(|l| l.claims.iter().flatten())
+        .collect();
+    lines
+        .iter()
+        .filter(|l| l.ty == LineKind::Claim && l.from.session.as_deref() == Some(id))
+        .filter(|l| expires(l.ts_ms(), l.ttl_s.unwrap_or(DEFAULT_TTL_S)) > now)
+        .filter(|l| !released.contains(&l.id))
+        .map(|l| l.id.clone())
+        .collect()
 }
 
 /// When a claim made at `ts_ms` for `ttl_s` seconds ends. Any writer of the room chooses the

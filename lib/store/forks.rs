@@ -49,7 +49,8 @@ impl Store {
     /// fork from is refused unless `cascade`, which removes the forks (recursively) first.
     /// Returns the ids removed.
     pub fn remove_session(&self, id: &str, cascade: bool) -> Result<Vec<String>> {
-        self.write(|tx| {
+        let mut gone = Vec::new();
+        let removed = self.write(|tx| {
         // Collect the fork tree, leaves last, so children go before their sources.
         let mut order = vec![id.to_string()];
         let mut i = 0;
@@ -79,6 +80,8 @@ impl Store {
             }
         }
         for sid in order.iter().rev() {
+            let sql = format!("SELECT {} FROM sessions WHERE id = ?1", super::sessions::COLUMNS);
+            gone.push(tx.query_row(&sql, [sid], super::sessions::from_row)?);
             tx.execute(
                 "DELETE FROM chunks_fts WHERE rowid IN (SELECT rowid FROM chunks WHERE session_id = ?1)",
                 [sid],
@@ -101,6 +104,10 @@ impl Store {
             [],
         )?;
         Ok(order)
-        })
+        })?;
+        for s in &gone {
+            self.ended(s);
+        }
+        Ok(removed)
     }
 }

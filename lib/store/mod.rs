@@ -142,7 +142,14 @@ pub struct Store {
     path: PathBuf,
     /// What `last` means for this process (its directory, `AG_SESSION`, `--any`, its shell).
     scope: Scope,
+    /// Called once a session stops holding what it held (see [`Store::on_ended`]).
+    ended: Option<Ended>,
 }
+
+/// What runs when a session of this store is removed or ends failed, cancelled or
+/// interrupted (a dead process reaped included): the room code ends its claims on rooms that
+/// other machines share, which cannot see this store.
+pub type Ended = fn(&Store, &Session);
 
 impl Store {
     /// Open (creating and migrating when needed) the store in `home`.
@@ -198,6 +205,7 @@ impl Store {
                 conn,
                 path: path.to_path_buf(),
                 scope: Scope::default(),
+                ended: None,
             })
         })
     }
@@ -226,6 +234,7 @@ impl Store {
             conn,
             path: path.to_path_buf(),
             scope: Scope::default(),
+            ended: None,
         };
         store.configure().map_err(|e| classify_open(path, e))?;
         schema::migrate(&store.conn, path)?;
@@ -270,6 +279,30 @@ impl Store {
 
     pub fn path(&self) -> &Path {
         &self.path
+    }
+
+    /// Run `f` whenever this store sees a session stop holding: removed, or ended failed,
+    /// cancelled or interrupted.
+    pub fn on_ended(&mut self, f: Ended) {
+        self.ended = Some(f);
+    }
+
+    /// Tell the [`Store::on_ended`] hook that `s` stopped holding.
+    fn ended(&self, s: &Session) {
+        if let Some(f) = self.ended {
+            f(self, s);
+        }
+    }
+
+    /// [`Store::ended`] for a session whose new status is `status`, when that status holds
+    /// nothing (failed, cancelled, interrupted).
+    fn ended_as(&self, id: &str, status: &str) {
+        if self.ended.is_none() || !SessionStatus::parse(status).ended() {
+            return;
+        }
+        if let Ok(s) = self.session(id) {
+            self.ended(&s);
+        }
     }
 
     fn conn(&self) -> &Connection {

@@ -133,13 +133,17 @@ impl Store {
     /// A running session whose process is gone: mark it `interrupted` and clear its pid, unless
     /// another process took it meanwhile.
     pub fn reap(&self, id: &str, pid: Option<i64>, pid_start: Option<i64>) -> Result<()> {
-        self.conn()
+        let n = self
+            .conn()
             .execute(
                 "UPDATE sessions SET status = 'interrupted', pid = NULL, pid_start = NULL, updated_at = ?4 \
                  WHERE id = ?1 AND status = 'running' AND pid IS ?2 AND pid_start IS ?3",
                 params![id, pid, pid_start, clock::now_ms()],
             )
             .map_err(|e| self.classify(e))?;
+        if n > 0 {
+            self.ended_as(id, "interrupted");
+        }
         Ok(())
     }
 

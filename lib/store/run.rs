@@ -87,7 +87,7 @@ impl Store {
         turn_end: NewChunk,
         status: &str,
     ) -> Result<TurnEnd> {
-        self.write(|tx| {
+        let end = self.write(|tx| {
             let drained = super::queue::drain_in(tx, session_id, turn, step)?;
             if !drained.is_empty() {
                 return Ok(TurnEnd::Drained(drained));
@@ -95,7 +95,11 @@ impl Store {
             let mut stored = append_in(tx, session_id, vec![turn_end])?;
             release_in(tx, session_id, status)?;
             Ok(TurnEnd::Ended(Box::new(stored.remove(0))))
-        })
+        })?;
+        if matches!(end, TurnEnd::Ended(_)) {
+            self.ended_as(session_id, status);
+        }
+        Ok(end)
     }
 
     /// A session as it really is: `running` whose owner process is gone is `interrupted`,
@@ -118,7 +122,9 @@ impl Store {
 
     /// Give up ownership (after a failure or an interrupt) with a final status.
     pub fn release(&self, session_id: &str, status: &str) -> Result<()> {
-        release_in(self.conn(), session_id, status)
+        release_in(self.conn(), session_id, status)?;
+        self.ended_as(session_id, status);
+        Ok(())
     }
 
     /// Record the model a session runs on and its durable settings.

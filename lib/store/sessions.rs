@@ -70,7 +70,15 @@ impl SessionStatus {
         }
     }
 
-    fn parse(s: &str) -> SessionStatus {
+    /// Whether a session in this state holds nothing any more (its claims end).
+    pub fn ended(self) -> bool {
+        matches!(
+            self,
+            SessionStatus::Failed | SessionStatus::Cancelled | SessionStatus::Interrupted
+        )
+    }
+
+    pub(crate) fn parse(s: &str) -> SessionStatus {
         match s {
             "running" => SessionStatus::Running,
             "done" => SessionStatus::Done,

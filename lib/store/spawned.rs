@@ -59,6 +59,9 @@ impl Store {
             ),
         }
         .map_err(|e| self.classify(e))?;
+        if n > 0 {
+            self.ended_as(id, status);
+        }
         Ok(n > 0)
     }
 

@@ -38,6 +38,80 @@ fn said(env: &TestEnv) -> Vec<String> {
         .collect()
 }
 
+/// Whether `bob` in `env` can claim `path` now (exit 0), or is refused (exit 3).
+fn bob_claims(env: &TestEnv, path: &str) -> i32 {
+    env.run(
+        "ag-room",
+        &[
+            "claim", path, "--intent", "mine now", "--ttl", "600s", "--from", "bob",
+        ],
+    )
+    .code
+}
+
+#[test]
+fn nats_claims_of_a_session_that_died_or_was_removed_end_on_the_other_home() {
+    let Some(server) = NatsServer::start() else {
+        return;
+    };
+    let (a, b) = two_homes(&server);
+    let claim = |p: &str| {
+        format!("{{ name = \"peer_claim\", arguments = {{ paths = [\"{p}\"], intent = \"holding\" }} }}")
+    };
+    // A session of home A claims a file and is killed mid-turn.
+    let mut killed = spawn(
+        &a,
+        &[
+            "-m",
+            &script(&a, "k.toml", &held_turn("never", &claim("src/a.rs"))),
+            "killed holder",
+        ],
+    );
+    let idk = killed.session();
+    wait_for_chunk(&a, &idk, |c| c["type"] == "tool_result");
+    assert_eq!(bob_claims(&b, "src/a.rs"), 3, "the claim holds in home B");
+    killed.child.kill().unwrap();
+    killed.child.wait().unwrap();
+    // Dead, but nobody in home A has looked yet: home B cannot know.
+    assert_eq!(bob_claims(&b, "src/a.rs"), 3);
+    // Home A finds it dead (any listing reaps it): its claim ends for home B too.
+    a.log(&["ls"]).ok();
+    assert_eq!(
+        bob_claims(&b, "src/a.rs"),
+        0,
+        "the dead holder's claim ended"
+    );
+    // A chat session of home A keeps its claim between turns, until it is removed.
+    let chat = a
+        .run(
+            "ag-prompt",
+            &[
+                "-m",
+                &script(
+                    &a,
+                    "c.toml",
+                    &format!(
+                        "[[step]]\ntool_calls = [{}]\n[[step]]\ntext = \"ok\"\n",
+                        claim("src/b.rs")
+                    ),
+                ),
+                "chat holder",
+            ],
+        )
+        .ok();
+    let idc = crate::prompt::session_id(&chat);
+    assert_eq!(bob_claims(&b, "src/b.rs"), 3, "an idle chat still holds");
+    a.log(&["rm", &idc]).ok();
+    assert_eq!(
+        bob_claims(&b, "src/b.rs"),
+        0,
+        "the removed holder's claim ended"
+    );
+    let claims = b.run("ag-room", &["--json", "claims"]).ok().json_lines();
+    let holders: Vec<&Value> = claims.iter().map(|c| &c["holder"]["name"]).collect();
+    assert_eq!(holders, [&json!("bob"), &json!("bob")], "{claims:?}");
+}
+
 #[test]
 fn nats_peek_of_a_session_of_the_other_home_shows_what_it_said_and_where_it_heard() {
     let Some(server) = NatsServer::start() else {

@@ -15,13 +15,13 @@ use crate::prompt::{env_with, of_type, script, session_id, spawn, wait_until};
 use crate::support::TestEnv;
 
 /// An MCP session with `ag-room mcp ARGS` in `env`'s worktree, as client `client_name`.
-struct Client {
+pub(crate) struct Client {
     rt: tokio::runtime::Runtime,
     service: Option<RunningService<RoleClient, ClientConfig>>,
 }
 
 impl Client {
-    fn start(env: &TestEnv, client_name: &str, args: &[&str]) -> Client {
+    pub(crate) fn start(env: &TestEnv, client_name: &str, args: &[&str]) -> Client {
         let rt = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
@@ -51,7 +51,7 @@ impl Client {
     }
 
     /// The call's text and whether it was an error.
-    fn call(&self, tool: &str, args: Value) -> (String, bool) {
+    pub(crate) fn call(&self, tool: &str, args: Value) -> (String, bool) {
         let s = self.service.as_ref().unwrap();
         let Value::Object(args) = args else {
             panic!("arguments are an object")

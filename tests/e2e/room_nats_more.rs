@@ -38,6 +38,76 @@ fn said(env: &TestEnv) -> Vec<String> {
         .collect()
 }
 
+#[test]
+fn nats_mcp_room_server_posts_reads_and_sends_a_direct_message_to_the_other_home() {
+    let Some(server) = NatsServer::start() else {
+        return;
+    };
+    let (a, b) = two_homes(&server);
+    // Held before a tool call, so the step after it hears what came meanwhile.
+    let wait =
+        format!("[[step]]\nwait_for = \"go\"\ntool_calls = [{GLOB}]\n[[step]]\ntext = \"done\"\n");
+    let mut agent_a = spawn(&a, &["-m", &script(&a, "a.toml", &wait), "alpha: parser"]);
+    let mut agent_b = spawn(&b, &["-m", &script(&b, "b.toml", &wait), "beta: docs"]);
+    let (ida, idb) = (agent_a.session(), agent_b.session());
+    assert!(wait_until(LONG, || who_ids(&a).contains(&idb)));
+    let codex = Client::start(&a, "codex-test", &[]);
+    // peer_who over MCP lists the session of the other home.
+    let (who, err) = codex.call("peer_who", json!({}));
+    assert!(!err && who.contains(&handle(&b, &idb)), "{who}");
+    // A line posted over MCP in home A is in home B's room …
+    let (posted, err) = codex.call("peer_message", json!({"text": "hello from codex"}));
+    assert!(!err && posted.starts_with("posted "), "{posted}");
+    assert!(
+        wait_until(LONG, || said(&b).contains(&"hello from codex".into())),
+        "{:?}",
+        said(&b)
+    );
+    // … and a line from B is read through it.
+    b.run("ag-room", &["tell", "--from", "bob", "hello from b"])
+        .ok();
+    let mut inbox = String::new();
+    let heard = wait_until(LONG, || {
+        let (t, err) = codex.call("peer_inbox", json!({}));
+        assert!(!err, "{t}");
+        inbox.push_str(&t);
+        inbox.contains("hello from b")
+    });
+    assert!(heard, "{inbox}");
+    // A direct message to B's session (found through presence) is heard by B only.
+    let hb = handle(&b, &idb);
+    let (direct, err) = codex.call(
+        "peer_message",
+        json!({"session": hb, "text": "direct to b over mcp"}),
+    );
+    assert!(!err && direct.contains("direct message"), "{direct}");
+    assert!(wait_until(LONG, || said(&b).contains(&"direct to b over mcp".into())));
+    open_gate(&b, "go");
+    open_gate(&a, "go");
+    assert_eq!(agent_b.wait(LONG).code, 0);
+    assert_eq!(agent_a.wait(LONG).code, 0);
+    let heard_b = peer_texts(&b, &idb);
+    assert!(
+        heard_b.contains(&("direct to b over mcp".into(), true)),
+        "{heard_b:?}"
+    );
+    assert!(
+        heard_b.contains(&("hello from codex".into(), false)),
+        "{heard_b:?}"
+    );
+    let heard_a = peer_texts(&a, &ida);
+    assert!(
+        heard_a.iter().any(|(t, _)| t == "hello from codex"),
+        "{heard_a:?}"
+    );
+    assert!(
+        !heard_a.iter().any(|(t, _)| t == "direct to b over mcp"),
+        "{heard_a:?}"
+    );
+    let (rest, _) = codex.call("peer_inbox", json!({}));
+    assert!(!rest.contains("direct to b over mcp"), "{rest}");
+}
+
 /// Whether `bob` in `env` can claim `path` now (exit 0), or is refused (exit 3).
 fn bob_claims(env: &TestEnv, path: &str) -> i32 {
     env.run(

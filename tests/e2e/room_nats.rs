@@ -36,6 +36,10 @@ pub(crate) fn git(dir: &Path, args: &[&str]) {
 pub(crate) fn home(server: &NatsServer, origin_url: &str) -> TestEnv {
     let mut env = TestEnv::new();
     env.set("AG_ROOM_URL", server.url());
+    // The whole suite loads the machine: a connection may take longer than the default 2 s.
+    let cfg = env.dir.path().join("config/ag");
+    std::fs::create_dir_all(&cfg).unwrap();
+    std::fs::write(cfg.join("config.toml"), "[rooms]\nconnect_timeout_s = 30\n").unwrap();
     git(&env.cwd, &["init", "-q"]);
     git(&env.cwd, &["remote", "add", "origin", origin_url]);
     env
@@ -239,17 +243,29 @@ fn nats_claims_race_from_two_homes_and_one_wins() {
                 .args(["claim", "src/lib.rs", "--intent", "race", "--from"])
                 .arg(format!("p{i}"))
                 .stdout(Stdio::null())
-                .stderr(Stdio::null())
+                .stderr(Stdio::piped())
                 .spawn()
                 .unwrap()
         })
         .collect();
-    let codes: Vec<i32> = racers
+    let (codes, errs): (Vec<i32>, Vec<String>) = racers
         .into_iter()
-        .map(|c| c.wait_with_output().unwrap().status.code().unwrap())
-        .collect();
-    assert_eq!(codes.iter().filter(|c| **c == 0).count(), 1, "{codes:?}");
-    assert_eq!(codes.iter().filter(|c| **c == 3).count(), 5, "{codes:?}");
+        .map(|c| {
+            let out = c.wait_with_output().unwrap();
+            let err = String::from_utf8_lossy(&out.stderr).into_owned();
+            (out.status.code().unwrap(), err)
+        })
+        .unzip();
+    assert_eq!(
+        codes.iter().filter(|c| **c == 0).count(),
+        1,
+        "{codes:?} {errs:?}"
+    );
+    assert_eq!(
+        codes.iter().filter(|c| **c == 3).count(),
+        5,
+        "{codes:?} {errs:?}"
+    );
     let winner = format!("p{}", codes.iter().position(|c| *c == 0).unwrap());
     for env in [&a, &b] {
         let claims = env.run("ag-room", &["--json", "claims"]).ok().json_lines();

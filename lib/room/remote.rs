@@ -145,21 +145,56 @@ pub fn resolve(store: &Store, key: &Path, target: &str) -> Result<Option<Session
     Ok(None)
 }
 
+/// What this machine can know of a session of another machine: its presence entry (while it
+/// is present) and the newest lines it said in the worktree's room, as peer lines.
+pub struct Seen {
+    pub present: Option<Present>,
+    pub said: Vec<String>,
+}
+
+impl Seen {
+    /// The host it runs on, when its entry names one.
+    pub fn host(&self) -> Option<&str> {
+        let p = self.present.as_ref()?;
+        Some(p.host.trim()).filter(|h| !h.is_empty())
+    }
+}
+
+/// [`Seen`] of session `s` in the worktree `key`, with its newest `n` lines.
+pub fn seen(store: &Store, key: &Path, s: &Session, n: usize) -> Seen {
+    let said = said_in_room(key, &s.id, n)
+        .iter()
+        .map(|l| {
+            crate::fold::peer::said_line(
+                &l.from.name,
+                l.from.handle.as_deref().unwrap_or(&s.handle),
+                l.to.as_deref(),
+                l.in_reply_to.as_deref(),
+                l.text.as_deref().unwrap_or(""),
+            )
+        })
+        .collect();
+    Seen {
+        present: others(store, key).into_iter().find(|p| p.session == s.id),
+        said,
+    }
+}
+
 /// What `peek` shows of a session of another machine: what its presence entry says (goal,
 /// last tool, last words, where) and the lines it said in this worktree's room, as peer
 /// lines. What it heard is in its own machine's store, and the text says so.
 pub fn peek_text(store: &Store, key: &Path, s: &Session, n: usize) -> String {
     let one = |t: &str, max: usize| crate::text::clip_bytes(&one_line(t), max);
-    let p = others(store, key).into_iter().find(|p| p.session == s.id);
-    let host = p.as_ref().map(|p| p.host.trim()).filter(|h| !h.is_empty());
+    let seen = seen(store, key, s, n);
     let mut out = format!(
         "{} [{}] {} · {}",
         presence::display_name(s),
         s.id,
-        host.map_or("on another machine".into(), |h| format!("on {h}")),
+        seen.host()
+            .map_or("on another machine".into(), |h| format!("on {h}")),
         s.status.as_str()
     );
-    if let Some(p) = &p {
+    if let Some(p) = &seen.present {
         out.push_str(&format!("\nwhere: {}", p.at));
         for (label, v) in [
             ("goal", &p.goal),
@@ -171,21 +206,14 @@ pub fn peek_text(store: &Store, key: &Path, s: &Session, n: usize) -> String {
             }
         }
     }
-    for l in said_in_room(key, &s.id, n) {
-        let line = crate::fold::peer::said_line(
-            &l.from.name,
-            l.from.handle.as_deref().unwrap_or(&s.handle),
-            l.to.as_deref(),
-            l.in_reply_to.as_deref(),
-            l.text.as_deref().unwrap_or(""),
-        );
-        out.push_str(&format!("\npeer said: {}", one(&line, 500)));
+    for line in &seen.said {
+        out.push_str(&format!("\npeer said: {}", one(line, 500)));
     }
     out.push_str(&format!(
         "\nheard: what it heard is kept on its own machine ({}); peek there to see it",
-        host.unwrap_or("not known: it is not here now")
+        seen.host().unwrap_or("not known: it is not here now")
     ));
-    if let Some(p) = &p {
+    if let Some(p) = &seen.present {
         let ago = crate::clock::age(p.last_at_ms, crate::clock::now_ms());
         out.push_str(&format!("\nlast activity: {ago} ago"));
     }

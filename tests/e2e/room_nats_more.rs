@@ -216,6 +216,12 @@ fn nats_peek_of_a_session_of_the_other_home_shows_what_it_said_and_where_it_hear
     );
     let json = b.run("ag-room", &["--json", "peek", &ha]).ok().json();
     assert_eq!(json["remote"], true, "{json}");
+    assert_eq!(json["heard_on"], host.trim(), "{json}");
+    let said = json["peer_said"].as_array().unwrap();
+    assert!(
+        said.len() == 1 && said[0].as_str().unwrap().contains("parser half done"),
+        "{json}"
+    );
     open_gate(&a, "go");
     assert_eq!(agent.wait(LONG).code, 0);
 }

@@ -90,11 +90,16 @@ pub(super) fn peek(ctx: &mut Ctx, a: PeekArgs) -> CliResult<()> {
     let s = resolve(&store, &a.target)?;
     let key = crate::room::worktree_key(&cwd()?);
     if ctx.global.json && store.session(&s.id).is_err() {
-        // A session of another machine: what the text says, as one string.
-        let text = presence::peek_text(&store, &key, &s, a.n)?;
+        // A session of another machine: what its presence says and what it said in the room;
+        // what it heard is kept on its own machine (`heard_on`).
+        let seen = crate::room::remote::seen(&store, &key, &s, a.n);
+        let p = seen.present.as_ref();
         ctx.out.line(
             &json!({"id": s.id, "title": s.title, "status": s.status.as_str(), "live": true,
-                "remote": true, "text": text})
+                "remote": true, "host": seen.host(), "where": p.map(|p| &p.at),
+                "goal": p.map(|p| &p.goal), "last_tool": p.map(|p| &p.last_tool),
+                "last_said": p.map(|p| &p.last_said), "peer_said": seen.said,
+                "heard_on": seen.host()})
             .to_string(),
         )?;
     } else if ctx.global.json {

@@ -37,7 +37,9 @@ impl Identity {
 
 /// The identity of the worktree whose top is `key`.
 pub fn identity(key: &Path) -> Identity {
-    if let Some(url) = git(key, &["config", "--get", "remote.origin.url"]) {
+    let origin =
+        origin_from_config(key).or_else(|| git(key, &["config", "--get", "remote.origin.url"]));
+    if let Some(url) = origin {
         if let Some(n) = normalize_url(&url) {
             return Identity::Origin(n);
         }
@@ -49,6 +51,69 @@ pub fn identity(key: &Path) -> Identity {
         }
     }
     Identity::Local(format!("{}:{}", host(), key.display()))
+}
+
+/// The `origin` URL read straight from the repository's own config file, without starting
+/// git (which is most of what naming a room on a shared backend costs). `None` when only git
+/// can tell: no origin in that file (the user's config might name one), an include, the old
+/// `[remote.origin]` spelling, a quoted or escaped value, a per-worktree config, an
+/// unreadable file.
+fn origin_from_config(top: &Path) -> Option<String> {
+    // The environment can point git elsewhere or add config of its own.
+    if std::env::vars_os().any(|(k, _)| {
+        let k = k.to_string_lossy();
+        k == "GIT_DIR" || k == "GIT_COMMON_DIR" || k.starts_with("GIT_CONFIG")
+    }) {
+        return None;
+    }
+    let config = std::fs::read_to_string(common_dir(top)?.join("config")).ok()?;
+    let mut in_origin = false;
+    let mut url = None;
+    for line in config.lines().map(str::trim) {
+        if let Some(rest) = line.strip_prefix('[') {
+            let header = rest.split(']').next()?.trim();
+            let (section, sub) = header
+                .split_once(char::is_whitespace)
+                .unwrap_or((header, ""));
+            let section = section.to_ascii_lowercase();
+            if section.starts_with("include") || section.starts_with("remote.") {
+                return None;
+            }
+            in_origin = section == "remote" && sub.trim() == "\"origin\"";
+            continue;
+        }
+        let Some((key, value)) = line.split_once('=') else {
+            continue;
+        };
+        if in_origin && key.trim().eq_ignore_ascii_case("url") {
+            let value = value.trim();
+            if value.is_empty() || value.contains(['\\', '"', ';', '#']) {
+                return None;
+            }
+            url = Some(value.to_string());
+        }
+    }
+    url
+}
+
+/// The directory holding the repository's shared `config` for the worktree whose top is
+/// `top`: `.git` itself, or what a `.git` file points to (its `commondir` for a linked
+/// worktree). `None` for a layout only git should read (a per-worktree config).
+fn common_dir(top: &Path) -> Option<std::path::PathBuf> {
+    let dot = top.join(".git");
+    let meta = std::fs::symlink_metadata(&dot).ok()?;
+    if meta.is_dir() {
+        return Some(dot);
+    }
+    let text = std::fs::read_to_string(&dot).ok()?;
+    let gitdir = top.join(text.strip_prefix("gitdir:")?.trim());
+    if gitdir.join("config.worktree").exists() {
+        return None;
+    }
+    match std::fs::read_to_string(gitdir.join("commondir")) {
+        Ok(c) => Some(gitdir.join(c.trim())),
+        Err(_) => Some(gitdir),
+    }
 }
 
 /// One line of git output, or `None`. The repository is untrusted: its config cannot run a
@@ -114,6 +179,77 @@ pub fn normalize_url(url: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn run_git(dir: &Path, args: &[&str]) {
+        let ok = Command::new("git")
+            .arg("-C")
+            .arg(dir)
+            .args(args)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .unwrap()
+            .success();
+        assert!(ok, "git {args:?}");
+    }
+
+    /// What the config file says, next to what git says, for the spellings read directly;
+    /// the rest are left to git.
+    #[test]
+    fn the_origin_read_from_the_file_is_what_git_reads() {
+        let t = tempfile::tempdir().unwrap();
+        let top = t.path().join("repo");
+        std::fs::create_dir(&top).unwrap();
+        run_git(&top, &["init", "-q"]);
+        let config = top.join(".git/config");
+        let base = std::fs::read_to_string(&config).unwrap();
+        let from_git = || git(&top, &["config", "--get", "remote.origin.url"]);
+        let cases = [
+            ("[remote \"origin\"]\n\turl = git@h.example:o/r.git\n", true),
+            ("[Remote \"origin\"]\n  URL=https://h.example/o/r\n", true),
+            ("[remote \"origin\"]\n\turl = a:x\n\turl = b:y\n", true),
+            (
+                "[remote \"upstream\"]\n\turl = a:x\n[remote \"origin\"]\nurl = c:z\n",
+                true,
+            ),
+            ("[remote \"Origin\"]\n\turl = a:x\n", false),
+            ("[remote \"origin\"]\n\turl = \"a:x\"\n", false),
+            ("[remote.origin]\n\turl = a:x\n", false),
+            (
+                "[include]\n\tpath = other\n[remote \"origin\"]\n\turl = a:x\n",
+                false,
+            ),
+        ];
+        for (extra, read_directly) in cases {
+            std::fs::write(&config, format!("{base}{extra}")).unwrap();
+            let direct = origin_from_config(&top);
+            assert_eq!(direct.is_some(), read_directly, "{extra:?}");
+            if direct.is_some() {
+                assert_eq!(direct, from_git(), "{extra:?}");
+            }
+        }
+
+        // A linked worktree reads the repository's shared config.
+        std::fs::write(&config, format!("{base}[remote \"origin\"]\n\turl = a:x\n")).unwrap();
+        run_git(
+            &top,
+            &[
+                "-c",
+                "user.name=t",
+                "-c",
+                "user.email=t@t",
+                "commit",
+                "-q",
+                "--allow-empty",
+                "-m",
+                "x",
+            ],
+        );
+        let linked = t.path().join("linked");
+        run_git(&top, &["worktree", "add", "-q", linked.to_str().unwrap()]);
+        assert_eq!(origin_from_config(&linked).as_deref(), Some("a:x"));
+        assert_eq!(identity(&linked), identity(&top));
+    }
 
     #[test]
     fn one_repository_in_every_spelling() {

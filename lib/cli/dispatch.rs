@@ -4,6 +4,7 @@
 //! `PATH`, so `ag foo` also runs an `ag-foo` someone else wrote.
 
 use std::ffi::OsString;
+use std::io::Write;
 use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -80,8 +81,11 @@ pub fn main() -> ExitCode {
             run(args)
         }
         Some("-V" | "--version") => {
-            println!("ag {}", env!("CARGO_PKG_VERSION"));
-            ExitCode::SUCCESS
+            let version = format!("ag {}\n", env!("CARGO_PKG_VERSION"));
+            ExitCode::from(super::printed(
+                "ag",
+                std::io::stdout().lock().write_all(version.as_bytes()),
+            ))
         }
         Some(w) if w.starts_with('-') => {
             output::eprint_quiet(&format!(
@@ -94,9 +98,10 @@ pub fn main() -> ExitCode {
 }
 
 fn help() -> ExitCode {
-    let _ = command().print_help();
-    println!();
-    ExitCode::SUCCESS
+    let shown = command()
+        .print_help()
+        .and_then(|()| std::io::stdout().write_all(b"\n"));
+    ExitCode::from(super::printed("ag", shown))
 }
 
 /// Replace this process with `ag-NAME ARGS…`.

@@ -205,11 +205,36 @@ pub fn parse<T: clap::Parser>(program: &'static str) -> T {
                     | ErrorKind::DisplayVersion
                     | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
             ) {
-                e.exit();
+                std::process::exit(printed(program, e.print()).into());
             }
             let text = e.render().to_string();
             output::eprint_quiet(&format!("{program}: {text}"));
             std::process::exit(2);
+        }
+    }
+}
+
+/// The exit status after help or a version went to stdout: 0, also when the reader went away
+/// (`--help | head -1`); 1 with the cause when stdout is full or closed, as for any output.
+pub(crate) fn printed(program: &str, result: std::io::Result<()>) -> u8 {
+    use std::io::Write;
+    let result = result
+        .and_then(|()| std::io::stdout().flush())
+        .and_then(|()| {
+            if crate::proc::stdout_closed_at_start() {
+                return Err(std::io::Error::from_raw_os_error(libc::EBADF));
+            }
+            Ok(())
+        });
+    match result {
+        Ok(()) => 0,
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => 0,
+        Err(e) => {
+            let e = CliError::cause(e)
+                .context("cannot write to stdout")
+                .with_hint("stdout is closed or full; redirect it (`>/dev/null` discards it)");
+            e.render(program);
+            e.exit.code()
         }
     }
 }

@@ -86,7 +86,7 @@ pub(crate) fn wait_exit(child: &mut std::process::Child) -> std::process::ExitSt
 }
 
 /// Run a shell command line in the test environment (the binaries are on its PATH).
-fn sh(env: &TestEnv, line: &str) -> crate::support::Run {
+pub(crate) fn sh(env: &TestEnv, line: &str) -> crate::support::Run {
     let mut cmd = std::process::Command::new("sh");
     cmd.env_clear().envs(env.env.iter().map(|(k, v)| (k, v)));
     let out = cmd
@@ -102,7 +102,7 @@ fn sh(env: &TestEnv, line: &str) -> crate::support::Run {
     }
 }
 
-fn dev_full() -> std::fs::File {
+pub(crate) fn dev_full() -> std::fs::File {
     std::fs::OpenOptions::new()
         .write(true)
         .open("/dev/full")

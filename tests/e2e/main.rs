@@ -19,6 +19,7 @@ mod fold_stream;
 mod fork;
 mod generated;
 mod glob_walk;
+mod help_output;
 mod images;
 mod import;
 mod keepalive;

@@ -5,7 +5,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 /// Milliseconds since the unix epoch. `AG_FAKE_NOW_MS` pins it (tests and demos that need a
 /// stable clock).
-pub fn now_ms() -> i64 {
+pub(crate) fn now_ms() -> i64 {
     if let Some(ms) = std::env::var("AG_FAKE_NOW_MS")
         .ok()
         .and_then(|v| v.parse().ok())
@@ -19,7 +19,7 @@ pub fn now_ms() -> i64 {
 }
 
 /// `2026-11-30T02:39:03.123Z`.
-pub fn iso(ms: i64) -> String {
+pub(crate) fn iso(ms: i64) -> String {
     match jiff::Timestamp::from_millisecond(ms) {
         Ok(ts) => format!("{ts:.3}"),
         Err(_) => ms.to_string(),
@@ -27,14 +27,14 @@ pub fn iso(ms: i64) -> String {
 }
 
 /// Parse the ISO-8601 form back to unix milliseconds.
-pub fn parse_iso(s: &str) -> Option<i64> {
+pub(crate) fn parse_iso(s: &str) -> Option<i64> {
     s.parse::<jiff::Timestamp>()
         .ok()
         .map(|t| t.as_millisecond())
 }
 
 /// "3s", "5m", "2h", "4d" ago, for tables.
-pub fn age(ms: i64, now: i64) -> String {
+pub(crate) fn age(ms: i64, now: i64) -> String {
     let s = ((now - ms).max(0)) / 1000;
     match s {
         0..=59 => format!("{s}s"),
@@ -46,7 +46,7 @@ pub fn age(ms: i64, now: i64) -> String {
 
 /// A point in time as people type it for `--since`: a duration back from `now` (`2h`,
 /// `3 days`), an ISO-8601 time, or a date (its midnight, UTC). Unix milliseconds.
-pub fn parse_since(s: &str, now: i64) -> Result<i64, String> {
+pub(crate) fn parse_since(s: &str, now: i64) -> Result<i64, String> {
     if let Ok(d) = parse_duration(s) {
         return Ok(now - d.as_millis() as i64);
     }
@@ -67,15 +67,15 @@ pub fn parse_since(s: &str, now: i64) -> Result<i64, String> {
 
 /// The longest duration any flag or setting takes, about 31 years: anything longer is a typo,
 /// and adding it to a clock would overflow.
-pub const MAX_DURATION: Duration = Duration::from_secs(1_000_000_000);
+pub(crate) const MAX_DURATION: Duration = Duration::from_secs(1_000_000_000);
 
 /// What `parse_duration` accepts, for help texts and errors.
-pub const DURATION_FORMS: &str = "e.g. 90s, 30m, 2h, 1d, 1h30m, 250ms, or plain seconds";
+pub(crate) const DURATION_FORMS: &str = "e.g. 90s, 30m, 2h, 1d, 1h30m, 250ms, or plain seconds";
 
 /// A duration as people type it, one grammar for every flag and setting: plain seconds
 /// (`30`, `2.5`), or units (`250ms`, `90s`, `30m`, `2h`, `1d`, `1w`, combined as `1h30m` or
 /// `2 hours 30 minutes`; a day is 24 hours), or ISO 8601 (`PT1H`). Never negative.
-pub fn parse_duration(s: &str) -> Result<Duration, String> {
+pub(crate) fn parse_duration(s: &str) -> Result<Duration, String> {
     let t = s.trim();
     let bad = || format!("{t:?} is not a duration ({DURATION_FORMS})");
     if t.is_empty() {

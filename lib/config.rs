@@ -10,24 +10,25 @@ use std::time::Duration;
 
 use serde::Deserialize;
 
-pub mod aliases;
+pub(crate) mod aliases;
 mod check;
 mod mcp_json;
 mod project;
-pub mod rooms;
-pub mod toml_error;
+pub(crate) mod rooms;
+pub(crate) mod toml_error;
 mod trust;
 mod words;
 
-pub use check::http_url;
+pub(crate) use check::http_url;
 use project::{project_sandbox_of, restrict_project, restrict_untrusted};
-pub use trust::{is_trusted, project_root, trust, trusted_folders_file};
-pub use words::{Grant, ProviderKind};
+pub(crate) use trust::{is_trusted, project_root, trust};
+pub(crate) use words::Grant;
+pub use words::ProviderKind;
 
 use crate::sandbox::SandboxConfig;
 
 #[derive(Debug, thiserror::Error)]
-pub enum ConfigError {
+pub(crate) enum ConfigError {
     #[error("cannot read {}", path.display())]
     Read {
         path: PathBuf,
@@ -51,30 +52,30 @@ pub enum ConfigError {
 #[serde(deny_unknown_fields)]
 pub struct Config {
     /// The default model, `PROVIDER/MODEL`.
-    pub model: Option<String>,
+    pub(crate) model: Option<String>,
     #[serde(default)]
     pub providers: BTreeMap<String, ProviderConfig>,
     #[serde(default)]
     pub network: Network,
     #[serde(default)]
-    pub permissions: Permissions,
+    pub(crate) permissions: Permissions,
     #[serde(default)]
-    pub agent: AgentConfig,
+    pub(crate) agent: AgentConfig,
     /// Context management: when and how sessions compact.
     #[serde(default)]
-    pub context: ContextConfig,
+    pub(crate) context: ContextConfig,
     /// Model aliases (`[aliases] NAME = "PROVIDER/MODEL"`) over the built-in table.
     #[serde(default)]
-    pub aliases: BTreeMap<String, String>,
+    pub(crate) aliases: BTreeMap<String, String>,
     /// Per-model facts (`[models."PROVIDER/NAME"]`) for models the built-in table lacks.
     #[serde(default)]
-    pub models: BTreeMap<String, ModelConfig>,
+    pub(crate) models: BTreeMap<String, ModelConfig>,
     /// The user's `[sandbox]` (a project file's is kept apart, in `project_sandbox`).
     #[serde(default)]
-    pub sandbox: SandboxConfig,
+    pub(crate) sandbox: SandboxConfig,
     /// The project file's `[sandbox]`, which may only tighten the user's.
     #[serde(skip)]
-    pub project_sandbox: Option<SandboxConfig>,
+    pub(crate) project_sandbox: Option<SandboxConfig>,
     /// MCP servers, by name (`[mcp.NAME]`); only the user file may name them.
     #[serde(default)]
     pub mcp: BTreeMap<String, McpServerConfig>,
@@ -84,19 +85,19 @@ pub struct Config {
     /// A project's `.mcp.json` that was not read because its folder is not trusted: what to
     /// say about it, for the commands that start servers (not every command reads MCP).
     #[serde(skip)]
-    pub mcp_json_ignored: Option<String>,
+    pub(crate) mcp_json_ignored: Option<String>,
     /// The servers a trusted project's `.mcp.json` added, with that file.
     #[serde(skip)]
-    pub mcp_from: BTreeMap<String, PathBuf>,
+    pub(crate) mcp_from: BTreeMap<String, PathBuf>,
     /// The files this was read from, lowest precedence first.
     #[serde(skip)]
-    pub sources: Vec<PathBuf>,
+    pub(crate) sources: Vec<PathBuf>,
     /// Settings a project file may not make, which were dropped (for the CLI to report).
     #[serde(skip)]
-    pub warnings: Vec<String>,
+    pub(crate) warnings: Vec<String>,
     /// The file that set `model`, when one did.
     #[serde(skip)]
-    pub model_from: Option<PathBuf>,
+    pub(crate) model_from: Option<PathBuf>,
 }
 
 #[derive(Debug, Clone, Deserialize, PartialEq)]
@@ -111,21 +112,21 @@ pub struct ProviderConfig {
 /// One MCP server: a command to run on stdio, or the URL of a streamable HTTP endpoint.
 #[derive(Debug, Clone, Default, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
-pub struct McpServerConfig {
-    pub command: Option<String>,
+pub(crate) struct McpServerConfig {
+    pub(crate) command: Option<String>,
     #[serde(default)]
-    pub args: Vec<String>,
+    pub(crate) args: Vec<String>,
     /// Variables set for the server, over this process's environment minus secrets (the
     /// `bash` rule): a provider key reaches a server only when written here.
     #[serde(default)]
-    pub env: BTreeMap<String, String>,
-    pub url: Option<String>,
+    pub(crate) env: BTreeMap<String, String>,
+    pub(crate) url: Option<String>,
     #[serde(default)]
-    pub headers: BTreeMap<String, String>,
+    pub(crate) headers: BTreeMap<String, String>,
     /// Seconds the server may take to start and list its tools [default: 10].
-    pub startup_timeout_s: Option<f64>,
+    pub(crate) startup_timeout_s: Option<f64>,
     /// Seconds one tool call may take [default: 60].
-    pub call_timeout_s: Option<f64>,
+    pub(crate) call_timeout_s: Option<f64>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -133,13 +134,13 @@ pub struct McpServerConfig {
 pub struct Network {
     pub connect_timeout_s: f64,
     pub idle_timeout_s: f64,
-    pub max_attempts: u32,
-    pub retry_base_ms: u64,
-    pub retry_max_ms: u64,
+    pub(crate) max_attempts: u32,
+    pub(crate) retry_base_ms: u64,
+    pub(crate) retry_max_ms: u64,
     /// The most one attempt may take, headers to stop event, however steadily it streams.
     pub attempt_timeout_s: f64,
     /// A PEM file of certificates to trust besides the platform's (a corporate CA).
-    pub ca_file: Option<PathBuf>,
+    pub(crate) ca_file: Option<PathBuf>,
 }
 
 impl Default for Network {
@@ -157,42 +158,42 @@ impl Default for Network {
 }
 
 impl Network {
-    pub fn connect_timeout(&self) -> Duration {
+    pub(crate) fn connect_timeout(&self) -> Duration {
         Duration::from_secs_f64(self.connect_timeout_s.max(0.001))
     }
-    pub fn idle_timeout(&self) -> Duration {
+    pub(crate) fn idle_timeout(&self) -> Duration {
         Duration::from_secs_f64(self.idle_timeout_s.max(0.001))
     }
-    pub fn attempt_timeout(&self) -> Duration {
+    pub(crate) fn attempt_timeout(&self) -> Duration {
         Duration::from_secs_f64(self.attempt_timeout_s.clamp(0.001, 1e9))
     }
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields, default)]
-pub struct Permissions {
+pub(crate) struct Permissions {
     /// `allow` lets agents start top-level user agents.
-    pub user_agents: Grant,
+    pub(crate) user_agents: Grant,
     /// `allow` lets `write` and `edit` change `.git/`, `.ag/` and `.claude/` in every session.
-    pub protected_writes: Grant,
+    pub(crate) protected_writes: Grant,
     /// Directories (and those inside them) where a user agent started by a session may work,
     /// besides the spawning session's own directory.
-    pub user_agent_dirs: Vec<String>,
+    pub(crate) user_agent_dirs: Vec<String>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields, default)]
-pub struct AgentConfig {
-    pub max_steps: u32,
-    pub bash_timeout_s: u64,
-    pub output_cap: usize,
-    pub max_tokens: u64,
+pub(crate) struct AgentConfig {
+    pub(crate) max_steps: u32,
+    pub(crate) bash_timeout_s: u64,
+    pub(crate) output_cap: usize,
+    pub(crate) max_tokens: u64,
     /// Extended thinking for Anthropic models: the budget in tokens (none: off).
-    pub thinking_budget: Option<u64>,
+    pub(crate) thinking_budget: Option<u64>,
     /// How deep subagents may nest: 0 (the default) means a subagent cannot summon.
-    pub max_summon_depth: u32,
+    pub(crate) max_summon_depth: u32,
     /// `--schema`: how many times an answer that fails the schema goes back to the model.
-    pub schema_retries: u32,
+    pub(crate) schema_retries: u32,
 }
 
 impl Default for AgentConfig {
@@ -211,15 +212,15 @@ impl Default for AgentConfig {
 
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields, default)]
-pub struct ContextConfig {
+pub(crate) struct ContextConfig {
     /// Compact before a step when the estimated input passes this share of the window.
-    pub compact_at: f64,
+    pub(crate) compact_at: f64,
     /// Tokens of recent conversation kept verbatim after a compaction (about).
-    pub keep_tokens: u64,
+    pub(crate) keep_tokens: u64,
     /// The model that writes summaries (`PROVIDER/NAME`); none: the session's own.
-    pub compact_model: Option<String>,
+    pub(crate) compact_model: Option<String>,
     /// Tool results a prune leaves whole: the most recent ones.
-    pub keep_tool_results: usize,
+    pub(crate) keep_tool_results: usize,
 }
 
 impl Default for ContextConfig {
@@ -236,16 +237,16 @@ impl Default for ContextConfig {
 /// `[models."PROVIDER/NAME"]`: what the built-in table does not know.
 #[derive(Debug, Clone, Default, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
-pub struct ModelConfig {
+pub(crate) struct ModelConfig {
     /// Tokens the model reads at most (prompt and answer together).
-    pub context_window: Option<u64>,
+    pub(crate) context_window: Option<u64>,
     /// Tokens the model writes at most in one answer.
-    pub max_output: Option<u64>,
+    pub(crate) max_output: Option<u64>,
 }
 
 impl Config {
     /// Load the user file and the nearest project file above `cwd`, project winning per key.
-    pub fn load(cwd: &Path) -> Result<Config, ConfigError> {
+    pub(crate) fn load(cwd: &Path) -> Result<Config, ConfigError> {
         let user = user_config_dir()
             .map(|d| d.join("config.toml"))
             .filter(|p| p.is_file());
@@ -330,7 +331,7 @@ impl Config {
 
     /// The say the configuration has in a session's sandbox (the user's and the project's
     /// `[sandbox]`); the caller adds the definition, the flags and the stored settings.
-    pub fn sandbox_sources(&self) -> crate::sandbox::Sources<'_> {
+    pub(crate) fn sandbox_sources(&self) -> crate::sandbox::Sources<'_> {
         crate::sandbox::Sources {
             user: Some(&self.sandbox),
             project: self.project_sandbox.as_ref(),
@@ -338,11 +339,11 @@ impl Config {
         }
     }
 
-    pub fn protected_writes_allowed(&self) -> bool {
+    pub(crate) fn protected_writes_allowed(&self) -> bool {
         self.permissions.protected_writes == Grant::Allow
     }
 
-    pub fn user_agents_allowed(&self) -> bool {
+    pub(crate) fn user_agents_allowed(&self) -> bool {
         self.permissions.user_agents == Grant::Allow
     }
 }
@@ -375,11 +376,11 @@ fn merge(into: &mut toml::Table, from: toml::Table) {
 
 /// Where a default model can be set, for hints: the user config always, a project's
 /// `.ag/config.toml` only in a trusted folder.
-pub const MODEL_SETTING_HINT: &str =
+pub(crate) const MODEL_SETTING_HINT: &str =
     "set `model = \"…\"` in ~/.config/ag/config.toml (or in .ag/config.toml of a trusted folder)";
 
 /// `$XDG_CONFIG_HOME/ag`, else `~/.config/ag`.
-pub fn user_config_dir() -> Option<PathBuf> {
+pub(crate) fn user_config_dir() -> Option<PathBuf> {
     let env = |k: &str| {
         std::env::var_os(k)
             .filter(|v| !v.is_empty())
@@ -391,7 +392,7 @@ pub fn user_config_dir() -> Option<PathBuf> {
 }
 
 /// The nearest `rel` at or above `start`.
-pub fn find_upward(start: &Path, rel: &str) -> Option<PathBuf> {
+pub(crate) fn find_upward(start: &Path, rel: &str) -> Option<PathBuf> {
     let mut dir = Some(start);
     while let Some(d) = dir {
         let candidate = d.join(rel);

@@ -13,7 +13,7 @@ use notify::Watcher;
 
 /// What a pass asks of the follower.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Next {
+pub(crate) enum Next {
     /// Wait for the next change (or the poll) and run the pass again.
     Wait,
     /// Stop following.
@@ -21,7 +21,7 @@ pub enum Next {
 }
 
 /// Wakes on a change under any watched path, or when the poll interval has passed.
-pub struct Follower {
+pub(crate) struct Follower {
     tx: mpsc::Sender<()>,
     rx: mpsc::Receiver<()>,
     watchers: Vec<notify::RecommendedWatcher>,
@@ -30,7 +30,7 @@ pub struct Follower {
 
 impl Follower {
     /// A follower that polls at least every `poll`.
-    pub fn new(poll: Duration) -> Follower {
+    pub(crate) fn new(poll: Duration) -> Follower {
         let (tx, rx) = mpsc::channel();
         Follower {
             tx,
@@ -42,7 +42,7 @@ impl Follower {
 
     /// Also wake on changes under `path` (its entries; `recursive`: the whole tree). A path
     /// that cannot be watched is left to the poll.
-    pub fn watch(mut self, path: &Path, recursive: bool) -> Follower {
+    pub(crate) fn watch(mut self, path: &Path, recursive: bool) -> Follower {
         let tx = self.tx.clone();
         let mode = if recursive {
             notify::RecursiveMode::Recursive
@@ -61,13 +61,13 @@ impl Follower {
     }
 
     /// A way for another source (a room server's subscription) to wake this follower.
-    pub fn waker(&self) -> mpsc::Sender<()> {
+    pub(crate) fn waker(&self) -> mpsc::Sender<()> {
         self.tx.clone()
     }
 
     /// Block until something changed or the poll interval passed (at most until `deadline`),
     /// then forget the wake-ups that piled up: the next pass reads all they announced.
-    pub fn wait(&self, deadline: Option<Instant>) {
+    pub(crate) fn wait(&self, deadline: Option<Instant>) {
         let mut wait = self.poll;
         if let Some(d) = deadline {
             wait = wait.min(d.saturating_duration_since(Instant::now()));
@@ -77,7 +77,7 @@ impl Follower {
     }
 
     /// Run `pass` after every wake-up until it says [`Next::Stop`] or fails.
-    pub fn run<E>(&self, mut pass: impl FnMut() -> Result<Next, E>) -> Result<(), E> {
+    pub(crate) fn run<E>(&self, mut pass: impl FnMut() -> Result<Next, E>) -> Result<(), E> {
         loop {
             self.wait(None);
             if pass()? == Next::Stop {

@@ -16,7 +16,7 @@ use crate::settings::Settings;
 use crate::store::{NewSession, RawChunk, Session, SessionKind, Store, StoreError};
 
 /// The side chat's prompt section (DESIGN §5), added after the inherited system prompt.
-pub const SIDE_CHAT_SECTION: &str = "\
+pub(crate) const SIDE_CHAT_SECTION: &str = "\
 # Side chat (read-only)
 
 This is a read-only side chat forked from the conversation above. The transcript above is \
@@ -31,7 +31,8 @@ Never claim a change you did not make: you cannot edit files or run commands. If
 wants something changed, say so and send them back to the main conversation to ask for it.";
 
 /// The message of a side chat refused because its source has no completed turn.
-pub const NO_TURN_SIDE: &str = "the side chat needs one completed turn in this session first";
+pub(crate) const NO_TURN_SIDE: &str =
+    "the side chat needs one completed turn in this session first";
 
 /// Why a fork was refused.
 #[derive(Debug, thiserror::Error)]
@@ -49,7 +50,7 @@ fn is_turn_end(c: &RawChunk) -> bool {
 }
 
 /// The seq of the latest `turn_end` in the view: the end of the latest completed turn.
-pub fn latest_turn_end(store: &Store, session: &Session) -> Result<Option<i64>, StoreError> {
+pub(crate) fn latest_turn_end(store: &Store, session: &Session) -> Result<Option<i64>, StoreError> {
     let mut found = None;
     store.walk_back(session, i64::MAX, |c| {
         if is_turn_end(c) {
@@ -65,7 +66,11 @@ pub fn latest_turn_end(store: &Store, session: &Session) -> Result<Option<i64>, 
 /// calls of the open turn (after the last `turn_end` at or before the cut) that have no
 /// result at or before the cut, in call order. Calls of abandoned attempts are left alone (the
 /// fold skips them).
-pub fn closers(store: &Store, session: &Session, cut: i64) -> Result<Vec<NewChunk>, StoreError> {
+pub(crate) fn closers(
+    store: &Store,
+    session: &Session,
+    cut: i64,
+) -> Result<Vec<NewChunk>, StoreError> {
     let mut answered: HashSet<String> = HashSet::new();
     let mut abandoned: HashSet<String> = HashSet::new();
     let mut calls: Vec<(String, i64, String, String, String)> = Vec::new();
@@ -126,7 +131,7 @@ pub fn closers(store: &Store, session: &Session, cut: i64) -> Result<Vec<NewChun
 
 /// The title of a side chat: `BTW · ` and the question's first line, cut at 60 characters
 /// with an ellipsis.
-pub fn side_title(question: &str) -> String {
+pub(crate) fn side_title(question: &str) -> String {
     format!("BTW · {}", crate::text::headline(question, 60))
 }
 
@@ -156,7 +161,7 @@ pub enum Side {
 
 /// The child's settings: the source's (system prompt, sections), with its tools replaced.
 /// Always stores an explicit tool list, so a follow-up can never fall back to a default.
-pub fn child_settings(source: &Settings, tools: &ChildTools, side: Side) -> Settings {
+pub(crate) fn child_settings(source: &Settings, tools: &ChildTools, side: Side) -> Settings {
     let src_tools = source.tools();
     let policy = match tools {
         ChildTools::Inherit => src_tools.clone(),
@@ -182,7 +187,7 @@ pub fn child_settings(source: &Settings, tools: &ChildTools, side: Side) -> Sett
 }
 
 /// The user text of a `--keep-cache` side chat's first turn: the rules, then the question.
-pub fn keep_cache_text(question: &str) -> String {
+pub(crate) fn keep_cache_text(question: &str) -> String {
     format!("{SIDE_CHAT_SECTION}\n\n# The side question\n\n{question}")
 }
 

@@ -31,7 +31,7 @@ fn next(state: &mut u64) -> u64 {
 }
 
 /// A new time-ordered id (uuid v7, hyphenated lower-case).
-pub fn new_id() -> String {
+pub(crate) fn new_id() -> String {
     let now = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map(|d| d.as_millis() as u64)
@@ -63,7 +63,7 @@ pub fn new_id() -> String {
 const HANDLE_LETTERS: &[u8; 16] = b"klmnopqrstuvwxyz";
 
 /// Characters in a session or turn handle.
-pub const HANDLE_LEN: usize = 6;
+pub(crate) const HANDLE_LEN: usize = 6;
 
 fn letters(mut bits: u64) -> String {
     (0..HANDLE_LEN)
@@ -76,7 +76,7 @@ fn letters(mut bits: u64) -> String {
 }
 
 /// A new random session handle (OS randomness; the store keeps it unique).
-pub fn new_handle() -> String {
+pub(crate) fn new_handle() -> String {
     let b = *uuid::Uuid::new_v4().as_bytes();
     letters(u64::from_le_bytes([
         b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7],
@@ -85,7 +85,7 @@ pub fn new_handle() -> String {
 
 /// A turn's handle, derived from its id: stable in every fork that shares the turn, and
 /// random because the id's tail is.
-pub fn turn_handle(turn_id: &str) -> String {
+pub(crate) fn turn_handle(turn_id: &str) -> String {
     // FNV-1a: a fixed, dependency-free hash whose output never changes between builds.
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;
     for b in turn_id.bytes() {
@@ -96,7 +96,7 @@ pub fn turn_handle(turn_id: &str) -> String {
 }
 
 /// Whether `s` could be (a prefix of) a handle.
-pub fn looks_like_handle(s: &str) -> bool {
+pub(crate) fn looks_like_handle(s: &str) -> bool {
     !s.is_empty() && s.len() <= HANDLE_LEN && s.bytes().all(|b| HANDLE_LETTERS.contains(&b))
 }
 

@@ -13,7 +13,7 @@ use serde_json::Value;
 use crate::paths::{self, Home};
 
 /// The directory of the live files.
-pub fn dir(home: &Home) -> PathBuf {
+pub(crate) fn dir(home: &Home) -> PathBuf {
     home.dir.join("live")
 }
 
@@ -22,14 +22,14 @@ fn path(home: &Home, session: &str) -> PathBuf {
 }
 
 /// A running turn's live file; removed when dropped.
-pub struct Feed {
+pub(crate) struct Feed {
     path: PathBuf,
     file: File,
 }
 
 impl Feed {
     /// Start (or restart) the live file of `session`.
-    pub fn start(home: &Home, session: &str) -> std::io::Result<Feed> {
+    pub(crate) fn start(home: &Home, session: &str) -> std::io::Result<Feed> {
         paths::create_private_dir(&dir(home))?;
         let path = path(home, session);
         // A new run starts a new file (a reader notices by its inode), never appends to a
@@ -40,7 +40,7 @@ impl Feed {
     }
 
     /// Append one event as a line (one write, so a reader never sees half of it for long).
-    pub fn event(&mut self, v: &Value) {
+    pub(crate) fn event(&mut self, v: &Value) {
         let _ = self.file.write_all(format!("{v}\n").as_bytes());
     }
 }
@@ -53,14 +53,14 @@ impl Drop for Feed {
 
 /// Where a reader is in a live file: the file (by inode) and the byte offset.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
-pub struct Cursor {
+pub(crate) struct Cursor {
     ino: u64,
     offset: u64,
 }
 
 /// The whole events appended to `session`'s live file since `cursor` (from the start when the
 /// file is new), and where to read next. No file: nothing, and the cursor as it was.
-pub fn read(home: &Home, session: &str, cursor: Cursor) -> (Vec<Value>, Cursor) {
+pub(crate) fn read(home: &Home, session: &str, cursor: Cursor) -> (Vec<Value>, Cursor) {
     let Ok(mut f) = File::open(path(home, session)) else {
         return (Vec::new(), cursor);
     };

@@ -11,8 +11,8 @@ mod peer;
 mod stop;
 
 pub use data::ChunkData;
-pub use ndjson::{check_role_type, decode_line, DecodeError};
-pub use peer::{PeerKind, PeerMessage, PeerPresent};
+pub(crate) use ndjson::{check_role_type, decode_line};
+pub(crate) use peer::{PeerKind, PeerMessage, PeerPresent};
 pub use stop::StopReason;
 
 use std::fmt;
@@ -32,7 +32,7 @@ pub enum Role {
 }
 
 impl Role {
-    pub const ALL: [Role; 5] = [
+    pub(crate) const ALL: [Role; 5] = [
         Role::User,
         Role::Assistant,
         Role::Tool,
@@ -40,7 +40,7 @@ impl Role {
         Role::Peer,
     ];
 
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Role::User => "user",
             Role::Assistant => "assistant",
@@ -50,7 +50,7 @@ impl Role {
         }
     }
 
-    pub fn parse(s: &str) -> Option<Role> {
+    pub(crate) fn parse(s: &str) -> Option<Role> {
         Role::ALL.into_iter().find(|r| r.as_str() == s)
     }
 }
@@ -75,7 +75,7 @@ pub enum ChunkType {
 }
 
 impl ChunkType {
-    pub const ALL: [ChunkType; 8] = [
+    pub(crate) const ALL: [ChunkType; 8] = [
         ChunkType::Text,
         ChunkType::Thinking,
         ChunkType::ToolCall,
@@ -86,7 +86,7 @@ impl ChunkType {
         ChunkType::Image,
     ];
 
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             ChunkType::Text => "text",
             ChunkType::Thinking => "thinking",
@@ -99,7 +99,7 @@ impl ChunkType {
         }
     }
 
-    pub fn parse(s: &str) -> Option<ChunkType> {
+    pub(crate) fn parse(s: &str) -> Option<ChunkType> {
         ChunkType::ALL.into_iter().find(|t| t.as_str() == s)
     }
 }
@@ -110,7 +110,7 @@ impl fmt::Display for ChunkType {
     }
 }
 
-pub fn json_kind(v: &Value) -> &'static str {
+pub(crate) fn json_kind(v: &Value) -> &'static str {
     match v {
         Value::Null => "null",
         Value::Bool(_) => "a boolean",
@@ -124,24 +124,24 @@ pub fn json_kind(v: &Value) -> &'static str {
 /// A stored chunk.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Chunk {
-    pub id: String,
-    pub session: String,
-    pub seq: i64,
-    pub turn: String,
-    pub step: i64,
-    pub role: Role,
-    pub data: ChunkData,
+    pub(crate) id: String,
+    pub(crate) session: String,
+    pub(crate) seq: i64,
+    pub(crate) turn: String,
+    pub(crate) step: i64,
+    pub(crate) role: Role,
+    pub(crate) data: ChunkData,
     /// Unix milliseconds.
-    pub ts: i64,
+    pub(crate) ts: i64,
 }
 
 impl Chunk {
-    pub fn chunk_type(&self) -> ChunkType {
+    pub(crate) fn chunk_type(&self) -> ChunkType {
         self.data.chunk_type()
     }
 
     /// The NDJSON object: `{"id","session","seq","turn","step","role","type","data","ts"}`.
-    pub fn to_value(&self) -> Value {
+    pub(crate) fn to_value(&self) -> Value {
         let mut m = Map::new();
         m.insert("id".into(), self.id.clone().into());
         m.insert("session".into(), self.session.clone().into());
@@ -156,7 +156,7 @@ impl Chunk {
     }
 
     /// One NDJSON line, without the newline.
-    pub fn to_ndjson(&self) -> String {
+    pub(crate) fn to_ndjson(&self) -> String {
         self.to_value().to_string()
     }
 }
@@ -165,14 +165,14 @@ impl Chunk {
 /// assigned by the store when missing; `turn` may be left for the caller to fill.
 #[derive(Debug, Clone, PartialEq)]
 pub struct NewChunk {
-    pub id: Option<String>,
-    pub session: Option<String>,
-    pub seq: Option<i64>,
-    pub turn: Option<String>,
-    pub step: i64,
-    pub role: Role,
-    pub data: ChunkData,
-    pub ts: Option<i64>,
+    pub(crate) id: Option<String>,
+    pub(crate) session: Option<String>,
+    pub(crate) seq: Option<i64>,
+    pub(crate) turn: Option<String>,
+    pub(crate) step: i64,
+    pub(crate) role: Role,
+    pub(crate) data: ChunkData,
+    pub(crate) ts: Option<i64>,
 }
 
 impl NewChunk {
@@ -189,7 +189,7 @@ impl NewChunk {
         }
     }
 
-    pub fn in_turn(mut self, turn: &str, step: i64) -> NewChunk {
+    pub(crate) fn in_turn(mut self, turn: &str, step: i64) -> NewChunk {
         self.turn = Some(turn.to_string());
         self.step = step;
         self

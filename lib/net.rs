@@ -12,7 +12,7 @@ use std::time::Duration;
 use crate::config::Network;
 
 /// The process's runtime: one worker thread, started on first use.
-pub fn runtime() -> &'static tokio::runtime::Runtime {
+pub(crate) fn runtime() -> &'static tokio::runtime::Runtime {
     static RUNTIME: OnceLock<tokio::runtime::Runtime> = OnceLock::new();
     RUNTIME.get_or_init(|| {
         tokio::runtime::Builder::new_multi_thread()
@@ -25,12 +25,12 @@ pub fn runtime() -> &'static tokio::runtime::Runtime {
 }
 
 /// Runs `fut` to completion on the runtime, blocking this (non-runtime) thread.
-pub fn block_on<F: std::future::Future>(fut: F) -> F::Output {
+pub(crate) fn block_on<F: std::future::Future>(fut: F) -> F::Output {
     runtime().block_on(fut)
 }
 
 #[derive(Debug, thiserror::Error)]
-pub enum NetError {
+pub(crate) enum NetError {
     #[error("cannot read the CA file {path} (network.ca_file)")]
     CaRead {
         path: PathBuf,
@@ -47,7 +47,7 @@ pub enum NetError {
 /// (which honours `SSL_CERT_FILE`/`SSL_CERT_DIR`) plus `network.ca_file`, proxies from
 /// `HTTPS_PROXY`/`HTTP_PROXY`/`ALL_PROXY` minus `NO_PROXY`, HTTP/2 where offered, no redirects
 /// (a redirect would resend a key to wherever it points).
-pub fn client(net: &Network) -> Result<reqwest::Client, NetError> {
+pub(crate) fn client(net: &Network) -> Result<reqwest::Client, NetError> {
     crypto();
     let mut builder = reqwest::Client::builder()
         .connect_timeout(net.connect_timeout())
@@ -88,7 +88,7 @@ fn crypto() {
 }
 
 /// An error with its causes, `: `-separated (reqwest's own Display stops at the top).
-pub fn chain(e: &dyn std::error::Error) -> String {
+pub(crate) fn chain(e: &dyn std::error::Error) -> String {
     let mut out = e.to_string();
     let mut source = e.source();
     while let Some(s) = source {

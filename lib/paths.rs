@@ -47,24 +47,24 @@ impl Home {
     }
 
     /// Create the home (0700) if it is missing; an existing one is left as it is.
-    pub fn ensure(&self) -> Result<(), HomeError> {
+    pub(crate) fn ensure(&self) -> Result<(), HomeError> {
         create_private_dir(&self.dir).map_err(|source| HomeError::Create {
             path: self.dir.clone(),
             source,
         })
     }
 
-    pub fn db_path(&self) -> PathBuf {
+    pub(crate) fn db_path(&self) -> PathBuf {
         self.dir.join("ag.db")
     }
 
-    pub fn rooms_dir(&self) -> PathBuf {
+    pub(crate) fn rooms_dir(&self) -> PathBuf {
         self.dir.join("rooms")
     }
 }
 
 /// `mkdir -p` with mode 0700 on every directory it creates.
-pub fn create_private_dir(path: &Path) -> io::Result<()> {
+pub(crate) fn create_private_dir(path: &Path) -> io::Result<()> {
     if path.is_dir() {
         return Ok(());
     }
@@ -78,7 +78,7 @@ pub fn create_private_dir(path: &Path) -> io::Result<()> {
 
 /// Open (creating with 0600 when missing) a file for appending. The mode is set exactly,
 /// since a tight umask (0277) would otherwise leave a file its owner cannot write again.
-pub fn open_private_append(path: &Path) -> io::Result<File> {
+pub(crate) fn open_private_append(path: &Path) -> io::Result<File> {
     let f = OpenOptions::new()
         .create(true)
         .append(true)
@@ -93,7 +93,7 @@ pub fn open_private_append(path: &Path) -> io::Result<File> {
 /// Create `path` empty with mode 0600 exactly if it does not exist, so that a file another
 /// library fills (SQLite's database, whose `-wal` and `-shm` take its mode) is born private
 /// and writable by its owner whatever the umask.
-pub fn precreate_private(path: &Path) -> io::Result<()> {
+pub(crate) fn precreate_private(path: &Path) -> io::Result<()> {
     match OpenOptions::new()
         .write(true)
         .create_new(true)
@@ -108,7 +108,7 @@ pub fn precreate_private(path: &Path) -> io::Result<()> {
 
 /// Whether the file system holding `path` (a file, or the directory it would go in) has no
 /// room left for another page of data: what a failed write is blamed on when it says less.
-pub fn disk_full(path: &Path) -> bool {
+pub(crate) fn disk_full(path: &Path) -> bool {
     use std::os::unix::ffi::OsStrExt;
     let dir = match path.parent() {
         Some(d) if !path.is_dir() && !d.as_os_str().is_empty() => d,
@@ -128,7 +128,7 @@ pub fn disk_full(path: &Path) -> bool {
 }
 
 /// Make an existing file private (used for SQLite's own files, which it creates itself).
-pub fn make_private(path: &Path) -> io::Result<()> {
+pub(crate) fn make_private(path: &Path) -> io::Result<()> {
     match fs::metadata(path) {
         Ok(m) if m.permissions().mode() & 0o077 != 0 => {
             fs::set_permissions(path, fs::Permissions::from_mode(0o600))

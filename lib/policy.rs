@@ -7,14 +7,15 @@
 
 mod tool;
 
-pub use tool::{Effect, Tool};
+pub(crate) use tool::Effect;
+pub use tool::Tool;
 
 use std::collections::BTreeSet;
 
 /// Tools of MCP servers are named `mcp__SERVER__TOOL`. An allow-list entry ending in `*`
 /// takes every tool whose name starts with the rest: `mcp__git__*` (one server's tools),
 /// `mcp__*` (every server's). `all` does not include them: a server's tools are named.
-pub const MCP_PREFIX: &str = "mcp__";
+pub(crate) const MCP_PREFIX: &str = "mcp__";
 
 /// Whether `word` can stand in an allow-list as an MCP tool name or pattern.
 fn is_mcp_entry(word: &str) -> bool {
@@ -42,19 +43,19 @@ pub struct Policy {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Verdict {
+pub(crate) enum Verdict {
     Allow,
     Deny(String),
 }
 
 impl Policy {
     /// What a session gets when nothing wider was asked for: look and talk, never touch.
-    pub fn read_only() -> Policy {
+    pub(crate) fn read_only() -> Policy {
         Policy::of(Tool::names_of(tool::READ_ONLY))
     }
 
     /// Look and nothing else: `ag-fork --read-only` and the side chat (no room talk either).
-    pub fn look_only() -> Policy {
+    pub(crate) fn look_only() -> Policy {
         Policy::of(Tool::names_of(tool::LOOK_ONLY))
     }
 
@@ -64,7 +65,7 @@ impl Policy {
         }
     }
 
-    pub fn of<'a>(names: impl IntoIterator<Item = &'a str>) -> Policy {
+    pub(crate) fn of<'a>(names: impl IntoIterator<Item = &'a str>) -> Policy {
         Policy {
             tools: names.into_iter().map(str::to_string).collect(),
         }
@@ -72,7 +73,7 @@ impl Policy {
 
     /// Parse a `--tools` list: names separated by commas or spaces, plus the sets `read-only`
     /// (read, glob, grep, the `peer_*` tools, recall), `all` (every known tool) and `none`. Unknown names are an error.
-    pub fn parse_list(list: &str) -> Result<Policy, String> {
+    pub(crate) fn parse_list(list: &str) -> Result<Policy, String> {
         let mut tools = BTreeSet::new();
         for word in list
             .split([',', ' '])
@@ -101,7 +102,7 @@ impl Policy {
     }
 
     /// The allowed tools in offering order (built-in tools first, in [`Tool`] order).
-    pub fn names(&self) -> Vec<String> {
+    pub(crate) fn names(&self) -> Vec<String> {
         let mut out: Vec<String> = Tool::names()
             .filter(|k| self.tools.contains(*k))
             .map(str::to_string)
@@ -115,13 +116,13 @@ impl Policy {
         out
     }
 
-    pub fn allows(&self, name: &str) -> bool {
+    pub(crate) fn allows(&self, name: &str) -> bool {
         self.tools.iter().any(|e| covers(e, name))
     }
 
     /// What both allow: a child never gains a tool. With patterns, each side keeps the
     /// entries the other side covers (`mcp__git__*` ∩ `mcp__git__log` = `mcp__git__log`).
-    pub fn intersect(&self, other: &Policy) -> Policy {
+    pub(crate) fn intersect(&self, other: &Policy) -> Policy {
         let kept = |a: &Policy, b: &Policy| {
             a.tools
                 .iter()
@@ -135,7 +136,7 @@ impl Policy {
     }
 
     /// The tools of `self` that `limit` takes away.
-    pub fn dropped_by(&self, limit: &Policy) -> Vec<String> {
+    pub(crate) fn dropped_by(&self, limit: &Policy) -> Vec<String> {
         self.tools
             .iter()
             .filter(|e| !limit.allows(e))
@@ -145,7 +146,7 @@ impl Policy {
 
     /// Whether some entry may allow a tool of MCP server `server`: only those servers are
     /// started for a turn.
-    pub fn may_use_server(&self, server: &str) -> bool {
+    pub(crate) fn may_use_server(&self, server: &str) -> bool {
         let prefix = format!("{MCP_PREFIX}{server}__");
         self.tools.iter().any(|e| match e.strip_suffix('*') {
             Some(p) if p.starts_with(MCP_PREFIX) => prefix.starts_with(p) || p.starts_with(&prefix),
@@ -164,7 +165,7 @@ impl Policy {
 
 /// Decide one tool call. Fail-closed: only a tool that is both implemented and on the list
 /// runs; everything else is denied with a reason the model can read.
-pub fn guard(policy: &Policy, name: &str) -> Verdict {
+pub(crate) fn guard(policy: &Policy, name: &str) -> Verdict {
     let mcp = name.starts_with(MCP_PREFIX) && !name.contains('*');
     if Tool::parse(name).is_none() && !mcp {
         return Verdict::Deny(format!("unknown tool {name:?}: nothing was run"));

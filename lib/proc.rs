@@ -4,7 +4,7 @@
 
 /// The start time of a process (clock ticks since boot, from /proc), or None when it is gone.
 #[cfg(target_os = "linux")]
-pub fn start_time(pid: i64) -> Option<i64> {
+pub(crate) fn start_time(pid: i64) -> Option<i64> {
     if pid <= 0 {
         return None;
     }
@@ -24,7 +24,7 @@ pub fn start_time(pid: i64) -> Option<i64> {
 /// pid then reads as the old owner: a session may stay busy too long, but a second `ag-prompt`
 /// never takes over one that is running.
 #[cfg(not(target_os = "linux"))]
-pub fn start_time(pid: i64) -> Option<i64> {
+pub(crate) fn start_time(pid: i64) -> Option<i64> {
     let pid = i32::try_from(pid).ok().filter(|p| *p > 0)?;
     // SAFETY: kill(2) with signal 0 only checks that the process exists.
     let exists = unsafe { libc::kill(pid, 0) } == 0
@@ -33,7 +33,7 @@ pub fn start_time(pid: i64) -> Option<i64> {
 }
 
 /// Whether `pid` is still the process that started at `start`.
-pub fn alive(pid: i64, start: Option<i64>) -> bool {
+pub(crate) fn alive(pid: i64, start: Option<i64>) -> bool {
     match (start_time(pid), start) {
         (Some(now), Some(then)) => now == then,
         (Some(_), None) => true,
@@ -42,13 +42,13 @@ pub fn alive(pid: i64, start: Option<i64>) -> bool {
 }
 
 /// This process: (pid, start time).
-pub fn me() -> (i64, Option<i64>) {
+pub(crate) fn me() -> (i64, Option<i64>) {
     let pid = std::process::id() as i64;
     (pid, start_time(pid))
 }
 
 /// The parent process (the shell or script that ran this command): (pid, start time).
-pub fn parent() -> Option<(i64, i64)> {
+pub(crate) fn parent() -> Option<(i64, i64)> {
     // SAFETY: getppid(2) takes nothing and cannot fail.
     let pid = i64::from(unsafe { libc::getppid() });
     Some((pid, start_time(pid)?))
@@ -56,7 +56,7 @@ pub fn parent() -> Option<(i64, i64)> {
 
 /// Send `sig` to the process group `pgid`. Never to group 0 (our own) or 1 ("every process
 /// we may signal"): those are refused, and so is a pid that does not fit a `pid_t`.
-pub fn kill_group(pgid: impl TryInto<i32>, sig: i32) -> bool {
+pub(crate) fn kill_group(pgid: impl TryInto<i32>, sig: i32) -> bool {
     match pgid.try_into() {
         // SAFETY: kill(2) takes two integers and touches no memory of ours.
         Ok(p) if p > 1 => unsafe { libc::kill(-p, sig) == 0 },
@@ -66,7 +66,7 @@ pub fn kill_group(pgid: impl TryInto<i32>, sig: i32) -> bool {
 
 /// Whether this process has exactly one thread (Linux: `/proc/self/status`); elsewhere
 /// `false`, the safe answer for [`crate::secrets::withdraw`].
-pub fn single_threaded() -> bool {
+pub(crate) fn single_threaded() -> bool {
     #[cfg(target_os = "linux")]
     {
         std::fs::read_to_string("/proc/self/status")
@@ -86,7 +86,7 @@ pub fn single_threaded() -> bool {
 /// tool's command) cannot read its memory or `/proc/PID/environ`, where the provider keys
 /// it started with still are.
 #[cfg(target_os = "linux")]
-pub fn make_undumpable() {
+pub(crate) fn make_undumpable() {
     // SAFETY: prctl(PR_SET_DUMPABLE) takes integers only.
     unsafe {
         libc::prctl(libc::PR_SET_DUMPABLE, 0, 0, 0, 0);
@@ -95,12 +95,12 @@ pub fn make_undumpable() {
 
 /// Elsewhere there is no `PR_SET_DUMPABLE`; the keys' protection is Linux's.
 #[cfg(not(target_os = "linux"))]
-pub fn make_undumpable() {}
+pub(crate) fn make_undumpable() {}
 
 /// Whether fd 1 was closed when the process started (`>&-`). The standard library puts
 /// `/dev/null` on a closed standard fd before `main` runs, after which a write to it succeeds
 /// silently; so this is looked at earlier, by a constructor that runs before `main`.
-pub fn stdout_closed_at_start() -> bool {
+pub(crate) fn stdout_closed_at_start() -> bool {
     STDOUT_CLOSED_AT_START.load(std::sync::atomic::Ordering::Relaxed)
 }
 
@@ -121,7 +121,7 @@ extern "C" fn look_at_stdout() {
 
 /// Whether the reader of the pipe on `fd` has gone away: `poll` reports an error on a pipe's
 /// write end once its read end is closed, before anything is written (as GNU `tail -f` checks).
-pub fn reader_gone(fd: libc::c_int) -> bool {
+pub(crate) fn reader_gone(fd: libc::c_int) -> bool {
     let mut p = libc::pollfd {
         fd,
         events: 0,
@@ -144,7 +144,7 @@ fn group_and_start(pid: i64) -> Option<(i64, i64)> {
 /// Kill what is left of a tool's process group that an earlier run recorded (`pgid`, and the
 /// start time of its leader): every process still in that group that started no earlier than
 /// the leader did, so a recycled group id is left alone. Returns how many were signalled.
-pub fn kill_leftover_group(pgid: i64, leader_start: i64) -> usize {
+pub(crate) fn kill_leftover_group(pgid: i64, leader_start: i64) -> usize {
     if pgid <= 1 {
         return 0;
     }

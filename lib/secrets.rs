@@ -10,7 +10,7 @@ use std::sync::Mutex;
 use crate::config::Config;
 
 /// The key variables of the built-in providers.
-pub const BUILT_IN: [&str; 2] = ["ANTHROPIC_API_KEY", "OPENAI_API_KEY"];
+pub(crate) const BUILT_IN: [&str; 2] = ["ANTHROPIC_API_KEY", "OPENAI_API_KEY"];
 
 /// Key variables taken out of the environment, by name.
 static WITHDRAWN: Mutex<BTreeMap<String, String>> = Mutex::new(BTreeMap::new());
@@ -24,7 +24,7 @@ fn withdrawn_map() -> std::sync::MutexGuard<'static, BTreeMap<String, String>> {
 /// them. Only while the process has one thread: changing the environment while another
 /// thread may read it is unsound, so a multi-threaded caller leaves it as it is (the tools'
 /// own environments are still scrubbed by name). Returns whether the environment was changed.
-pub fn withdraw<'a>(names: impl IntoIterator<Item = &'a str>) -> bool {
+pub(crate) fn withdraw<'a>(names: impl IntoIterator<Item = &'a str>) -> bool {
     if !crate::proc::single_threaded() {
         return false;
     }
@@ -44,7 +44,7 @@ pub fn withdraw<'a>(names: impl IntoIterator<Item = &'a str>) -> bool {
 }
 
 /// A key variable: withdrawn, else still in the environment; empty counts as unset.
-pub fn var(name: &str) -> Option<String> {
+pub(crate) fn var(name: &str) -> Option<String> {
     withdrawn_map()
         .get(name)
         .cloned()
@@ -54,7 +54,7 @@ pub fn var(name: &str) -> Option<String> {
 
 /// The withdrawn keys, for the one kind of child that needs them explicitly: a summoned
 /// `ag-prompt`, which talks to the provider itself (and withdraws them in turn).
-pub fn withdrawn() -> Vec<(String, String)> {
+pub(crate) fn withdrawn() -> Vec<(String, String)> {
     withdrawn_map()
         .iter()
         .map(|(k, v)| (k.clone(), v.clone()))
@@ -65,17 +65,17 @@ pub fn withdrawn() -> Vec<(String, String)> {
 const MIN_SCRUBBED_LEN: usize = 8;
 
 /// What a key looks like in a tool result after the scrub.
-pub const REDACTED: &str = "[redacted key]";
+pub(crate) const REDACTED: &str = "[redacted key]";
 
 #[derive(Debug, Clone, Default)]
-pub struct Secrets {
+pub(crate) struct Secrets {
     names: Vec<String>,
     values: Vec<String>,
 }
 
 impl Secrets {
     /// The key variables `config` names and the values they hold in this environment.
-    pub fn from_config(config: &Config) -> Secrets {
+    pub(crate) fn from_config(config: &Config) -> Secrets {
         let names: Vec<String> = BUILT_IN
             .iter()
             .map(|s| s.to_string())
@@ -90,7 +90,7 @@ impl Secrets {
         Secrets::new(names, values)
     }
 
-    pub fn new(names: Vec<String>, values: Vec<String>) -> Secrets {
+    pub(crate) fn new(names: Vec<String>, values: Vec<String>) -> Secrets {
         let mut values: Vec<String> = values
             .into_iter()
             .map(|v| v.trim().to_string())
@@ -103,12 +103,12 @@ impl Secrets {
     }
 
     /// Whether `var` holds a key named by the configuration.
-    pub fn names_key(&self, var: &str) -> bool {
+    pub(crate) fn names_key(&self, var: &str) -> bool {
         self.names.iter().any(|n| n == var)
     }
 
     /// `text` with every key value replaced by [`REDACTED`].
-    pub fn scrub(&self, text: String) -> String {
+    pub(crate) fn scrub(&self, text: String) -> String {
         if !self.values.iter().any(|v| text.contains(v.as_str())) {
             return text;
         }

@@ -13,40 +13,40 @@ use serde_json::{Map, Value};
 use crate::policy::Policy;
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct Settings {
+pub(crate) struct Settings {
     /// The allow-list the guard decides on; `None` (rows from `ag-log append`, imports) is the
     /// read-only default.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub tools: Option<Vec<String>>,
+    pub(crate) tools: Option<Vec<String>>,
     /// The system prompt.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub system: Option<String>,
+    pub(crate) system: Option<String>,
     /// The project's instructions (`AGENTS.md`/`CLAUDE.md`), framed, as read when the session
     /// was made; sent after the system prompt.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub project: Option<String>,
+    pub(crate) project: Option<String>,
     /// Prompt sections sent after the system prompt (the side chat's rules).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub sections: Option<String>,
+    pub(crate) sections: Option<String>,
     /// The tools offered to the model when they differ from `tools` (a `--keep-cache` side
     /// chat offers its source's list, byte for byte); the guard still decides on `tools`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub offered: Option<Vec<String>>,
+    pub(crate) offered: Option<Vec<String>>,
     /// The sandbox `bash` runs in (see `sandbox`); `None` for a session from before sandboxes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub sandbox: Option<Value>,
+    pub(crate) sandbox: Option<Value>,
     /// A user agent that a session started: how many summons lie above it, so its own
     /// summons count toward `agent.max_summon_depth` (a subagent counts through `parent_id`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub summon_depth: Option<u32>,
+    pub(crate) summon_depth: Option<u32>,
     /// Keys written by another version of ag, kept as they are.
     #[serde(flatten)]
-    pub other: Map<String, Value>,
+    pub(crate) other: Map<String, Value>,
 }
 
 impl Settings {
     /// Settings with exactly these tools.
-    pub fn with_tools(tools: &Policy) -> Settings {
+    pub(crate) fn with_tools(tools: &Policy) -> Settings {
         Settings {
             tools: Some(tools.names()),
             ..Settings::default()
@@ -54,24 +54,24 @@ impl Settings {
     }
 
     /// Read stored settings; anything that is not a settings object is an error.
-    pub fn from_json(text: &str) -> Result<Settings, String> {
+    pub(crate) fn from_json(text: &str) -> Result<Settings, String> {
         serde_json::from_str(text).map_err(|e| e.to_string())
     }
 
-    pub fn from_value(v: Value) -> Result<Settings, String> {
+    pub(crate) fn from_value(v: Value) -> Result<Settings, String> {
         serde_json::from_value(v).map_err(|e| e.to_string())
     }
 
-    pub fn to_json(&self) -> String {
+    pub(crate) fn to_json(&self) -> String {
         serde_json::to_string(self).expect("settings serialize")
     }
 
-    pub fn to_value(&self) -> Value {
+    pub(crate) fn to_value(&self) -> Value {
         serde_json::to_value(self).expect("settings serialize")
     }
 
     /// The tools the guard allows: the stored list, else the read-only default.
-    pub fn tools(&self) -> Policy {
+    pub(crate) fn tools(&self) -> Policy {
         match &self.tools {
             Some(names) => Policy::of(names.iter().map(String::as_str)),
             None => Policy::read_only(),
@@ -79,24 +79,24 @@ impl Settings {
     }
 
     /// Replace the tools, keeping everything else.
-    pub fn set_tools(&mut self, tools: &Policy) {
+    pub(crate) fn set_tools(&mut self, tools: &Policy) {
         self.tools = Some(tools.names());
     }
 
     /// The stored sandbox: `None` when there is none; a damaged value reads as the strictest
     /// settings, never a looser one.
-    pub fn sandbox(&self) -> Option<crate::sandbox::Settings> {
+    pub(crate) fn sandbox(&self) -> Option<crate::sandbox::Settings> {
         self.sandbox
             .as_ref()
             .map(crate::sandbox::Settings::from_stored)
     }
 
-    pub fn set_sandbox(&mut self, sandbox: &crate::sandbox::Settings) {
+    pub(crate) fn set_sandbox(&mut self, sandbox: &crate::sandbox::Settings) {
         self.sandbox = Some(sandbox.to_json());
     }
 
     /// The system prompt sent: `system`, then `project`, then `sections`.
-    pub fn system_prompt(&self) -> Option<String> {
+    pub(crate) fn system_prompt(&self) -> Option<String> {
         let parts: Vec<&str> = [&self.system, &self.project, &self.sections]
             .into_iter()
             .filter_map(|p| p.as_deref())

@@ -9,13 +9,13 @@ use crate::fold::ToolSpec;
 
 /// The tool a model without native structured output answers through (its input schema is
 /// the answer's schema); the loop takes its call as the answer and never runs it.
-pub const ANSWER_TOOL: &str = "final_answer";
+pub(crate) const ANSWER_TOOL: &str = "final_answer";
 
 /// How many validation errors a message names before it says "and N more".
 const SHOWN_ERRORS: usize = 5;
 
 /// A compiled answer schema.
-pub struct AnswerSchema {
+pub(crate) struct AnswerSchema {
     schema: Value,
     validator: jsonschema::Validator,
 }
@@ -30,12 +30,12 @@ impl std::fmt::Debug for AnswerSchema {
 
 impl AnswerSchema {
     /// A schema from its JSON text; an error says what is wrong with it.
-    pub fn parse(text: &str) -> Result<AnswerSchema, String> {
+    pub(crate) fn parse(text: &str) -> Result<AnswerSchema, String> {
         let schema: Value = serde_json::from_str(text).map_err(|e| format!("not JSON: {e}"))?;
         AnswerSchema::new(schema)
     }
 
-    pub fn new(schema: Value) -> Result<AnswerSchema, String> {
+    pub(crate) fn new(schema: Value) -> Result<AnswerSchema, String> {
         if !schema.is_object() {
             return Err(format!(
                 "a schema is a JSON object, not {}",
@@ -54,7 +54,7 @@ impl AnswerSchema {
     }
 
     /// The answer tool for providers without native structured output.
-    pub fn tool_spec(&self) -> ToolSpec {
+    pub(crate) fn tool_spec(&self) -> ToolSpec {
         let input_schema = if self.wraps() {
             json!({"type": "object", "properties": {"answer": self.schema},
                    "required": ["answer"]})
@@ -72,13 +72,13 @@ impl AnswerSchema {
 
     /// OpenAI's native structured output (`response_format`). Not `strict`: strict mode
     /// accepts only a subset of JSON Schema, and the answer is validated here anyway.
-    pub fn response_format(&self) -> Value {
+    pub(crate) fn response_format(&self) -> Value {
         json!({"type": "json_schema",
                "json_schema": {"name": "answer", "schema": self.schema, "strict": false}})
     }
 
     /// The answer carried by a call of [`ANSWER_TOOL`], validated.
-    pub fn check_call(&self, input: &Value) -> Result<Value, String> {
+    pub(crate) fn check_call(&self, input: &Value) -> Result<Value, String> {
         let answer = if self.wraps() {
             input
                 .get("answer")
@@ -92,7 +92,7 @@ impl AnswerSchema {
     }
 
     /// The answer in a text reply: JSON, alone or as one fenced code block, validated.
-    pub fn check_text(&self, text: &str) -> Result<Value, String> {
+    pub(crate) fn check_text(&self, text: &str) -> Result<Value, String> {
         let body = unfence(text.trim());
         if body.is_empty() {
             return Err("the answer is empty; it must be JSON".into());
@@ -104,7 +104,7 @@ impl AnswerSchema {
     }
 
     /// Whether `answer` satisfies the schema; the error names each failing place.
-    pub fn check(&self, answer: &Value) -> Result<(), String> {
+    pub(crate) fn check(&self, answer: &Value) -> Result<(), String> {
         let errors: Vec<String> = self
             .validator
             .iter_errors(answer)
@@ -141,7 +141,7 @@ fn unfence(text: &str) -> &str {
 }
 
 /// What the model is told when its answer fails the schema and it may try again.
-pub fn retry_prompt(error: &str) -> String {
+pub(crate) fn retry_prompt(error: &str) -> String {
     format!(
         "Your answer does not satisfy the required JSON Schema: {error}. Answer again with \
          only the corrected JSON."

@@ -3,10 +3,10 @@
 //! text in a limited space uses these instead of its own loop.
 
 /// The mark a cut text ends with.
-pub const ELLIPSIS: char = '…';
+pub(crate) const ELLIPSIS: char = '…';
 
 /// `text` in at most `max` characters, the last of them `…` when it had to be cut.
-pub fn clip_chars(text: &str, max: usize) -> String {
+pub(crate) fn clip_chars(text: &str, max: usize) -> String {
     match text.char_indices().nth(max) {
         None => text.to_string(),
         Some(_) => {
@@ -19,7 +19,7 @@ pub fn clip_chars(text: &str, max: usize) -> String {
 
 /// `text` in at most `max` bytes, cut on a character boundary and ending with `…` when cut:
 /// for budgets that are bytes (room lines, peer batches).
-pub fn clip_bytes(text: &str, max: usize) -> String {
+pub(crate) fn clip_bytes(text: &str, max: usize) -> String {
     if text.len() <= max {
         return text.to_string();
     }
@@ -31,13 +31,13 @@ pub fn clip_bytes(text: &str, max: usize) -> String {
 }
 
 /// Every run of whitespace (newlines included) as one space, with none at either end.
-pub fn one_line(text: &str) -> String {
+pub(crate) fn one_line(text: &str) -> String {
     text.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
 /// The first non-blank line of a text, cut at `max` characters with an ellipsis: how a
 /// prompt or a question becomes a session title.
-pub fn headline(text: &str, max: usize) -> String {
+pub(crate) fn headline(text: &str, max: usize) -> String {
     let line = text
         .lines()
         .find(|l| !l.trim().is_empty())

@@ -15,8 +15,8 @@ use crate::log::Chunk;
 
 /// The fold's chunks of the session, from its latest compaction on.
 #[derive(Debug, Default)]
-pub struct View {
-    pub chunks: Vec<Chunk>,
+pub(crate) struct View {
+    pub(crate) chunks: Vec<Chunk>,
     /// The highest seq read so far.
     last_seq: i64,
     /// `(seq, tokens)`: the prompt tokens of a request built from the chunks up to `seq`.
@@ -27,24 +27,24 @@ pub struct View {
 
 impl View {
     /// The highest seq of the view: what a request built now covers.
-    pub fn last_seq(&self) -> i64 {
+    pub(crate) fn last_seq(&self) -> i64 {
         self.last_seq
     }
 
     /// Record what a request covering chunks up to `seq` measured.
-    pub fn measure(&mut self, seq: i64, tokens: u64) {
+    pub(crate) fn measure(&mut self, seq: i64, tokens: u64) {
         self.measured = Some((seq, tokens));
     }
 
     /// The last request's measured prompt tokens, if a request of this view measured them.
-    pub fn measured_tokens(&self) -> Option<u64> {
+    pub(crate) fn measured_tokens(&self) -> Option<u64> {
         self.measured.map(|(_, t)| t)
     }
 }
 
 /// What a manual compaction did.
 #[derive(Debug)]
-pub enum Manual {
+pub(crate) enum Manual {
     Done,
     Nothing,
 }
@@ -232,7 +232,7 @@ impl Agent<'_> {
     }
 
     /// `ag-prompt --compact`: compact now, with the model, outside a turn.
-    pub fn compact_now(&self, on: &mut dyn FnMut(Event)) -> Result<Manual, AgentError> {
+    pub(crate) fn compact_now(&self, on: &mut dyn FnMut(Event)) -> Result<Manual, AgentError> {
         let mut view = self.load_view()?;
         let est = self.estimate(&view);
         let req = self.compaction_request(Trigger::Manual, Some(est), None);
@@ -361,6 +361,6 @@ impl Agent<'_> {
 }
 
 /// The `context_input` a `turn_end` records: the last request's prompt tokens.
-pub fn context_input(view: &View) -> Value {
+pub(crate) fn context_input(view: &View) -> Value {
     view.measured_tokens().map_or(Value::Null, Value::from)
 }

@@ -14,12 +14,12 @@ use std::path::{Path, PathBuf};
 use crate::policy::Policy;
 
 /// Instructions beyond this many bytes (all files together) are cut, saying so.
-pub const MAX_PROJECT_BYTES: usize = 32 * 1024;
+pub(crate) const MAX_PROJECT_BYTES: usize = 32 * 1024;
 
 const TAG: &str = "project-instructions";
 
 /// The default system prompt of a session in `cwd` with these tools and sandbox.
-pub fn default_system(
+pub(crate) fn default_system(
     cwd: &Path,
     date: &str,
     tools: &Policy,
@@ -70,19 +70,19 @@ fn sandbox_words(sandbox: &crate::sandbox::Settings) -> String {
 
 /// The project's instructions for a session in `cwd`, framed for the system prompt.
 #[derive(Debug, Clone, PartialEq)]
-pub struct ProjectInstructions {
+pub(crate) struct ProjectInstructions {
     /// The text for the system prompt.
-    pub text: String,
+    pub(crate) text: String,
     /// The files read, outermost first.
-    pub files: Vec<PathBuf>,
+    pub(crate) files: Vec<PathBuf>,
     /// Whether the files were cut to [`MAX_PROJECT_BYTES`].
-    pub cut: bool,
+    pub(crate) cut: bool,
 }
 
 /// Find and frame the project's instructions: in each directory from the repository's top
 /// (the nearest directory holding `.git`; outside a repository, `cwd` alone) down to `cwd`,
 /// `AGENTS.md`, else `CLAUDE.md`. Unreadable or non-UTF-8 files are skipped.
-pub fn project_instructions(cwd: &Path) -> Option<ProjectInstructions> {
+pub(crate) fn project_instructions(cwd: &Path) -> Option<ProjectInstructions> {
     let top = cwd
         .ancestors()
         .find(|d| d.join(".git").exists())

@@ -5,7 +5,7 @@
 //! are named by an `attempt_abandoned` record so the fold leaves them out.
 
 mod context;
-pub mod instructions;
+pub(crate) mod instructions;
 mod peer;
 mod plan;
 mod registry;
@@ -29,15 +29,15 @@ use crate::reduce::Usage;
 use crate::store::{Session, Store, StoreError, TurnEnd};
 use crate::tools::{ToolCtx, ToolOutput};
 
-pub use context::{Manual, View};
-pub use plan::{prepare, PlanError, Prepared, SessionChoice, TurnPlan, TurnRequest};
-pub use step::StepOutcome;
-pub use structured::turn_answer;
-pub use wait::{wait_for_queued, Waited};
+pub(crate) use context::{Manual, View};
+pub(crate) use plan::{prepare, PlanError, Prepared, SessionChoice, TurnPlan, TurnRequest};
+pub(crate) use step::StepOutcome;
+pub(crate) use structured::turn_answer;
+pub(crate) use wait::{wait_for_queued, Waited};
 
 /// What the loop reports as it goes; the CLI prints these.
 #[derive(Debug, Clone)]
-pub enum Event {
+pub(crate) enum Event {
     /// A block started streaming (not yet in the log).
     Open {
         id: String,
@@ -94,25 +94,25 @@ pub enum Event {
 }
 
 #[derive(Debug, Clone)]
-pub struct TurnOptions {
-    pub max_steps: u32,
-    pub system: Option<String>,
-    pub max_tokens: u64,
+pub(crate) struct TurnOptions {
+    pub(crate) max_steps: u32,
+    pub(crate) system: Option<String>,
+    pub(crate) max_tokens: u64,
     /// Extended thinking (Anthropic): the budget in tokens, when asked for.
-    pub thinking_budget: Option<u64>,
-    pub network: Network,
+    pub(crate) thinking_budget: Option<u64>,
+    pub(crate) network: Network,
     /// The tools offered to the model when they differ from the policy (a `--keep-cache` side
     /// chat offers its source's list, byte for byte); the guard still decides on `policy`.
-    pub offered: Option<Vec<String>>,
+    pub(crate) offered: Option<Vec<String>>,
     /// `--schema`: the final answer must satisfy it.
-    pub schema: Option<Arc<crate::structured::AnswerSchema>>,
+    pub(crate) schema: Option<Arc<crate::structured::AnswerSchema>>,
     /// How many times a failing answer is sent back to the model before the turn fails.
-    pub schema_retries: u32,
+    pub(crate) schema_retries: u32,
 }
 
 /// How a turn ended.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Outcome {
+pub(crate) enum Outcome {
     Done {
         stop_reason: StopReason,
     },
@@ -126,27 +126,27 @@ pub enum Outcome {
 }
 
 #[derive(Debug, thiserror::Error)]
-pub enum AgentError {
+pub(crate) enum AgentError {
     #[error(transparent)]
     Store(#[from] StoreError),
     #[error("cannot compact the session: {0}")]
     Compact(String),
 }
 
-pub struct Agent<'a> {
-    pub store: &'a Store,
-    pub home: &'a crate::paths::Home,
-    pub config: &'a crate::config::Config,
-    pub session: Session,
-    pub provider: Arc<dyn Provider>,
-    pub policy: Policy,
-    pub tool_ctx: ToolCtx,
-    pub opts: TurnOptions,
-    pub interrupt: Arc<AtomicBool>,
+pub(crate) struct Agent<'a> {
+    pub(crate) store: &'a Store,
+    pub(crate) home: &'a crate::paths::Home,
+    pub(crate) config: &'a crate::config::Config,
+    pub(crate) session: Session,
+    pub(crate) provider: Arc<dyn Provider>,
+    pub(crate) policy: Policy,
+    pub(crate) tool_ctx: ToolCtx,
+    pub(crate) opts: TurnOptions,
+    pub(crate) interrupt: Arc<AtomicBool>,
     /// Warnings noted by the room code, reported as events by the loop.
-    pub warnings: std::sync::Mutex<Vec<String>>,
+    pub(crate) warnings: std::sync::Mutex<Vec<String>>,
     /// What the peer channel remembers between step boundaries.
-    pub peer: std::sync::Mutex<peer::PeerState>,
+    pub(crate) peer: std::sync::Mutex<peer::PeerState>,
 }
 
 impl Agent<'_> {
@@ -166,7 +166,7 @@ impl Agent<'_> {
     }
 
     /// Whether the model may run bash commands with no sandbox at all (`--sandbox off`).
-    pub fn bash_unconfined(&self) -> bool {
+    pub(crate) fn bash_unconfined(&self) -> bool {
         self.policy.allows(crate::policy::Tool::Bash.name())
             && self.tool_ctx.sandbox.mode == crate::sandbox::Mode::Off
     }
@@ -190,7 +190,7 @@ impl Agent<'_> {
     /// Run one turn for `prompt`. The session must already be claimed by this process. The
     /// person's images (`user/image` payloads) come first, in the same append; a prompt that
     /// is only images writes no text chunk.
-    pub fn run_turn(
+    pub(crate) fn run_turn(
         &self,
         prompt: &str,
         images: Vec<ChunkData>,

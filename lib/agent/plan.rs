@@ -20,7 +20,7 @@ use crate::tools::ToolCtx;
 
 /// Which session a turn runs in.
 #[derive(Debug, Clone)]
-pub enum SessionChoice {
+pub(crate) enum SessionChoice {
     /// A new session in the current directory, titled `title` or after the prompt, with
     /// the chosen `id` (`--session-id`) or a new one.
     New {
@@ -35,40 +35,40 @@ pub enum SessionChoice {
 
 /// What a command asks for; [`prepare`] turns it into a [`TurnPlan`].
 #[derive(Debug, Clone)]
-pub struct TurnRequest {
+pub(crate) struct TurnRequest {
     /// The prompt; `None` when the run only compacts.
-    pub text: Option<String>,
-    pub session: SessionChoice,
+    pub(crate) text: Option<String>,
+    pub(crate) session: SessionChoice,
     /// `-m`.
-    pub model: Option<String>,
+    pub(crate) model: Option<String>,
     /// `--tools`: a new session gets it (default read-only); an existing one is narrowed by it.
-    pub tools: Option<Policy>,
+    pub(crate) tools: Option<Policy>,
     /// `--system`.
-    pub system: Option<String>,
+    pub(crate) system: Option<String>,
     /// `--agent`: a new session starts from this definition.
-    pub agent: Option<AgentDef>,
-    pub max_steps: Option<u32>,
-    pub thinking: Option<u64>,
+    pub(crate) agent: Option<AgentDef>,
+    pub(crate) max_steps: Option<u32>,
+    pub(crate) thinking: Option<u64>,
     /// Compact the session before the turn (`--compact`).
-    pub compact: bool,
+    pub(crate) compact: bool,
     /// `--sandbox`: a new session's mode; an existing one's can only tighten.
-    pub sandbox: Option<crate::sandbox::Mode>,
+    pub(crate) sandbox: Option<crate::sandbox::Mode>,
     /// `--net`.
-    pub net: bool,
+    pub(crate) net: bool,
     /// When the session is busy: queue the prompt (`true`) or refuse.
-    pub queue: bool,
+    pub(crate) queue: bool,
     /// The (canonical) current directory: a new session's directory.
-    pub cwd: PathBuf,
+    pub(crate) cwd: PathBuf,
     /// A new session reads the project's instructions (`--no-project-context`: not).
-    pub project_context: bool,
+    pub(crate) project_context: bool,
     /// How many images go with the prompt: the model must take images, and the prompt
     /// cannot wait in a busy session's queue (queued input is text).
-    pub images: usize,
+    pub(crate) images: usize,
 }
 
 /// Why a turn could not be planned.
 #[derive(Debug, thiserror::Error)]
-pub enum PlanError {
+pub(crate) enum PlanError {
     #[error("session {session} is busy (pid {owner} is running a turn)")]
     Busy { session: String, owner: i64 },
     #[error("session {session} is busy (pid {owner} is running a turn), and a prompt with images cannot be queued")]
@@ -85,7 +85,7 @@ pub enum PlanError {
 
 /// Holds a session's claim; released (the session left `idle`) when dropped before the turn
 /// starts, so a refusal after claiming never leaves a session marked running.
-pub struct ClaimGuard<'s> {
+pub(crate) struct ClaimGuard<'s> {
     store: &'s Store,
     session: String,
     armed: bool,
@@ -115,35 +115,35 @@ impl Drop for ClaimGuard<'_> {
 }
 
 /// Everything a turn runs with, decided.
-pub struct TurnPlan<'s> {
-    pub session: Session,
-    pub model: String,
-    pub provider: Box<dyn Provider>,
+pub(crate) struct TurnPlan<'s> {
+    pub(crate) session: Session,
+    pub(crate) model: String,
+    pub(crate) provider: Box<dyn Provider>,
     /// What chose the model.
-    pub origin: provider::Origin,
+    pub(crate) origin: provider::Origin,
     /// The guard's allow-list.
-    pub tools: Policy,
+    pub(crate) tools: Policy,
     /// The session's stored settings: the system prompt and the offered tools come from them.
-    pub settings: Settings,
-    pub max_steps: Option<u32>,
+    pub(crate) settings: Settings,
+    pub(crate) max_steps: Option<u32>,
     /// Extended-thinking budget tokens; `None` takes the config's.
-    pub thinking: Option<u64>,
+    pub(crate) thinking: Option<u64>,
     /// Compact the session before the turn.
-    pub compact: bool,
+    pub(crate) compact: bool,
     /// What was asked for and not granted, for the person to read.
-    pub notes: Vec<String>,
+    pub(crate) notes: Vec<String>,
     /// What the sandbox's sources tightened or ignored.
-    pub warnings: Vec<String>,
+    pub(crate) warnings: Vec<String>,
     /// `--allow-protected`: this turn's `write` and `edit` may change `.git/`, `.ag/`, `.claude/`.
-    pub allow_protected: bool,
+    pub(crate) allow_protected: bool,
     /// `--schema`: the answer this turn must give.
-    pub schema: Option<Arc<crate::structured::AnswerSchema>>,
+    pub(crate) schema: Option<Arc<crate::structured::AnswerSchema>>,
     claim: ClaimGuard<'s>,
 }
 
 /// A planned turn, or a prompt (or compaction) queued for the process already running the
 /// session.
-pub enum Prepared<'s> {
+pub(crate) enum Prepared<'s> {
     Ready(Box<TurnPlan<'s>>),
     /// `item` is the queue row, for `--wait`.
     Queued {
@@ -159,7 +159,7 @@ pub enum Prepared<'s> {
 
 /// Resolve a request: choose and claim the session (or queue the prompt), choose the model,
 /// narrow the tools, and store the settings the turn runs with.
-pub fn prepare<'s>(
+pub(crate) fn prepare<'s>(
     store: &'s Store,
     config: &Config,
     req: TurnRequest,
@@ -426,7 +426,7 @@ fn create(
 impl<'s> TurnPlan<'s> {
     /// Claim a session nobody else knows yet (a side chat just forked) and plan its turn with
     /// exactly these tools and its stored settings.
-    pub fn claimed(
+    pub(crate) fn claimed(
         store: &'s Store,
         session: Session,
         chosen: provider::Chosen,
@@ -464,7 +464,7 @@ impl<'s> TurnPlan<'s> {
     /// The agent that runs this turn. From here the agent loop owns the session's release.
     /// Tools run in the session's directory (`cwd_now` when it has none), with `AG_SESSION`
     /// and `AG_HOME` set so an `ag-room` or `ag-summon` they start acts as this session.
-    pub fn into_agent<'a>(
+    pub(crate) fn into_agent<'a>(
         self,
         store: &'a Store,
         home: &'a Home,

@@ -11,7 +11,7 @@ use crate::log::{ChunkData, NewChunk, Role};
 use crate::provider::{backoff, AttemptError};
 use crate::reduce::{ChunkOp, StepEnd};
 
-pub enum StepOutcome {
+pub(crate) enum StepOutcome {
     /// The model finished the step; `calls` are its tool calls in order.
     Completed {
         end: StepEnd,

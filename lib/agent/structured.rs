@@ -179,7 +179,11 @@ fn turn_chunks(store: &Store, session: &Session, turn: &str) -> Result<Vec<Chunk
 
 /// The text of a turn's last step with text, leaving out abandoned attempts: the answer, not
 /// the narration of earlier steps ("Let me look first").
-pub fn last_step_text(store: &Store, session: &Session, turn: &str) -> Result<String, StoreError> {
+pub(crate) fn last_step_text(
+    store: &Store,
+    session: &Session,
+    turn: &str,
+) -> Result<String, StoreError> {
     let chunks = turn_chunks(store, session, turn)?;
     Ok(text_of_last_step(&chunks))
 }
@@ -213,7 +217,7 @@ fn text_of_last_step(chunks: &[Chunk]) -> String {
 
 /// A turn's answer: the validated structured answer its `turn_end` records (as compact JSON
 /// text, and the value), else the text of its last step.
-pub fn turn_answer(
+pub(crate) fn turn_answer(
     store: &Store,
     session: &Session,
     turn: &str,

@@ -210,7 +210,7 @@ const CANCEL_GRACE: Duration = Duration::from_secs(3);
 
 /// The summon schema: `top_level` and the user-agent catalog only when user agents are
 /// permitted.
-pub fn summon_spec(catalog: &Catalog, user_agents: bool) -> ToolSpec {
+pub(crate) fn summon_spec(catalog: &Catalog, user_agents: bool) -> ToolSpec {
     let mut props = json!({
         "agent": {"type": "string", "description": "The agent definition to run (a name from the list above)."},
         "task": {"type": "string", "description": "What the agent should do; it sees nothing else of this conversation."},

@@ -11,7 +11,7 @@ use crate::store::{Page, Session, SessionStatus, Store, StoreError};
 
 /// How a wait ended.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Waited {
+pub(crate) enum Waited {
     /// The turn that took the prompt ended: its id and its `turn_end` fields.
     Ended { turn: String, end: Value },
     /// The running process went away before it took the prompt; it stays queued for the
@@ -21,7 +21,7 @@ pub enum Waited {
 
 /// Wait until queued item `item` (text `text`) has been taken, then until the turn that took
 /// it has ended.
-pub fn wait_for_queued(
+pub(crate) fn wait_for_queued(
     store: &Store,
     session: &Session,
     item: i64,

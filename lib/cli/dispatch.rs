@@ -14,7 +14,7 @@ use clap::{Arg, Command};
 use super::output;
 
 /// The commands `ag` knows, with what each does.
-pub const COMMANDS: &[(&str, &str)] = &[
+pub(crate) const COMMANDS: &[(&str, &str)] = &[
     (
         "log",
         "the chunk log: append, cat, tail -f, ls, show, fold, ingest, search, title, rm",

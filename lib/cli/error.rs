@@ -8,7 +8,7 @@ use crate::store::StoreError;
 
 /// Exit statuses (DESIGN §8).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Exit {
+pub(crate) enum Exit {
     Error,
     Usage,
     Conflict,
@@ -20,7 +20,7 @@ pub enum Exit {
 }
 
 impl Exit {
-    pub fn code(self) -> u8 {
+    pub(crate) fn code(self) -> u8 {
         match self {
             Exit::Error => 1,
             Exit::Usage => 2,
@@ -34,16 +34,16 @@ impl Exit {
 }
 
 #[derive(Debug)]
-pub struct CliError {
-    pub exit: Exit,
-    pub error: anyhow::Error,
-    pub hint: Option<String>,
+pub(crate) struct CliError {
+    pub(crate) exit: Exit,
+    pub(crate) error: anyhow::Error,
+    pub(crate) hint: Option<String>,
 }
 
-pub type CliResult<T> = Result<T, CliError>;
+pub(crate) type CliResult<T> = Result<T, CliError>;
 
 impl CliError {
-    pub fn new(exit: Exit, message: impl std::fmt::Display) -> CliError {
+    pub(crate) fn new(exit: Exit, message: impl std::fmt::Display) -> CliError {
         CliError {
             exit,
             error: anyhow::anyhow!("{message}"),
@@ -52,7 +52,7 @@ impl CliError {
     }
 
     /// A library error with its chain of causes (rendered as `caused by:` lines).
-    pub fn cause(e: impl std::error::Error + Send + Sync + 'static) -> CliError {
+    pub(crate) fn cause(e: impl std::error::Error + Send + Sync + 'static) -> CliError {
         CliError {
             exit: Exit::Error,
             error: anyhow::Error::new(e),
@@ -60,25 +60,28 @@ impl CliError {
         }
     }
 
-    pub fn msg(message: impl std::fmt::Display) -> CliError {
+    pub(crate) fn msg(message: impl std::fmt::Display) -> CliError {
         CliError::new(Exit::Error, message)
     }
 
-    pub fn usage(message: impl std::fmt::Display) -> CliError {
+    pub(crate) fn usage(message: impl std::fmt::Display) -> CliError {
         CliError::new(Exit::Usage, message)
     }
 
-    pub fn with_hint(mut self, hint: impl Into<String>) -> CliError {
+    pub(crate) fn with_hint(mut self, hint: impl Into<String>) -> CliError {
         self.hint = Some(hint.into());
         self
     }
 
-    pub fn context(mut self, what: impl std::fmt::Display + Send + Sync + 'static) -> CliError {
+    pub(crate) fn context(
+        mut self,
+        what: impl std::fmt::Display + Send + Sync + 'static,
+    ) -> CliError {
         self.error = self.error.context(what);
         self
     }
 
-    pub fn is_broken_pipe(&self) -> bool {
+    pub(crate) fn is_broken_pipe(&self) -> bool {
         self.error.chain().any(|c| {
             c.downcast_ref::<io::Error>()
                 .is_some_and(|e| e.kind() == io::ErrorKind::BrokenPipe)
@@ -86,14 +89,14 @@ impl CliError {
     }
 
     /// Whether this is a failed write to stdout (see [`super::output::StdoutFailed`]).
-    pub fn is_stdout_failure(&self) -> bool {
+    pub(crate) fn is_stdout_failure(&self) -> bool {
         self.error.chain().any(|c| {
             c.downcast_ref::<io::Error>()
                 .is_some_and(super::output::is_stdout_failure)
         })
     }
 
-    pub fn render(&self, program: &str) {
+    pub(crate) fn render(&self, program: &str) {
         let mut s = String::new();
         let mut chain = self.error.chain();
         match chain.next() {

@@ -30,9 +30,9 @@ Examples:
     about = "Fork a session in O(1), or ask a read-only side question about it (--btw)",
     after_help = EXAMPLES
 )]
-pub struct Cli {
+pub(crate) struct Cli {
     #[command(flatten)]
-    pub global: GlobalArgs,
+    pub(crate) global: GlobalArgs,
     /// The session to fork: a handle, an id or prefix, a title, `last` or `last~N`
     #[arg(value_name = "SESSION")]
     session: String,

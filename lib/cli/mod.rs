@@ -11,56 +11,56 @@ mod output;
 pub mod prompt;
 pub mod room;
 pub mod summon;
-pub mod table;
+pub(crate) mod table;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-pub use error::{CliError, CliResult, Exit};
-pub use output::{escape_controls, program, Out};
+pub(crate) use error::{CliError, CliResult, Exit};
+pub(crate) use output::{escape_controls, program, Out};
 
 use crate::paths::Home;
 use crate::store::Store;
 
 /// Flags every command takes.
 #[derive(Debug, Clone, clap::Args)]
-pub struct GlobalArgs {
+pub(crate) struct GlobalArgs {
     /// The store directory [default: $AG_HOME, else $XDG_DATA_HOME/ag, else ~/.local/share/ag]
     #[arg(long, global = true, value_name = "DIR")]
-    pub home: Option<PathBuf>,
+    pub(crate) home: Option<PathBuf>,
     /// Print machine-readable JSON (NDJSON for streams)
     #[arg(long, global = true)]
-    pub json: bool,
+    pub(crate) json: bool,
     /// Print nothing on stdout but data that was asked for; no notices on stderr
     #[arg(short, long, global = true)]
-    pub quiet: bool,
+    pub(crate) quiet: bool,
     /// Say more on stderr
     #[arg(short, long, global = true)]
-    pub verbose: bool,
+    pub(crate) verbose: bool,
     /// When to colour output (NO_COLOR is honoured by `auto`)
     #[arg(long, global = true, value_name = "WHEN", default_value = "auto")]
-    pub color: ColorChoice,
+    pub(crate) color: ColorChoice,
     /// `last` (and `-c`) mean the latest chat session of any directory, not only this one
     #[arg(long, global = true)]
-    pub any: bool,
+    pub(crate) any: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum ColorChoice {
+pub(crate) enum ColorChoice {
     Auto,
     Always,
     Never,
 }
 
 /// What every verb gets: the resolved flags and the place to print.
-pub struct Ctx {
-    pub global: GlobalArgs,
-    pub home: Home,
-    pub out: Out,
+pub(crate) struct Ctx {
+    pub(crate) global: GlobalArgs,
+    pub(crate) home: Home,
+    pub(crate) out: Out,
 }
 
 impl Ctx {
-    pub fn new(global: GlobalArgs) -> CliResult<Ctx> {
+    pub(crate) fn new(global: GlobalArgs) -> CliResult<Ctx> {
         let home = Home::resolve(global.home.as_deref()).map_err(CliError::from)?;
         let color = match global.color {
             ColorChoice::Always => Some(true),
@@ -73,7 +73,7 @@ impl Ctx {
 
     /// The store, with `last` read as this process's scope: `--any`, else `AG_SESSION`, else
     /// this directory's chat sessions, the calling shell's own first.
-    pub fn store(&self) -> CliResult<Store> {
+    pub(crate) fn store(&self) -> CliResult<Store> {
         let mut store = Store::open(&self.home).map_err(CliError::from)?;
         store.on_ended(crate::room::claims::release_ended);
         let cwd = std::env::current_dir()
@@ -94,7 +94,7 @@ impl Ctx {
     /// The end of a command: flush stdout, and say so when its output failed after its change
     /// was stored ([`Out::done`]): exit 74, not an error a caller would retry. A stdout that
     /// was closed from the start (`>&-`) is an error like any failed write.
-    pub fn conclude(&mut self, result: CliResult<()>) -> CliResult<()> {
+    pub(crate) fn conclude(&mut self, result: CliResult<()>) -> CliResult<()> {
         let flushed = self.out.flush().map_err(CliError::from);
         let result = result.and(flushed);
         match (result, self.out.done_what()) {
@@ -117,7 +117,7 @@ impl Ctx {
 }
 
 /// The configuration for `cwd`, reporting on stderr what a project file was not allowed to set.
-pub fn load_config(out: &Out, cwd: &std::path::Path) -> CliResult<crate::config::Config> {
+pub(crate) fn load_config(out: &Out, cwd: &std::path::Path) -> CliResult<crate::config::Config> {
     let config = crate::config::Config::load(cwd).map_err(|e| match e {
         e @ crate::config::ConfigError::OutOfRange { .. } => CliError::usage(e),
         e => CliError::cause(e),
@@ -137,7 +137,7 @@ pub fn load_config(out: &Out, cwd: &std::path::Path) -> CliResult<crate::config:
 
 /// Say once, on stderr, which model a run uses, what chose it and which host it contacts:
 /// a cloned repository must not be able to send a conversation somewhere unnoticed.
-pub fn announce_model(
+pub(crate) fn announce_model(
     out: &Out,
     model: &str,
     origin: &crate::provider::Origin,
@@ -151,7 +151,7 @@ pub fn announce_model(
 }
 
 /// `--trust`: record the folder holding the nearest `.ag/` (else the current one) as trusted.
-pub fn trust_here(out: &Out) -> CliResult<()> {
+pub(crate) fn trust_here(out: &Out) -> CliResult<()> {
     let cwd = std::env::current_dir()?;
     let folder = crate::config::find_upward(&cwd, ".ag")
         .and_then(|ag| ag.parent().map(std::path::Path::to_path_buf))
@@ -166,7 +166,7 @@ pub fn trust_here(out: &Out) -> CliResult<()> {
 }
 
 /// Run a command's body, render its error, and turn the outcome into an exit status.
-pub fn finish(program: &str, result: CliResult<()>) -> ExitCode {
+pub(crate) fn finish(program: &str, result: CliResult<()>) -> ExitCode {
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) if e.is_broken_pipe() => ExitCode::SUCCESS,
@@ -182,7 +182,7 @@ pub fn finish(program: &str, result: CliResult<()>) -> ExitCode {
 /// Every command starts here, so this is also where the process becomes non-dumpable, before
 /// it reads a key or starts a tool or a child: a command run by `bash` (same user) then
 /// cannot read its memory or its `/proc/PID/environ`.
-pub fn parse<T: clap::Parser>(program: &'static str) -> T {
+pub(crate) fn parse<T: clap::Parser>(program: &'static str) -> T {
     output::set_program(program);
     output::guard_std_fds();
     crate::proc::make_undumpable();

@@ -22,20 +22,20 @@ pub(super) fn guard_std_fds() {
 /// Carried inside an `io::Error` of the same kind, so a broken pipe is still a broken pipe.
 #[derive(Debug, thiserror::Error)]
 #[error("cannot write to stdout")]
-pub struct StdoutFailed(#[source] pub io::Error);
+pub(crate) struct StdoutFailed(#[source] pub io::Error);
 
 fn stdout_failed(e: io::Error) -> io::Error {
     io::Error::new(e.kind(), StdoutFailed(e))
 }
 
 /// Whether `e` is a failed write to stdout.
-pub fn is_stdout_failure(e: &io::Error) -> bool {
+pub(crate) fn is_stdout_failure(e: &io::Error) -> bool {
     e.get_ref().is_some_and(|r| r.is::<StdoutFailed>())
 }
 
 /// The program every message on stderr is prefixed with (`ag-log: `…); set once by
 /// [`super::parse`].
-pub fn program() -> &'static str {
+pub(crate) fn program() -> &'static str {
     PROGRAM.get().copied().unwrap_or("ag")
 }
 
@@ -45,19 +45,19 @@ pub(super) fn set_program(name: &'static str) {
 
 /// Write to stderr, ignoring failure: a closed or full stderr must never end a turn or a
 /// command (the data on stdout, and the store, are what matter).
-pub fn eprint_quiet(s: &str) {
+pub(crate) fn eprint_quiet(s: &str) {
     let _ = io::stderr().lock().write_all(s.as_bytes());
 }
 
 /// The one printer: data on stdout (buffered), everything else on stderr through `note`,
 /// `warn`, `detail` and `message`, colour decided per stream.
-pub struct Out {
+pub(crate) struct Out {
     /// Colour on stdout.
-    pub color: bool,
+    pub(crate) color: bool,
     /// Colour on stderr.
-    pub color_err: bool,
-    pub quiet: bool,
-    pub verbose: bool,
+    pub(crate) color_err: bool,
+    pub(crate) quiet: bool,
+    pub(crate) verbose: bool,
     stdout_tty: bool,
     stdout: BufWriter<Stdout>,
     done: Option<String>,
@@ -67,7 +67,7 @@ impl Out {
     /// `color`: `Some` forces it on or off (`--color always|never`); `None` leaves it to
     /// `anstream`'s reading of each stream and the environment: a terminal, unless
     /// `NO_COLOR` is set or `TERM=dumb` (`CLICOLOR_FORCE` forces it on).
-    pub fn new(color: Option<bool>, quiet: bool, verbose: bool) -> Out {
+    pub(crate) fn new(color: Option<bool>, quiet: bool, verbose: bool) -> Out {
         use anstream::{AutoStream, ColorChoice};
         let auto = |choice: ColorChoice| choice != ColorChoice::Never;
         Out {
@@ -83,59 +83,59 @@ impl Out {
 
     /// Whether stdout is a terminal (where untrusted text must not arrive raw even in a
     /// format that is otherwise data, such as Markdown).
-    pub fn stdout_is_terminal(&self) -> bool {
+    pub(crate) fn stdout_is_terminal(&self) -> bool {
         self.stdout_tty
     }
 
     /// A line of data on stdout.
-    pub fn line(&mut self, s: &str) -> io::Result<()> {
+    pub(crate) fn line(&mut self, s: &str) -> io::Result<()> {
         self.raw(s)?;
         self.raw("\n")
     }
 
-    pub fn raw(&mut self, s: &str) -> io::Result<()> {
+    pub(crate) fn raw(&mut self, s: &str) -> io::Result<()> {
         self.raw_bytes(s.as_bytes())
     }
 
     /// Data bytes on stdout, as they come (a writer of JSON text hands over pieces).
-    pub fn raw_bytes(&mut self, b: &[u8]) -> io::Result<()> {
+    pub(crate) fn raw_bytes(&mut self, b: &[u8]) -> io::Result<()> {
         if STDOUT_CLOSED.load(Ordering::Relaxed) {
             return Err(stdout_failed(io::Error::from_raw_os_error(libc::EBADF)));
         }
         self.stdout.write_all(b).map_err(stdout_failed)
     }
 
-    pub fn flush(&mut self) -> io::Result<()> {
+    pub(crate) fn flush(&mut self) -> io::Result<()> {
         self.stdout.flush().map_err(stdout_failed)
     }
 
     /// Whether stdout is a pipe whose reader has gone away, checked without writing: a
     /// follower that has nothing new to print still notices and ends.
-    pub fn reader_gone(&self) -> bool {
+    pub(crate) fn reader_gone(&self) -> bool {
         crate::proc::reader_gone(libc::STDOUT_FILENO)
     }
 
     /// Record that the command's change is stored (`what` says which): from here on, a
     /// failure to print is reported with exit status 74, so a caller does not retry a write
     /// that was made.
-    pub fn done(&mut self, what: impl Into<String>) {
+    pub(crate) fn done(&mut self, what: impl Into<String>) {
         self.done = Some(what.into());
     }
 
     /// What [`Out::done`] recorded.
-    pub fn done_what(&self) -> Option<&str> {
+    pub(crate) fn done_what(&self) -> Option<&str> {
         self.done.as_deref()
     }
 
     /// A notice on stderr, unless quiet.
-    pub fn note(&self, s: &str) {
+    pub(crate) fn note(&self, s: &str) {
         if !self.quiet {
             eprint_quiet(&format!("{}\n", escape_controls(s, true)));
         }
     }
 
     /// `PROG: warning: …` on stderr, unless quiet.
-    pub fn warn(&self, s: &str) {
+    pub(crate) fn warn(&self, s: &str) {
         if !self.quiet {
             let w = self.paint_err("33", "warning:");
             eprint_quiet(&format!(
@@ -147,49 +147,49 @@ impl Out {
     }
 
     /// `PROG: …` on stderr, even when quiet: what a hook or a script must see.
-    pub fn message(&self, s: &str) {
+    pub(crate) fn message(&self, s: &str) {
         eprint_quiet(&format!("{}: {}\n", program(), escape_controls(s, true)));
     }
 
     /// A question on stderr, without a newline; asked even when quiet (the answer is needed).
-    pub fn ask(&self, s: &str) {
+    pub(crate) fn ask(&self, s: &str) {
         eprint_quiet(&format!("{}: {}", program(), escape_controls(s, false)));
     }
 
     /// Detail on stderr, only with -v.
-    pub fn detail(&self, s: &str) {
+    pub(crate) fn detail(&self, s: &str) {
         if self.verbose && !self.quiet {
             eprint_quiet(&format!("{}\n", escape_controls(s, true)));
         }
     }
 
     /// Text for stderr as it streams (thinking), dimmed where stderr takes colour.
-    pub fn stream_err(&self, s: &str) {
+    pub(crate) fn stream_err(&self, s: &str) {
         if !self.quiet {
             eprint_quiet(&self.paint_err("2", &escape_controls(s, true)));
         }
     }
 
     /// A spinner on stderr, only when it is a terminal and not quiet.
-    pub fn spinner(&self) -> Option<indicatif::ProgressBar> {
+    pub(crate) fn spinner(&self) -> Option<indicatif::ProgressBar> {
         (io::stderr().is_terminal() && !self.quiet).then(indicatif::ProgressBar::new_spinner)
     }
 
-    pub fn dim(&self, s: &str) -> String {
+    pub(crate) fn dim(&self, s: &str) -> String {
         self.paint("2", s)
     }
 
-    pub fn bold(&self, s: &str) -> String {
+    pub(crate) fn bold(&self, s: &str) -> String {
         self.paint("1", s)
     }
 
     /// `s` in SGR colour `sgr` for stdout.
-    pub fn paint(&self, sgr: &str, s: &str) -> String {
+    pub(crate) fn paint(&self, sgr: &str, s: &str) -> String {
         paint(self.color, sgr, s)
     }
 
     /// `s` in SGR colour `sgr` for stderr.
-    pub fn paint_err(&self, sgr: &str, s: &str) -> String {
+    pub(crate) fn paint_err(&self, sgr: &str, s: &str) -> String {
         paint(self.color_err, sgr, s)
     }
 }
@@ -212,7 +212,7 @@ impl Drop for Out {
 /// and C1 controls (so every ESC, CSI and OSC sequence, OSC 52 and OSC 8 included) and the
 /// bidi controls that reorder what is shown (U+202A–U+202E, U+2066–U+2069, and the marks
 /// U+061C, U+200E, U+200F). Newlines and tabs stay when `keep_newlines`.
-pub fn escape_controls(s: &str, keep_newlines: bool) -> String {
+pub(crate) fn escape_controls(s: &str, keep_newlines: bool) -> String {
     if !s.chars().any(needs_escape) {
         return s.to_string();
     }

@@ -33,17 +33,17 @@ Examples:
     args_conflicts_with_subcommands = true,
     disable_help_subcommand = true
 )]
-pub struct Cli {
+pub(crate) struct Cli {
     #[command(flatten)]
-    pub global: GlobalArgs,
+    pub(crate) global: GlobalArgs,
     #[command(subcommand)]
-    pub sub: Option<Sub>,
+    pub(crate) sub: Option<Sub>,
     #[command(flatten)]
-    pub run: RunArgs,
+    pub(crate) run: RunArgs,
 }
 
 #[derive(Debug, Subcommand)]
-pub enum Sub {
+pub(crate) enum Sub {
     /// List the agent definitions: subagents, and user agents when permitted
     Agents,
     /// Wait for a subagent to finish; print its final answer (stdout) and status (stderr)
@@ -75,7 +75,7 @@ pub enum Sub {
 }
 
 #[derive(Debug, clap::Args)]
-pub struct RunArgs {
+pub(crate) struct RunArgs {
     /// The agent definition to run (see `ag-summon agents`), then the task (`-` reads it
     /// from stdin); with --agent, only the task
     #[arg(value_names = ["AGENT", "TASK"], num_args = 0..=2)]

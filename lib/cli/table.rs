@@ -11,7 +11,7 @@ use super::{escape_controls, Out};
 
 /// The terminal's width: `COLUMNS` when set (as shells export it), else the terminal's, else
 /// 80.
-pub fn width() -> usize {
+pub(crate) fn width() -> usize {
     std::env::var("COLUMNS")
         .ok()
         .and_then(|c| c.trim().parse::<usize>().ok())
@@ -22,7 +22,7 @@ pub fn width() -> usize {
 
 /// Print `rows` under `header`: a table on a terminal, tab-separated lines otherwise. Cells
 /// are untrusted text: controls are escaped, and tabs and newlines become spaces.
-pub fn print(out: &mut Out, header: &[&str], rows: Vec<Vec<String>>) -> io::Result<()> {
+pub(crate) fn print(out: &mut Out, header: &[&str], rows: Vec<Vec<String>>) -> io::Result<()> {
     let clean = |c: &str| escape_controls(&c.replace(['\t', '\n', '\r'], " "), false);
     if !io::stdout().is_terminal() {
         for row in rows {

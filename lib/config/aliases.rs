@@ -6,7 +6,7 @@
 use std::collections::BTreeMap;
 
 /// The built-in aliases, for the current models of each provider.
-pub const BUILT_IN: &[(&str, &str)] = &[
+pub(crate) const BUILT_IN: &[(&str, &str)] = &[
     ("sonnet", "anthropic/claude-sonnet-4-5"),
     ("opus", "anthropic/claude-opus-4-5"),
     ("haiku", "anthropic/claude-haiku-4-5"),
@@ -17,7 +17,7 @@ pub const BUILT_IN: &[(&str, &str)] = &[
 ];
 
 /// Every alias in force: the built-in table, then the configuration's `[aliases]` over it.
-pub fn all(configured: &BTreeMap<String, String>) -> BTreeMap<String, String> {
+pub(crate) fn all(configured: &BTreeMap<String, String>) -> BTreeMap<String, String> {
     let mut all: BTreeMap<String, String> = BUILT_IN
         .iter()
         .map(|(a, m)| (a.to_string(), m.to_string()))
@@ -28,7 +28,7 @@ pub fn all(configured: &BTreeMap<String, String>) -> BTreeMap<String, String> {
 
 /// The model `name` stands for: an alias's target, else `name` itself. Aliases do not chain
 /// (a target is a model reference, never another alias).
-pub fn expand<'a>(name: &'a str, configured: &'a BTreeMap<String, String>) -> &'a str {
+pub(crate) fn expand<'a>(name: &'a str, configured: &'a BTreeMap<String, String>) -> &'a str {
     let name = name.trim();
     if let Some(m) = configured.get(name) {
         return m;

@@ -91,7 +91,7 @@ fn ranges(c: &Config) -> Result<(), String> {
 }
 
 /// Whether `s` is an absolute http or https URL with a host.
-pub fn http_url(s: &str) -> Result<(), String> {
+pub(crate) fn http_url(s: &str) -> Result<(), String> {
     let url = reqwest::Url::parse(s).map_err(|e| e.to_string())?;
     if !matches!(url.scheme(), "http" | "https") {
         return Err(format!(

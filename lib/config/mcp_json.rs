@@ -21,7 +21,7 @@ use super::{ConfigError, McpServerConfig};
 
 /// The servers `file` defines, and a warning for each entry it had to leave out.
 /// `is_key(var)` says whether a variable holds a provider key; `var(name)` reads one.
-pub fn read(
+pub(crate) fn read(
     file: &Path,
     is_key: &dyn Fn(&str) -> bool,
     var: &dyn Fn(&str) -> Option<String>,

@@ -12,24 +12,24 @@ use serde::Deserialize;
 /// The `[rooms]` table.
 #[derive(Debug, Clone, Default, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
-pub struct RoomsConfig {
+pub(crate) struct RoomsConfig {
     /// `nats://host:4222` or `tls://host:4222`: rooms live on this NATS JetStream server.
-    pub url: Option<String>,
+    pub(crate) url: Option<String>,
     /// A NATS `.creds` file (user JWT and nkey seed).
-    pub creds: Option<PathBuf>,
+    pub(crate) creds: Option<PathBuf>,
     /// A file holding an nkey seed (`SU…`).
-    pub nkey_seed_file: Option<PathBuf>,
+    pub(crate) nkey_seed_file: Option<PathBuf>,
     /// A user name, with `password_file`.
-    pub user: Option<String>,
+    pub(crate) user: Option<String>,
     /// A file holding the password of `user`.
-    pub password_file: Option<PathBuf>,
+    pub(crate) password_file: Option<PathBuf>,
     /// Seconds a connection attempt may take [default: 2].
-    pub connect_timeout_s: Option<f64>,
+    pub(crate) connect_timeout_s: Option<f64>,
 }
 
 /// How a room server is reached.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Credential {
+pub(crate) enum Credential {
     None,
     Creds(PathBuf),
     NkeySeed(PathBuf),
@@ -41,17 +41,17 @@ pub enum Credential {
 
 /// A usable room server configuration.
 #[derive(Debug, Clone, PartialEq)]
-pub struct RoomServer {
-    pub url: String,
-    pub credential: Credential,
-    pub connect_timeout: Duration,
+pub(crate) struct RoomServer {
+    pub(crate) url: String,
+    pub(crate) credential: Credential,
+    pub(crate) connect_timeout: Duration,
     /// Where the URL came from, for `ag-room doctor`.
-    pub url_from: String,
+    pub(crate) url_from: String,
 }
 
 /// The room server this process uses: `AG_ROOM_URL` over the user config's `[rooms] url`;
 /// `None` when neither names one (rooms are files).
-pub fn load() -> Result<Option<RoomServer>, String> {
+pub(crate) fn load() -> Result<Option<RoomServer>, String> {
     let file = super::user_config_dir()
         .map(|d| d.join("config.toml"))
         .filter(|p| p.is_file());
@@ -79,7 +79,7 @@ pub fn load() -> Result<Option<RoomServer>, String> {
 }
 
 /// What to say when the nearest project file sets `[rooms]`, which only the user may.
-pub fn project_warning(cwd: &Path) -> Option<String> {
+pub(crate) fn project_warning(cwd: &Path) -> Option<String> {
     let f = super::find_upward(cwd, ".ag/config.toml")?;
     let user = super::user_config_dir().map(|d| d.join("config.toml"));
     if user.as_deref() == Some(f.as_path()) {
@@ -111,7 +111,7 @@ fn read(f: &Path) -> Result<RoomsConfig, String> {
 }
 
 /// Check a configuration and make its file names absolute (relative to the config file).
-pub fn resolve(
+pub(crate) fn resolve(
     cfg: &RoomsConfig,
     url: &str,
     url_from: String,

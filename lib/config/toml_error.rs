@@ -2,13 +2,13 @@
 //! knows it) and its message, for the configuration, agent definitions and scripts.
 
 /// The line of `e` in `text`, when the parser gave a position.
-pub fn line_of(text: &str, e: &toml::de::Error) -> Option<usize> {
+pub(crate) fn line_of(text: &str, e: &toml::de::Error) -> Option<usize> {
     e.span()
         .map(|s| text[..s.start.min(text.len())].matches('\n').count() + 1)
 }
 
 /// `line N: message`, or the bare message when the parser gave no position.
-pub fn describe(text: &str, e: &toml::de::Error) -> String {
+pub(crate) fn describe(text: &str, e: &toml::de::Error) -> String {
     let message = e.message().trim();
     match line_of(text, e) {
         Some(line) => format!("line {line}: {message}"),

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use super::{user_config_dir, ConfigError};
 
 /// The folder a project file belongs to: the one holding its `.ag/` (or `.mcp.json`).
-pub fn project_root(file: &Path) -> Option<PathBuf> {
+pub(crate) fn project_root(file: &Path) -> Option<PathBuf> {
     let dir = file.parent()?;
     let root = if dir.file_name().is_some_and(|n| n == ".ag") {
         dir.parent()?
@@ -20,14 +20,14 @@ pub fn project_root(file: &Path) -> Option<PathBuf> {
 /// The list of trusted folders: `trusted-folders` in the user config directory, one
 /// absolute path a line (`#` starts a comment). It sits outside every workspace, so an agent
 /// confined to its folder cannot trust that folder for itself.
-pub fn trusted_folders_file() -> Option<PathBuf> {
+pub(crate) fn trusted_folders_file() -> Option<PathBuf> {
     user_config_dir().map(|d| d.join("trusted-folders"))
 }
 
 /// Whether the user trusts `dir`: it, or a folder above it, is in the trusted-folders list.
 /// Project settings that choose where conversations go (model, providers, MCP servers,
 /// `.mcp.json`) apply only in a trusted folder.
-pub fn is_trusted(dir: &Path) -> bool {
+pub(crate) fn is_trusted(dir: &Path) -> bool {
     let Some(list) = trusted_folders_file() else {
         return false;
     };
@@ -48,7 +48,7 @@ fn trusted_lines(text: &str) -> impl Iterator<Item = &Path> {
 
 /// Add `dir` (made absolute) to the trusted-folders list; returns the folder recorded and the
 /// list's path. Trusting an already trusted folder changes nothing.
-pub fn trust(dir: &Path) -> Result<(PathBuf, PathBuf), ConfigError> {
+pub(crate) fn trust(dir: &Path) -> Result<(PathBuf, PathBuf), ConfigError> {
     use std::io::Write;
     use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
     let dir = std::fs::canonicalize(dir).map_err(|source| ConfigError::Read {

@@ -16,7 +16,7 @@ pub enum ProviderKind {
 }
 
 impl ProviderKind {
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             ProviderKind::OpenAi => "openai",
             ProviderKind::Anthropic => "anthropic",
@@ -28,7 +28,7 @@ impl ProviderKind {
 /// configuration loads, so a typo never reads as a quiet "deny".
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "lowercase")]
-pub enum Grant {
+pub(crate) enum Grant {
     Allow,
     #[default]
     Deny,

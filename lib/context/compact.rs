@@ -17,7 +17,7 @@ use super::cut::{self, tokens, tokens_of_text};
 use super::{handoff, window};
 
 /// What the summarizer is asked, after the conversation.
-pub const SUMMARY_PROMPT: &str = "\
+pub(crate) const SUMMARY_PROMPT: &str = "\
 Write a handoff summary of the conversation above for the assistant who will continue it \
 with no other memory of it. Cover, in short sections:
 1. The user's goal and every request or constraint they gave; quote their own words \
@@ -40,7 +40,7 @@ fn summary_max(window: u64) -> u64 {
 }
 
 /// Where a summary comes from.
-pub enum SummarySource {
+pub(crate) enum SummarySource {
     /// Written by a person or a script: no model call.
     Given(String),
     /// Written by a model over the summarized part.
@@ -50,41 +50,41 @@ pub enum SummarySource {
 /// A model that writes summaries, and what its requests carry besides the conversation (the
 /// session's system prompt and tools, so a provider accepts the replayed tool calls and
 /// the cached prefix can be reused).
-pub struct Summarizer {
-    pub provider: Arc<dyn Provider>,
-    pub system: Option<String>,
-    pub tools: Vec<ToolSpec>,
+pub(crate) struct Summarizer {
+    pub(crate) provider: Arc<dyn Provider>,
+    pub(crate) system: Option<String>,
+    pub(crate) tools: Vec<ToolSpec>,
     /// The summarizer's own window.
-    pub window: u64,
+    pub(crate) window: u64,
 }
 
 /// Everything a compaction needs besides its summary.
-pub struct Request<'a> {
-    pub store: &'a Store,
-    pub home: &'a Home,
-    pub session: &'a Session,
+pub(crate) struct Request<'a> {
+    pub(crate) store: &'a Store,
+    pub(crate) home: &'a Home,
+    pub(crate) session: &'a Session,
     /// The session's working directory: its worktree room.
-    pub cwd: &'a Path,
-    pub trigger: Trigger,
-    pub keep_tokens: u64,
+    pub(crate) cwd: &'a Path,
+    pub(crate) trigger: Trigger,
+    pub(crate) keep_tokens: u64,
     /// The prompt tokens the session is at, when a request measured them.
-    pub tokens_before: Option<u64>,
+    pub(crate) tokens_before: Option<u64>,
     /// The turn and step the records belong to (inside a turn), else a turn of their own.
-    pub turn: Option<(&'a str, i64)>,
+    pub(crate) turn: Option<(&'a str, i64)>,
     /// Whether the session may call `recall`: the handoff then says what it is for.
-    pub recall: bool,
+    pub(crate) recall: bool,
 }
 
 /// A compaction that was written.
 #[derive(Debug, Clone)]
-pub struct Compacted {
-    pub compaction: Compaction,
+pub(crate) struct Compacted {
+    pub(crate) compaction: Compaction,
     /// The record, then the copies of unanswered peer chunks it carried over.
-    pub chunks: Vec<Chunk>,
+    pub(crate) chunks: Vec<Chunk>,
 }
 
 #[derive(Debug, thiserror::Error)]
-pub enum CompactError {
+pub(crate) enum CompactError {
     #[error(transparent)]
     Store(#[from] StoreError),
     #[error("the summarizer failed: {0}")]
@@ -96,7 +96,7 @@ pub enum CompactError {
 /// Compact the session whose fold view (from its latest compaction on, as
 /// [`Store::load_context_view`] reads it, and current) is `view`. `Ok(None)`: nothing lies
 /// before the kept suffix.
-pub fn compact(
+pub(crate) fn compact(
     req: &Request,
     view: &[Chunk],
     source: SummarySource,

@@ -11,15 +11,15 @@ use crate::fold::{compaction, prune};
 use crate::log::{Chunk, ChunkData, Role};
 
 /// About four bytes of text a token, plus a little for each message's framing.
-pub fn tokens_of_text(text: &str) -> u64 {
+pub(crate) fn tokens_of_text(text: &str) -> u64 {
     (text.len() as u64).div_ceil(4)
 }
 
 /// What an image adds to a request, about (Anthropic's count for a 1092×1092 image).
-pub const IMAGE_TOKENS: u64 = 1600;
+pub(crate) const IMAGE_TOKENS: u64 = 1600;
 
 /// What a chunk adds to a request, about. Records the fold skips add nothing.
-pub fn tokens(c: &Chunk) -> u64 {
+pub(crate) fn tokens(c: &Chunk) -> u64 {
     let body = match &c.data {
         ChunkData::Text { text } => tokens_of_text(text),
         ChunkData::Thinking { text, redacted, .. } => {
@@ -45,7 +45,7 @@ pub fn tokens(c: &Chunk) -> u64 {
 
 /// What a chunk adds to a request when the results in `cleared` are sent as a prune's
 /// placeholders.
-pub fn tokens_with(c: &Chunk, cleared: &HashSet<&str>) -> u64 {
+pub(crate) fn tokens_with(c: &Chunk, cleared: &HashSet<&str>) -> u64 {
     match &c.data {
         ChunkData::ToolResult { name, .. } if cleared.contains(c.id.as_str()) => {
             tokens_of_text(&prune::placeholder(name, c.seq)) + 4
@@ -56,7 +56,7 @@ pub fn tokens_with(c: &Chunk, cleared: &HashSet<&str>) -> u64 {
 
 /// The tokens of a fold view, about: the latest compaction's handoff and what follows it,
 /// with pruned results as their placeholders.
-pub fn view_tokens(view: &[Chunk]) -> u64 {
+pub(crate) fn view_tokens(view: &[Chunk]) -> u64 {
     let cleared = prune::cleared_ids(view);
     let sum = |cs: &[Chunk]| cs.iter().map(|c| tokens_with(c, &cleared)).sum::<u64>();
     match compaction::latest(view) {
@@ -67,24 +67,24 @@ pub fn view_tokens(view: &[Chunk]) -> u64 {
 
 /// A human user turn: text a person (or a script speaking for one) typed. Peer speech,
 /// tool results and records are never one.
-pub fn is_human_turn(c: &Chunk) -> bool {
+pub(crate) fn is_human_turn(c: &Chunk) -> bool {
     c.role == Role::User && matches!(&c.data, ChunkData::Text { text } if !text.trim().is_empty())
 }
 
 /// Where a compaction of a view cuts it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Cut {
+pub(crate) struct Cut {
     /// Position in the view of the first kept chunk (`view.len()` when nothing is kept).
-    pub kept_from: usize,
+    pub(crate) kept_from: usize,
     /// Where the summarized part starts: the previous compaction's kept suffix (0 without one).
-    pub summarized_from: usize,
+    pub(crate) summarized_from: usize,
 }
 
 /// Choose the kept suffix of `view` (a fold view: from the latest compaction's kept suffix,
 /// or the whole log): the earliest human user turn whose suffix fits in `keep_tokens` and
 /// does not take a tool result away from its call. `None` when there is nothing to compact:
 /// no conversation lies between the previous compaction's suffix and the new one.
-pub fn plan(view: &[Chunk], keep_tokens: u64) -> Option<Cut> {
+pub(crate) fn plan(view: &[Chunk], keep_tokens: u64) -> Option<Cut> {
     let summarized_from = compaction::latest(view).map_or(0, |(_, from)| from);
     // Suffix sizes from each position to the end, as the fold sends them.
     let cleared = prune::cleared_ids(view);
@@ -126,7 +126,7 @@ fn split_pairs(view: &[Chunk]) -> HashSet<usize> {
 
 /// What the summarizer may read of a chunk: never peer speech (other agents' words are not
 /// the conversation's to keep), never records.
-pub fn summarizable(c: &Chunk) -> bool {
+pub(crate) fn summarizable(c: &Chunk) -> bool {
     !matches!(
         c.data,
         ChunkData::Peer { .. } | ChunkData::System(_) | ChunkData::Error { .. }
@@ -135,7 +135,7 @@ pub fn summarizable(c: &Chunk) -> bool {
 
 /// The peer chunks at the end of `view` that nothing has answered yet: no assistant, tool
 /// or human chunk follows them. They must survive a compaction.
-pub fn trailing_peers(view: &[Chunk]) -> Vec<&Chunk> {
+pub(crate) fn trailing_peers(view: &[Chunk]) -> Vec<&Chunk> {
     let last_answer = view.iter().rposition(|c| {
         !matches!(
             c.data,
@@ -152,7 +152,7 @@ pub fn trailing_peers(view: &[Chunk]) -> Vec<&Chunk> {
 /// Split `chunks` (what the summarizer reads) into consecutive slices of whole turns (each
 /// starting at a human user turn, but the first) of at most `budget` tokens; a single turn
 /// bigger than the budget is a slice of its own, which the caller clips.
-pub fn slices<C: std::borrow::Borrow<Chunk>>(
+pub(crate) fn slices<C: std::borrow::Borrow<Chunk>>(
     chunks: &[C],
     budget: u64,
 ) -> Vec<std::ops::Range<usize>> {

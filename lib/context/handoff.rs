@@ -17,13 +17,13 @@ const PROMPT_CHARS: usize = 1200;
 const FILES: usize = 40;
 
 /// What the handoff says about `recall`, in one sentence, when the session may call it.
-pub const RECALL_NOTE: &str = "- Nothing before this summary is lost: call `recall` with \
+pub(crate) const RECALL_NOTE: &str = "- Nothing before this summary is lost: call `recall` with \
     words from the earlier conversation (or with a seq) to get back the exact text of anything \
     this summary left out or shortened, such as the user's own words or a tool's output.";
 
 /// The note, from the store and the rooms. `cwd` is the session's working directory (its
 /// worktree room); `lost_request` is the latest human prompt when it is not in the suffix.
-pub fn durable_state(
+pub(crate) fn durable_state(
     store: &Store,
     home: &Home,
     session: &Session,
@@ -84,7 +84,7 @@ pub fn durable_state(
 }
 
 /// The latest human prompt of `summarized`, when the kept suffix holds none.
-pub fn lost_request<'a>(summarized: &[&'a Chunk], kept: &[Chunk]) -> Option<&'a str> {
+pub(crate) fn lost_request<'a>(summarized: &[&'a Chunk], kept: &[Chunk]) -> Option<&'a str> {
     if kept.iter().any(super::cut::is_human_turn) {
         return None;
     }

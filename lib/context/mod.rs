@@ -3,14 +3,14 @@
 //! compaction itself, and the prune tried before it. The fold side (how a compacted view folds) is
 //! [`crate::fold::compaction`]; the triggers live in the agent loop.
 
-pub mod compact;
-pub mod cut;
-pub mod handoff;
-pub mod prune;
-pub mod window;
+pub(crate) mod compact;
+pub(crate) mod cut;
+pub(crate) mod handoff;
+pub(crate) mod prune;
+pub(crate) mod window;
 
 #[cfg(test)]
 mod proptests;
 
-pub use compact::{compact, CompactError, Compacted, Request, Summarizer, SummarySource};
-pub use window::lookup;
+pub(crate) use compact::{compact, CompactError, Compacted, Request, Summarizer, SummarySource};
+pub(crate) use window::lookup;

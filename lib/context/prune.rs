@@ -12,16 +12,16 @@ use super::cut::{tokens, tokens_with};
 
 /// A prune that was written.
 #[derive(Debug, Clone)]
-pub struct Pruned {
-    pub prune: Prune,
-    pub chunk: Chunk,
+pub(crate) struct Pruned {
+    pub(crate) prune: Prune,
+    pub(crate) chunk: Chunk,
     /// About how many tokens the placeholders save.
-    pub tokens_saved: u64,
+    pub(crate) tokens_saved: u64,
 }
 
 /// What to clear in `view` (a fold view), keeping the `keep` most recent tool results; `None`
 /// when nothing would get smaller. The second value is about how many tokens it saves.
-pub fn plan(view: &[Chunk], keep: usize) -> Option<(Prune, u64)> {
+pub(crate) fn plan(view: &[Chunk], keep: usize) -> Option<(Prune, u64)> {
     let from = compaction::latest(view).map_or(0, |(_, from)| from);
     let view = &view[from..];
     let cleared = prune::cleared_ids(view);
@@ -53,7 +53,7 @@ pub fn plan(view: &[Chunk], keep: usize) -> Option<(Prune, u64)> {
 /// Prune `session` whose fold view is `view`, keeping its `keep` most recent tool results.
 /// `turn`: the turn and step the record belongs to (inside a turn), else a turn of its own.
 /// `Ok(None)` when nothing would get smaller.
-pub fn prune(
+pub(crate) fn prune(
     store: &Store,
     session: &Session,
     view: &[Chunk],

@@ -9,9 +9,9 @@ use crate::reduce::Usage;
 
 /// The window assumed for a model nothing is known about: small enough that a session
 /// compacts before most servers refuse it.
-pub const DEFAULT_WINDOW: u64 = 32_000;
+pub(crate) const DEFAULT_WINDOW: u64 = 32_000;
 /// The max output assumed for a model nothing is known about.
-pub const DEFAULT_MAX_OUTPUT: u64 = 4_096;
+pub(crate) const DEFAULT_MAX_OUTPUT: u64 = 4_096;
 
 /// `(name prefix, context window, max output)`. The longest matching prefix wins, so dated
 /// snapshots (`claude-sonnet-4-5-20250929`, `gpt-4o-2024-08-06`) find their family.
@@ -44,7 +44,7 @@ const BUILTIN: &[(&str, u64, u64)] = &[
 
 /// Where a window figure came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Source {
+pub(crate) enum Source {
     /// `[models."P/NAME"]` in the config.
     Config,
     /// A provider's "too long" error stated it.
@@ -56,7 +56,7 @@ pub enum Source {
 }
 
 impl Source {
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Source::Config => "config",
             Source::Learned => "learned",
@@ -67,14 +67,14 @@ impl Source {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Window {
-    pub context_window: u64,
-    pub max_output: u64,
-    pub source: Source,
+pub(crate) struct Window {
+    pub(crate) context_window: u64,
+    pub(crate) max_output: u64,
+    pub(crate) source: Source,
 }
 
 /// The built-in figures for a model name (without its provider), if the table knows it.
-pub fn builtin(name: &str) -> Option<(u64, u64)> {
+pub(crate) fn builtin(name: &str) -> Option<(u64, u64)> {
     let name = name.rsplit('/').next().unwrap_or(name);
     BUILTIN
         .iter()
@@ -89,7 +89,7 @@ pub fn builtin(name: &str) -> Option<(u64, u64)> {
 /// The window of `model` (`PROVIDER/NAME` as the user wrote it). `learned` is what the store
 /// remembers from a provider's error: it replaces the built-in figure or the default, and
 /// caps a configured one (the provider's word is the truth about what it accepts).
-pub fn lookup(model: &str, config: &Config, learned: Option<u64>) -> Window {
+pub(crate) fn lookup(model: &str, config: &Config, learned: Option<u64>) -> Window {
     let configured = config.models.get(model);
     let name = model.split_once('/').map_or(model, |(_, n)| n);
     let table = builtin(name);
@@ -115,7 +115,7 @@ pub fn lookup(model: &str, config: &Config, learned: Option<u64>) -> Window {
 
 /// Every model the config, the store and the built-in table know a window for, by name
 /// (`PROVIDER/NAME`; a built-in family as `PROVIDER/PREFIX*`), with its figures.
-pub fn known(config: &Config, learned: &[(String, u64)]) -> Vec<(String, Window)> {
+pub(crate) fn known(config: &Config, learned: &[(String, u64)]) -> Vec<(String, Window)> {
     let mut out: Vec<(String, Window)> = Vec::new();
     let mut names: Vec<&String> = config.models.keys().collect();
     names.extend(
@@ -148,22 +148,22 @@ pub fn known(config: &Config, learned: &[(String, u64)]) -> Vec<(String, Window)
 
 /// Whether a model runs offline (`echo`, `script:FILE`): those have no window unless the
 /// config gives one.
-pub fn is_offline(model: &str) -> bool {
+pub(crate) fn is_offline(model: &str) -> bool {
     model == "echo" || model.starts_with("script:")
 }
 
 /// What a provider's "too long" error says: the tokens sent, and the window.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct TooLong {
-    pub sent: Option<u64>,
-    pub window: Option<u64>,
+pub(crate) struct TooLong {
+    pub(crate) sent: Option<u64>,
+    pub(crate) window: Option<u64>,
 }
 
 /// Read a provider's refusal of a request that does not fit the window, in either dialect:
 /// Anthropic's `prompt is too long: 215000 tokens > 200000 maximum`, OpenAI's `This model's
 /// maximum context length is 128000 tokens. However, your messages resulted in 130000
 /// tokens…` (code `context_length_exceeded`), and the wordings of compatible servers.
-pub fn too_long(message: &str) -> Option<TooLong> {
+pub(crate) fn too_long(message: &str) -> Option<TooLong> {
     let lower = message.to_ascii_lowercase();
     if let Some(at) = lower.find("prompt is too long") {
         // `X tokens > Y maximum`
@@ -221,7 +221,7 @@ fn numbers(s: &str) -> Vec<u64> {
 
 /// The tokens a request's prompt took, from the provider's usage: Anthropic counts cached
 /// tokens apart from `input_tokens`; OpenAI's `prompt_tokens` already includes them.
-pub fn prompt_tokens(dialect: Dialect, usage: &Usage) -> u64 {
+pub(crate) fn prompt_tokens(dialect: Dialect, usage: &Usage) -> u64 {
     match dialect {
         Dialect::Anthropic => usage.input + usage.cache_read + usage.cache_write,
         Dialect::OpenAi => usage.input,
@@ -229,7 +229,7 @@ pub fn prompt_tokens(dialect: Dialect, usage: &Usage) -> u64 {
 }
 
 /// `142000` → `142k`, `1500` → `1.5k`, `900` → `900`.
-pub fn short_tokens(n: u64) -> String {
+pub(crate) fn short_tokens(n: u64) -> String {
     match n {
         0..=999 => n.to_string(),
         1_000..=9_999 => {

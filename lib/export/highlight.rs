@@ -3,13 +3,13 @@
 //! code, done at export time so the page needs no script), and line diffs of edits.
 
 /// Text as HTML text or attribute value: `& < > " '` escaped.
-pub fn esc(s: &str) -> String {
+pub(crate) fn esc(s: &str) -> String {
     let mut out = String::with_capacity(s.len() + s.len() / 16);
     esc_into(&mut out, s);
     out
 }
 
-pub fn esc_into(out: &mut String, s: &str) {
+pub(crate) fn esc_into(out: &mut String, s: &str) {
     for c in s.chars() {
         match c {
             '&' => out.push_str("&amp;"),
@@ -126,7 +126,7 @@ fn hash_comments(lang: &str) -> bool {
 }
 
 /// Code as highlighted, escaped HTML (without the `<pre>`).
-pub fn code(text: &str, lang: &str) -> String {
+pub(crate) fn code(text: &str, lang: &str) -> String {
     let lang = lang.to_ascii_lowercase();
     let hash = hash_comments(&lang);
     let mut out = String::with_capacity(text.len() + text.len() / 4);
@@ -189,7 +189,7 @@ pub fn code(text: &str, lang: &str) -> String {
 }
 
 /// The language of a file, from its extension, for highlighting.
-pub fn lang_of(path: &str) -> &str {
+pub(crate) fn lang_of(path: &str) -> &str {
     path.rsplit('.')
         .next()
         .filter(|e| e.len() <= 10 && *e != path)
@@ -197,7 +197,7 @@ pub fn lang_of(path: &str) -> &str {
 }
 
 /// A line diff of `old` → `new` as escaped HTML lines (`-`, `+`, ` ` prefixes in spans).
-pub fn diff(old: &str, new: &str) -> String {
+pub(crate) fn diff(old: &str, new: &str) -> String {
     let a: Vec<&str> = old.lines().collect();
     let b: Vec<&str> = new.lines().collect();
     let mut out = String::new();
@@ -240,7 +240,7 @@ pub fn diff(old: &str, new: &str) -> String {
 }
 
 /// A patch (unified diff, or Codex's `*** Begin Patch`) with its lines coloured by prefix.
-pub fn patch(text: &str) -> String {
+pub(crate) fn patch(text: &str) -> String {
     let mut out = String::new();
     for l in text.lines() {
         let class = match l.as_bytes().first() {

@@ -40,7 +40,7 @@ details.thinking{font-style:italic}.error,.is-error summary{color:var(--err)}\
 .ctx{display:block}footer{font-size:.75rem;color:var(--mute);padding:1rem}";
 
 /// The page for a document.
-pub fn html(doc: &Document) -> String {
+pub(crate) fn html(doc: &Document) -> String {
     let mut out = String::with_capacity(4096 + doc.chunks.len() * 400);
     let title = if doc.session.title.is_empty() {
         "(untitled session)"

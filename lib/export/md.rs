@@ -7,18 +7,18 @@ use serde_json::Value;
 use crate::log::{Chunk, ChunkData};
 
 /// Shorten long text for one-line displays; line breaks show as `⏎`.
-pub fn clip(s: &str, max: usize) -> String {
+pub(crate) fn clip(s: &str, max: usize) -> String {
     crate::text::clip_chars(&s.replace('\n', " ⏎ "), max)
 }
 /// A tool result as text: a string as it is, anything else as its JSON.
-pub fn result_text(v: &Value) -> String {
+pub(crate) fn result_text(v: &Value) -> String {
     match v {
         Value::String(s) => s.clone(),
         other => other.to_string(),
     }
 }
 /// A system record on one line: `turn end: …`, `attempt abandoned: …`, `KIND: {…}`.
-pub fn system_line(m: &serde_json::Map<String, Value>) -> String {
+pub(crate) fn system_line(m: &serde_json::Map<String, Value>) -> String {
     let kind = m.get("kind").and_then(Value::as_str).unwrap_or("system");
     match kind {
         "turn_end" => {
@@ -70,7 +70,7 @@ pub fn system_line(m: &serde_json::Map<String, Value>) -> String {
 }
 
 /// One chunk as Markdown.
-pub fn markdown(c: &Chunk) -> String {
+pub(crate) fn markdown(c: &Chunk) -> String {
     let fence = |s: &str, lang: &str| {
         let ticks = if s.contains("```") { "~~~~" } else { "```" };
         format!("{ticks}{lang}\n{s}\n{ticks}")

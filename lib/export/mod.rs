@@ -12,21 +12,21 @@ use serde_json::{json, Value};
 use crate::log::Chunk;
 use crate::store::{ImportSource, Session};
 
-pub use html::html;
-pub use md::{clip, markdown, result_text, system_line};
+pub(crate) use html::html;
+pub(crate) use md::{clip, markdown, result_text, system_line};
 
 /// Everything an export shows.
-pub struct Document<'a> {
-    pub session: &'a Session,
+pub(crate) struct Document<'a> {
+    pub(crate) session: &'a Session,
     /// Oldest ancestor first, ending with the session itself.
-    pub lineage: &'a [Session],
-    pub source: Option<&'a ImportSource>,
+    pub(crate) lineage: &'a [Session],
+    pub(crate) source: Option<&'a ImportSource>,
     /// The session's whole view, in seq order.
-    pub chunks: &'a [Chunk],
+    pub(crate) chunks: &'a [Chunk],
 }
 
 /// The first line of an NDJSON export: `{"ag_export":1,"session":{…}}`.
-pub fn ndjson_header(doc: &Document) -> String {
+pub(crate) fn ndjson_header(doc: &Document) -> String {
     let s = doc.session;
     let mut session = json!({
         "id": s.id,
@@ -50,7 +50,7 @@ pub fn ndjson_header(doc: &Document) -> String {
 }
 
 /// Where an imported session came from, as `show --json` and exports print it.
-pub fn source_json(src: &ImportSource) -> Value {
+pub(crate) fn source_json(src: &ImportSource) -> Value {
     json!({
         "source": src.source,
         "source_id": src.source_id,
@@ -62,7 +62,7 @@ pub fn source_json(src: &ImportSource) -> Value {
 }
 
 /// The whole session as Markdown: a title, its metadata, then every chunk.
-pub fn markdown_document(doc: &Document) -> String {
+pub(crate) fn markdown_document(doc: &Document) -> String {
     let s = doc.session;
     let mut out = format!(
         "# {}\n\n",
@@ -84,7 +84,7 @@ pub fn markdown_document(doc: &Document) -> String {
 }
 
 /// The session's metadata as (label, value) pairs, in display order.
-pub fn metadata(doc: &Document) -> Vec<(&'static str, String)> {
+pub(crate) fn metadata(doc: &Document) -> Vec<(&'static str, String)> {
     let s = doc.session;
     let mut m = vec![
         ("session", s.id.clone()),

@@ -8,15 +8,16 @@ use serde_json::{json, Map, Value};
 use crate::log::{Chunk, ChunkData};
 
 /// The `kind` of a compaction record.
-pub const KIND: &str = "compaction";
+pub(crate) const KIND: &str = "compaction";
 
 /// What opens the handoff message: fixed text, so the fold stays byte-stable.
-pub const HANDOFF_HEAD: &str = "[This conversation was compacted. What came before is summarized \
+pub(crate) const HANDOFF_HEAD: &str =
+    "[This conversation was compacted. What came before is summarized \
 below; the full history stays in the session's log.]";
 
 /// Why a compaction happened.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Trigger {
+pub(crate) enum Trigger {
     /// The estimated input passed `compact_at` of the window.
     Auto,
     /// The provider said the request was too long.
@@ -26,7 +27,7 @@ pub enum Trigger {
 }
 
 impl Trigger {
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Trigger::Auto => "auto",
             Trigger::Overflow => "overflow",
@@ -34,7 +35,7 @@ impl Trigger {
         }
     }
 
-    pub fn parse(s: &str) -> Option<Trigger> {
+    pub(crate) fn parse(s: &str) -> Option<Trigger> {
         [Trigger::Auto, Trigger::Overflow, Trigger::Manual]
             .into_iter()
             .find(|t| t.as_str() == s)
@@ -44,26 +45,26 @@ impl Trigger {
 /// A `system/compaction` record.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Compaction {
-    pub summary: String,
+    pub(crate) summary: String,
     /// The last seq the summary covers.
-    pub through_seq: i64,
+    pub(crate) through_seq: i64,
     /// The first seq folded verbatim after the handoff (the kept suffix). Everything from it
     /// on folds, including what was appended after the compaction.
-    pub kept_from_seq: i64,
-    pub trigger: Trigger,
-    pub tokens_before: u64,
-    pub tokens_after: u64,
+    pub(crate) kept_from_seq: i64,
+    pub(crate) trigger: Trigger,
+    pub(crate) tokens_before: u64,
+    pub(crate) tokens_after: u64,
     /// The model that wrote the summary (`manual` for a given one).
-    pub model: String,
+    pub(crate) model: String,
     /// The durable state that survived (goal, files, peers, claims), as the handoff states it.
     /// Optional: an imported compaction carries only a summary.
-    pub state: Option<String>,
+    pub(crate) state: Option<String>,
 }
 
 impl Compaction {
     /// Read a system record's fields; `None` when it is not a compaction or lacks the fields
     /// the fold needs (`summary`, `kept_from_seq`).
-    pub fn from_system(m: &Map<String, Value>) -> Option<Compaction> {
+    pub(crate) fn from_system(m: &Map<String, Value>) -> Option<Compaction> {
         if m.get("kind").and_then(Value::as_str) != Some(KIND) {
             return None;
         }
@@ -95,7 +96,7 @@ impl Compaction {
     }
 
     /// The chunk's data. Field order is fixed: the record is replayed into every later fold.
-    pub fn to_data(&self) -> ChunkData {
+    pub(crate) fn to_data(&self) -> ChunkData {
         let mut fields = json!({
             "summary": self.summary,
             "through_seq": self.through_seq,
@@ -112,7 +113,7 @@ impl Compaction {
     }
 
     /// The user-side message that stands for everything before `kept_from_seq`.
-    pub fn handoff(&self) -> String {
+    pub(crate) fn handoff(&self) -> String {
         let mut out = format!(
             "{HANDOFF_HEAD}\n\n<summary>\n{}\n</summary>",
             self.summary.trim()
@@ -135,7 +136,7 @@ pub fn of_chunk(c: &Chunk) -> Option<Compaction> {
 
 /// The latest compaction in `chunks` (in seq order) and where its kept suffix starts in the
 /// slice.
-pub fn latest(chunks: &[Chunk]) -> Option<(Compaction, usize)> {
+pub(crate) fn latest(chunks: &[Chunk]) -> Option<(Compaction, usize)> {
     let c = chunks.iter().rev().find_map(of_chunk)?;
     let from = chunks.partition_point(|x| x.seq < c.kept_from_seq);
     Some((c, from))

@@ -9,10 +9,10 @@ use std::borrow::Cow;
 use crate::log::{Chunk, ChunkData};
 
 /// The longest id sent: OpenAI's limit.
-pub const MAX_ID_LEN: usize = 40;
+pub(crate) const MAX_ID_LEN: usize = 40;
 
 /// Whether an id goes to every provider as it is.
-pub fn id_ok(id: &str) -> bool {
+pub(crate) fn id_ok(id: &str) -> bool {
     !id.is_empty()
         && id.len() <= MAX_ID_LEN
         && id
@@ -21,7 +21,7 @@ pub fn id_ok(id: &str) -> bool {
 }
 
 /// The id a provider is sent for `id`.
-pub fn wire_id(id: &str) -> Cow<'_, str> {
+pub(crate) fn wire_id(id: &str) -> Cow<'_, str> {
     if id_ok(id) {
         return Cow::Borrowed(id);
     }

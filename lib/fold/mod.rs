@@ -25,11 +25,12 @@ mod anthropic;
 pub mod compaction;
 mod ids;
 mod openai;
-pub mod peer;
+pub(crate) mod peer;
 pub mod prune;
-pub mod stream;
+pub(crate) mod stream;
 
-pub use ids::{id_ok, wire_id};
+#[cfg(test)]
+pub(crate) use ids::id_ok;
 
 /// The content of the result that stands in for a tool call that never got one (a crash or a
 /// cut mid-step). Fixed text, so a log folds to the same bytes every time.
@@ -37,14 +38,14 @@ pub const SYNTHETIC_RESULT: &str = "[no result: the tool call was interrupted be
 
 /// What an empty tool result is sent as: Anthropic (and some OpenAI-compatible servers) reject
 /// a tool result with empty content.
-pub const EMPTY_RESULT: &str = "(no output)";
+pub(crate) const EMPTY_RESULT: &str = "(no output)";
 
 /// The user message put before a log that starts with the assistant, because Anthropic wants
 /// the first message from the user. Fixed text for byte stability.
-pub const CONVERSATION_START: &str = "(conversation start)";
+pub(crate) const CONVERSATION_START: &str = "(conversation start)";
 
 /// Anthropic's `max_tokens` when the caller gives none (the API requires the field).
-pub const DEFAULT_MAX_TOKENS: u64 = 8192;
+pub(crate) const DEFAULT_MAX_TOKENS: u64 = 8192;
 
 /// A provider request format.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -77,10 +78,10 @@ impl fmt::Display for Dialect {
 /// A tool offered to the model.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ToolSpec {
-    pub name: String,
-    pub description: String,
+    pub(crate) name: String,
+    pub(crate) description: String,
     /// JSON Schema of the arguments.
-    pub input_schema: Value,
+    pub(crate) input_schema: Value,
 }
 
 /// Everything in a request body that does not come from the log.
@@ -105,7 +106,7 @@ pub struct FoldOptions {
 ///
 /// Keys, in order: anthropic `model, max_tokens, system, tools, messages, thinking, stream`;
 /// openai `model, messages, tools, max_tokens, stream, stream_options` (each only when set).
-pub fn fold(chunks: &[Chunk], dialect: Dialect, opts: &FoldOptions) -> Value {
+pub(crate) fn fold(chunks: &[Chunk], dialect: Dialect, opts: &FoldOptions) -> Value {
     let chunks = ids::sanitized(chunks);
     let items = walk(&chunks);
     match dialect {

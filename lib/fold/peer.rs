@@ -8,12 +8,16 @@ use std::borrow::Cow;
 use crate::log::{PeerKind, PeerMessage, PeerPresent};
 
 /// The note that ends a chunk when lines were held back.
-pub fn omitted_note(omitted: u64) -> String {
+pub(crate) fn omitted_note(omitted: u64) -> String {
     format!("({omitted} more: call peer_inbox)")
 }
 
 /// The whole chunk: the roster (when it changed), the lines, then the held-back note.
-pub fn peer_text(messages: &[PeerMessage], omitted: u64, roster: Option<&[PeerPresent]>) -> String {
+pub(crate) fn peer_text(
+    messages: &[PeerMessage],
+    omitted: u64,
+    roster: Option<&[PeerPresent]>,
+) -> String {
     let mut lines: Vec<String> = Vec::new();
     if let Some(r) = roster {
         lines.push(roster_line(r));
@@ -29,7 +33,7 @@ pub fn peer_text(messages: &[PeerMessage], omitted: u64, roster: Option<&[PeerPr
 /// `in_reply_to` when it answers a message, and `direct="yes"` plus the reply hint when it
 /// was addressed to this session alone. A receipt: `<peer receipt="delivered" of="ID"
 /// by="NAME" session="HANDLE"/>`.
-pub fn peer_line(m: &PeerMessage) -> String {
+pub(crate) fn peer_line(m: &PeerMessage) -> String {
     let session = m
         .handle
         .as_deref()
@@ -68,7 +72,7 @@ pub fn peer_line(m: &PeerMessage) -> String {
 
 /// A line a session said with `peer_message`, as `peek` shows it: `<peer from="NAME"
 /// session="HANDLE" to="TARGET" in_reply_to="ID">TEXT</peer>` (`to` only for a direct message).
-pub fn said_line(
+pub(crate) fn said_line(
     from: &str,
     handle: &str,
     to: Option<&str>,
@@ -86,7 +90,7 @@ pub fn said_line(
 }
 
 /// Who is live in the worktree now, in one line: name, handle, goal, where.
-pub fn roster_line(r: &[PeerPresent]) -> String {
+pub(crate) fn roster_line(r: &[PeerPresent]) -> String {
     if r.is_empty() {
         return "<peer roster=\"yes\">No other session is live in this worktree now.</peer>"
             .to_string();

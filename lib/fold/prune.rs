@@ -11,19 +11,19 @@ use serde_json::{json, Map, Value};
 use crate::log::{Chunk, ChunkData};
 
 /// The `kind` of a prune record.
-pub const KIND: &str = "prune";
+pub(crate) const KIND: &str = "prune";
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Prune {
     /// The newest seq the prune looked at: the last cleared result.
-    pub through_seq: i64,
+    pub(crate) through_seq: i64,
     /// The ids of the tool-result chunks whose content is cleared.
-    pub cleared: Vec<String>,
+    pub(crate) cleared: Vec<String>,
 }
 
 impl Prune {
     /// Read a system record's fields; `None` when it is not a prune or has no id list.
-    pub fn from_system(m: &Map<String, Value>) -> Option<Prune> {
+    pub(crate) fn from_system(m: &Map<String, Value>) -> Option<Prune> {
         if m.get("kind").and_then(Value::as_str) != Some(KIND) {
             return None;
         }
@@ -40,7 +40,7 @@ impl Prune {
         })
     }
 
-    pub fn to_data(&self) -> ChunkData {
+    pub(crate) fn to_data(&self) -> ChunkData {
         ChunkData::system(
             KIND,
             json!({"through_seq": self.through_seq, "cleared": self.cleared}),
@@ -57,7 +57,7 @@ pub fn of_chunk(c: &Chunk) -> Option<Prune> {
 }
 
 /// The ids every prune record in `chunks` clears.
-pub fn cleared_ids(chunks: &[Chunk]) -> HashSet<&str> {
+pub(crate) fn cleared_ids(chunks: &[Chunk]) -> HashSet<&str> {
     chunks
         .iter()
         .filter(|c| c.data.system_kind() == Some(KIND))
@@ -72,7 +72,7 @@ pub fn cleared_ids(chunks: &[Chunk]) -> HashSet<&str> {
 
 /// What a cleared result is sent as: fixed text from the tool's name and the result's seq,
 /// so every later request folds it to the same bytes.
-pub fn placeholder(tool: &str, seq: i64) -> String {
+pub(crate) fn placeholder(tool: &str, seq: i64) -> String {
     format!(
         "[the result of {tool} was cleared to save context; call recall with {{\"seq\": {seq}}} \
          to see it in full]"

@@ -26,17 +26,17 @@ use crate::log::{Chunk, ChunkData, Role};
 
 /// A tool call or result as the second pass reads it.
 #[derive(Debug, Clone)]
-pub struct CallMark {
-    pub seq: i64,
+pub(crate) struct CallMark {
+    pub(crate) seq: i64,
     /// The chunk's id.
-    pub id: String,
-    pub call_id: String,
+    pub(crate) id: String,
+    pub(crate) call_id: String,
     /// A call, or else a result.
-    pub is_call: bool,
+    pub(crate) is_call: bool,
 }
 
 /// A view the streaming fold reads, in seq order, each pass from `after` on (`seq > after`).
-pub trait Source {
+pub(crate) trait Source {
     type Error;
     /// The latest compaction of the view, if any.
     fn latest_compaction(&mut self) -> Result<Option<Compaction>, Self::Error>;
@@ -49,7 +49,7 @@ pub trait Source {
 }
 
 #[derive(Debug, thiserror::Error)]
-pub enum StreamError<E> {
+pub(crate) enum StreamError<E> {
     #[error(transparent)]
     Source(E),
     #[error(transparent)]
@@ -60,7 +60,7 @@ pub enum StreamError<E> {
 /// [`super::fold_to_writer`] writes for the same chunks in memory. `full` ignores compactions
 /// and prunes, as a fold of the log without their records. A source error in the last pass
 /// leaves the text cut short.
-pub fn fold_to_writer<S: Source, W: std::io::Write>(
+pub(crate) fn fold_to_writer<S: Source, W: std::io::Write>(
     src: &mut S,
     full: bool,
     dialect: Dialect,

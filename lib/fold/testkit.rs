@@ -5,14 +5,14 @@ use serde_json::{json, Value};
 use crate::log::{Chunk, ChunkData, PeerMessage, Role};
 
 #[derive(Debug, Default, Clone)]
-pub struct Log {
-    pub chunks: Vec<Chunk>,
+pub(crate) struct Log {
+    pub(crate) chunks: Vec<Chunk>,
     turn: String,
     step: i64,
 }
 
 impl Log {
-    pub fn new() -> Log {
+    pub(crate) fn new() -> Log {
         Log {
             turn: "t1".into(),
             ..Log::default()
@@ -20,22 +20,22 @@ impl Log {
     }
 
     /// Later chunks belong to `turn`, step 0.
-    pub fn turn(&mut self, turn: &str) -> &mut Log {
+    pub(crate) fn turn(&mut self, turn: &str) -> &mut Log {
         self.turn = turn.into();
         self.step = 0;
         self
     }
 
-    pub fn step(&mut self, step: i64) -> &mut Log {
+    pub(crate) fn step(&mut self, step: i64) -> &mut Log {
         self.step = step;
         self
     }
 
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.chunks.len()
     }
 
-    pub fn push(&mut self, role: Role, data: ChunkData) -> String {
+    pub(crate) fn push(&mut self, role: Role, data: ChunkData) -> String {
         let seq = self.chunks.len() as i64 + 1;
         let id = format!("c{seq}");
         self.chunks.push(Chunk {
@@ -51,15 +51,15 @@ impl Log {
         id
     }
 
-    pub fn user(&mut self, text: &str) -> String {
+    pub(crate) fn user(&mut self, text: &str) -> String {
         self.push(Role::User, ChunkData::text(text))
     }
 
-    pub fn text(&mut self, text: &str) -> String {
+    pub(crate) fn text(&mut self, text: &str) -> String {
         self.push(Role::Assistant, ChunkData::text(text))
     }
 
-    pub fn thinking(&mut self, text: &str, signature: Option<&str>) -> String {
+    pub(crate) fn thinking(&mut self, text: &str, signature: Option<&str>) -> String {
         self.push(
             Role::Assistant,
             ChunkData::Thinking {
@@ -70,7 +70,7 @@ impl Log {
         )
     }
 
-    pub fn redacted(&mut self, data: &str) -> String {
+    pub(crate) fn redacted(&mut self, data: &str) -> String {
         self.push(
             Role::Assistant,
             ChunkData::Thinking {
@@ -81,7 +81,7 @@ impl Log {
         )
     }
 
-    pub fn call(&mut self, call_id: &str, name: &str, arguments: Value) -> String {
+    pub(crate) fn call(&mut self, call_id: &str, name: &str, arguments: Value) -> String {
         self.push(
             Role::Assistant,
             ChunkData::ToolCall {
@@ -92,7 +92,7 @@ impl Log {
         )
     }
 
-    pub fn result(&mut self, call_id: &str, result: Value, is_error: bool) -> String {
+    pub(crate) fn result(&mut self, call_id: &str, result: Value, is_error: bool) -> String {
         self.push(
             Role::Tool,
             ChunkData::ToolResult {
@@ -106,7 +106,7 @@ impl Log {
     }
 
     /// `messages`: (id, from, text).
-    pub fn peer(&mut self, messages: &[(&str, &str, &str)], omitted: u64) -> String {
+    pub(crate) fn peer(&mut self, messages: &[(&str, &str, &str)], omitted: u64) -> String {
         let messages = messages
             .iter()
             .map(|(id, from, text)| PeerMessage {
@@ -127,18 +127,18 @@ impl Log {
         )
     }
 
-    pub fn system(&mut self, kind: &str, fields: Value) -> String {
+    pub(crate) fn system(&mut self, kind: &str, fields: Value) -> String {
         self.push(Role::System, ChunkData::system(kind, fields))
     }
 
-    pub fn turn_end(&mut self) -> String {
+    pub(crate) fn turn_end(&mut self) -> String {
         self.system(
             "turn_end",
             json!({"stop_reason": "end_turn", "usage": {"input": 1, "output": 1}}),
         )
     }
 
-    pub fn error(&mut self, message: &str) -> String {
+    pub(crate) fn error(&mut self, message: &str) -> String {
         self.push(
             Role::System,
             ChunkData::Error {
@@ -148,7 +148,7 @@ impl Log {
         )
     }
 
-    pub fn abandon(&mut self, ids: &[String]) -> String {
+    pub(crate) fn abandon(&mut self, ids: &[String]) -> String {
         self.system(
             "attempt_abandoned",
             json!({"chunk_ids": ids, "reason": "stream broke"}),
@@ -157,7 +157,7 @@ impl Log {
 }
 
 /// Each message without its cache breakpoints, as JSON text: what must stay byte-identical.
-pub fn strip_all(msgs: &[Value]) -> Vec<String> {
+pub(crate) fn strip_all(msgs: &[Value]) -> Vec<String> {
     msgs.iter()
         .map(|m| super::strip_cache_control(m).to_string())
         .collect()

@@ -26,7 +26,7 @@ const CONTEXT_PREFIXES: &[&str] = &[
     "<turn_aborted>",
 ];
 
-pub fn parse(name: &str, bytes: &[u8]) -> Result<Parsed, ImportError> {
+pub(crate) fn parse(name: &str, bytes: &[u8]) -> Result<Parsed, ImportError> {
     let mut parsed = Parsed::default();
     let mut rollout = Rollout::new(name);
     let mut any = false;

@@ -8,9 +8,9 @@
 //! does not have yet. Formats: Claude Code session files ([`claude`]), Codex rollouts
 //! ([`codex`]) and `ag-log export --format ndjson` files ([`ndjson`]).
 
-pub mod claude;
-pub mod codex;
-pub mod ndjson;
+pub(crate) mod claude;
+pub(crate) mod codex;
+pub(crate) mod ndjson;
 mod plan;
 
 #[cfg(test)]
@@ -22,11 +22,11 @@ use serde_json::Value;
 
 use crate::log::NewChunk;
 
-pub use plan::stable_id;
+pub(crate) use plan::stable_id;
 
 /// Which tool wrote a file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum SourceKind {
+pub(crate) enum SourceKind {
     ClaudeCode,
     Codex,
     /// An `ag-log export --format ndjson` file.
@@ -34,7 +34,7 @@ pub enum SourceKind {
 }
 
 impl SourceKind {
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             SourceKind::ClaudeCode => "claude-code",
             SourceKind::Codex => "codex",
@@ -51,48 +51,48 @@ impl fmt::Display for SourceKind {
 
 /// Where a planned session comes from.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Source {
-    pub kind: SourceKind,
+pub(crate) struct Source {
+    pub(crate) kind: SourceKind,
     /// The source's own session id (for sidechains: the parent's id and the sidechain's root).
-    pub source_id: String,
+    pub(crate) source_id: String,
     /// The version of the tool that wrote it, when the file says.
-    pub tool_version: Option<String>,
+    pub(crate) tool_version: Option<String>,
     /// Claude Code: the leaf whose branch was taken as the conversation.
-    pub leaf: Option<String>,
+    pub(crate) leaf: Option<String>,
     /// The source id of the session this one is a subagent of.
-    pub parent_source_id: Option<String>,
+    pub(crate) parent_source_id: Option<String>,
 }
 
 /// One session as the file holds it.
 #[derive(Debug, Clone, PartialEq)]
-pub struct PlannedSession {
-    pub source: Source,
+pub(crate) struct PlannedSession {
+    pub(crate) source: Source,
     /// `subagent` for sidechains, `chat` otherwise (ag exports keep theirs).
-    pub kind: String,
-    pub title: String,
+    pub(crate) kind: String,
+    pub(crate) title: String,
     /// `PROVIDER/MODEL` when the source names a model `ag` can reach.
-    pub model: Option<String>,
-    pub cwd: Option<String>,
+    pub(crate) model: Option<String>,
+    pub(crate) cwd: Option<String>,
     /// Unix ms of the first line, when known.
-    pub created_at: Option<i64>,
+    pub(crate) created_at: Option<i64>,
     /// ag exports: the session id to keep, when the store does not have it yet.
-    pub keep_id: Option<String>,
+    pub(crate) keep_id: Option<String>,
     /// ag exports: the rest of the session row (agent, policy).
-    pub agent: Option<String>,
-    pub policy: Option<Value>,
+    pub(crate) agent: Option<String>,
+    pub(crate) policy: Option<Value>,
     /// Every chunk has `id`, `turn`, `step` and `ts` set.
-    pub chunks: Vec<NewChunk>,
+    pub(crate) chunks: Vec<NewChunk>,
     /// Source lines that gave no chunk: bookkeeping, display events, other branches,
     /// malformed lines.
-    pub skipped: usize,
+    pub(crate) skipped: usize,
 }
 
 /// A line that could not be read; the rest of the file still is.
 #[derive(Debug, Clone, PartialEq)]
-pub struct LineProblem {
+pub(crate) struct LineProblem {
     /// 1-based.
-    pub line: usize,
-    pub message: String,
+    pub(crate) line: usize,
+    pub(crate) message: String,
 }
 
 impl fmt::Display for LineProblem {
@@ -103,13 +103,13 @@ impl fmt::Display for LineProblem {
 
 /// What one file holds.
 #[derive(Debug, Clone, PartialEq, Default)]
-pub struct Parsed {
-    pub sessions: Vec<PlannedSession>,
-    pub problems: Vec<LineProblem>,
+pub(crate) struct Parsed {
+    pub(crate) sessions: Vec<PlannedSession>,
+    pub(crate) problems: Vec<LineProblem>,
 }
 
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
-pub enum ImportError {
+pub(crate) enum ImportError {
     #[error("not a Claude Code session file, a Codex rollout or an ag export ({0})")]
     UnknownFormat(String),
     #[error("not a {expected} file ({why})")]
@@ -118,7 +118,7 @@ pub enum ImportError {
 
 /// Split a file into numbered lines (1-based), lossily decoded: a stray invalid byte costs a
 /// replacement character, not the line. Blank lines are left out.
-pub fn lines(bytes: &[u8]) -> impl Iterator<Item = (usize, std::borrow::Cow<'_, str>)> {
+pub(crate) fn lines(bytes: &[u8]) -> impl Iterator<Item = (usize, std::borrow::Cow<'_, str>)> {
     bytes
         .split(|&b| b == b'\n')
         .enumerate()
@@ -140,7 +140,7 @@ pub(crate) fn object(line: &str) -> Result<serde_json::Map<String, Value>, Strin
 }
 
 /// Which format a file is in, from its first readable lines.
-pub fn detect(bytes: &[u8]) -> Result<SourceKind, ImportError> {
+pub(crate) fn detect(bytes: &[u8]) -> Result<SourceKind, ImportError> {
     let mut seen = 0;
     let mut first_problem = None;
     for (n, line) in lines(bytes).take(64) {
@@ -189,7 +189,11 @@ fn kind_of(obj: &serde_json::Map<String, Value>) -> Option<SourceKind> {
 /// Parse a file as `kind` (`None`: detect it). `name` is what problems and ids call it when
 /// the file does not name its session (a file name, not a path, so a moved file is the same
 /// source).
-pub fn parse(kind: Option<SourceKind>, name: &str, bytes: &[u8]) -> Result<Parsed, ImportError> {
+pub(crate) fn parse(
+    kind: Option<SourceKind>,
+    name: &str,
+    bytes: &[u8],
+) -> Result<Parsed, ImportError> {
     let kind = match kind {
         Some(k) => k,
         None => detect(bytes)?,

@@ -8,9 +8,9 @@ use super::SourceKind;
 use super::{lines, object, stable_id, ImportError, LineProblem, Parsed, PlannedSession, Source};
 
 /// The version of the export format this build writes and reads.
-pub const EXPORT_VERSION: u64 = 1;
+pub(crate) const EXPORT_VERSION: u64 = 1;
 
-pub fn parse(bytes: &[u8]) -> Result<Parsed, ImportError> {
+pub(crate) fn parse(bytes: &[u8]) -> Result<Parsed, ImportError> {
     let mut parsed = Parsed::default();
     let mut it = lines(bytes);
     let Some((n, head)) = it.next() else {

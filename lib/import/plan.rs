@@ -11,7 +11,7 @@ use crate::log::{ChunkData, NewChunk, Role, StopReason};
 
 /// A uuid-shaped id (version 8) derived from `parts`: FNV-1a over the parts, 128 bits. The
 /// same source line always gets the same id, which is what makes re-import idempotent.
-pub fn stable_id(parts: &[&str]) -> String {
+pub(crate) fn stable_id(parts: &[&str]) -> String {
     const OFFSET: u128 = 0x6c62272e07bb014262b821756295c58d;
     const PRIME: u128 = 0x0000000001000000000000000000013B;
     let mut h = OFFSET;
@@ -36,11 +36,11 @@ pub fn stable_id(parts: &[&str]) -> String {
 
 /// Token usage in the shape of a `turn_end` record.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
-pub struct Usage {
-    pub input: i64,
-    pub output: i64,
-    pub cache_read: i64,
-    pub cache_write: i64,
+pub(crate) struct Usage {
+    pub(crate) input: i64,
+    pub(crate) output: i64,
+    pub(crate) cache_read: i64,
+    pub(crate) cache_write: i64,
 }
 
 impl Usage {
@@ -70,15 +70,15 @@ struct OpenTurn {
 pub(crate) struct Builder {
     kind: SourceKind,
     source_id: String,
-    pub chunks: Vec<NewChunk>,
+    pub(crate) chunks: Vec<NewChunk>,
     turn: Option<OpenTurn>,
     last_ts: i64,
     /// The model of the latest step, for `turn_end`.
-    pub model: Option<String>,
+    pub(crate) model: Option<String>,
 }
 
 impl Builder {
-    pub fn new(kind: SourceKind, source_id: &str) -> Builder {
+    pub(crate) fn new(kind: SourceKind, source_id: &str) -> Builder {
         Builder {
             kind,
             source_id: source_id.to_string(),
@@ -89,7 +89,7 @@ impl Builder {
         }
     }
 
-    pub fn id(&self, key: &str) -> String {
+    pub(crate) fn id(&self, key: &str) -> String {
         stable_id(&[self.kind.as_str(), &self.source_id, key])
     }
 
@@ -125,17 +125,17 @@ impl Builder {
     }
 
     /// Whether the open turn has had a model step yet.
-    pub fn in_model_step(&self) -> bool {
+    pub(crate) fn in_model_step(&self) -> bool {
         self.turn.as_ref().is_some_and(|t| t.step > 0)
     }
 
-    pub fn turn_open(&self) -> bool {
+    pub(crate) fn turn_open(&self) -> bool {
         self.turn.is_some()
     }
 
     /// What a person typed: starts a turn, unless the open turn has no model step yet (the
     /// person's input came in several lines, like a slash command and its expansion).
-    pub fn user_text(&mut self, key: &str, text: String, ts: Option<i64>) {
+    pub(crate) fn user_text(&mut self, key: &str, text: String, ts: Option<i64>) {
         let ts = self.ts(ts);
         if self.in_model_step() {
             self.end_turn(None);
@@ -147,7 +147,13 @@ impl Builder {
     }
 
     /// An assistant block; `step_key` names the model round trip it belongs to.
-    pub fn assistant(&mut self, key: &str, step_key: &str, data: ChunkData, ts: Option<i64>) {
+    pub(crate) fn assistant(
+        &mut self,
+        key: &str,
+        step_key: &str,
+        data: ChunkData,
+        ts: Option<i64>,
+    ) {
         let ts = self.ts(ts);
         if self.turn.is_none() {
             self.open_turn(key, ts);
@@ -167,7 +173,7 @@ impl Builder {
     }
 
     /// A tool's answer, in the step of its call.
-    pub fn tool_result(&mut self, key: &str, data: ChunkData, ts: Option<i64>) {
+    pub(crate) fn tool_result(&mut self, key: &str, data: ChunkData, ts: Option<i64>) {
         let ts = self.ts(ts);
         if self.turn.is_none() {
             self.open_turn(key, ts);
@@ -179,7 +185,7 @@ impl Builder {
     }
 
     /// A display-only record (or an error) in the open turn, or in a turn of its own.
-    pub fn record(&mut self, key: &str, data: ChunkData, ts: Option<i64>) {
+    pub(crate) fn record(&mut self, key: &str, data: ChunkData, ts: Option<i64>) {
         let ts = self.ts(ts);
         if self.turn.is_none() {
             self.open_turn(key, ts);
@@ -189,7 +195,7 @@ impl Builder {
 
     /// `system/compaction` (DESIGN §3). Nothing of the source's context survives a compaction
     /// but the summary, so nothing is kept verbatim: `kept_from_seq` is the record's own seq.
-    pub fn compaction(
+    pub(crate) fn compaction(
         &mut self,
         key: &str,
         summary: String,
@@ -220,27 +226,27 @@ impl Builder {
 
     /// The usage of the current step, as last reported (sources repeat it on every line of
     /// a step, growing).
-    pub fn step_usage(&mut self, u: Usage) {
+    pub(crate) fn step_usage(&mut self, u: Usage) {
         if let Some(t) = self.turn.as_mut() {
             t.step_usage = u;
         }
     }
 
     /// Usage the source reports for the turn as a whole, added up.
-    pub fn add_usage(&mut self, u: Usage) {
+    pub(crate) fn add_usage(&mut self, u: Usage) {
         if let Some(t) = self.turn.as_mut() {
             t.usage.add(&u);
         }
     }
 
-    pub fn step_model(&mut self, model: &str) {
+    pub(crate) fn step_model(&mut self, model: &str) {
         self.model = Some(model.to_string());
         if let Some(t) = self.turn.as_mut() {
             t.model = Some(model.to_string());
         }
     }
 
-    pub fn stop_reason(&mut self, reason: StopReason) {
+    pub(crate) fn stop_reason(&mut self, reason: StopReason) {
         if let Some(t) = self.turn.as_mut() {
             t.stop_reason = Some(reason);
         }
@@ -248,7 +254,7 @@ impl Builder {
 
     /// Whether the open turn looks finished: its last step stopped on its own and no call is
     /// waiting for an answer.
-    pub fn turn_finished(&self) -> bool {
+    pub(crate) fn turn_finished(&self) -> bool {
         self.turn.as_ref().is_some_and(|t| {
             t.open_calls.is_empty()
                 && matches!(
@@ -264,14 +270,14 @@ impl Builder {
     }
 
     /// Whether the open turn has a model step and every call in it has its answer.
-    pub fn calls_answered(&self) -> bool {
+    pub(crate) fn calls_answered(&self) -> bool {
         self.turn
             .as_ref()
             .is_some_and(|t| t.step > 0 && t.open_calls.is_empty())
     }
 
     /// Close the open turn with `turn_end` (`stop_reason` defaults to the last step's).
-    pub fn end_turn(&mut self, stop_reason: Option<StopReason>) {
+    pub(crate) fn end_turn(&mut self, stop_reason: Option<StopReason>) {
         let Some(mut t) = self.turn.take() else {
             return;
         };

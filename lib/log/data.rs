@@ -192,7 +192,7 @@ impl ChunkData {
         ChunkData::System(map)
     }
 
-    pub fn chunk_type(&self) -> ChunkType {
+    pub(crate) fn chunk_type(&self) -> ChunkType {
         match self {
             ChunkData::Text { .. } => ChunkType::Text,
             ChunkData::Thinking { .. } => ChunkType::Thinking,
@@ -206,7 +206,7 @@ impl ChunkData {
     }
 
     /// The `kind` of a system record.
-    pub fn system_kind(&self) -> Option<&str> {
+    pub(crate) fn system_kind(&self) -> Option<&str> {
         match self {
             ChunkData::System(m) => m.get("kind").and_then(Value::as_str),
             _ => None,
@@ -225,7 +225,7 @@ impl ChunkData {
     }
 
     /// The JSON object stored in `data_json` and printed as `data`.
-    pub fn to_value(&self) -> Value {
+    pub(crate) fn to_value(&self) -> Value {
         let v = match self {
             ChunkData::Text { text } => serde_json::to_value(TextD { text: text.clone() }),
             ChunkData::Thinking {
@@ -285,7 +285,7 @@ impl ChunkData {
 
     /// The `data_json` text: serialized straight from the fields (no intermediate `Value`),
     /// in the same field order as `to_value`.
-    pub fn to_json(&self) -> String {
+    pub(crate) fn to_json(&self) -> String {
         let r = match self {
             ChunkData::Text { text } => serde_json::to_string(&TextS { text }),
             ChunkData::Thinking {
@@ -344,7 +344,7 @@ impl ChunkData {
 
     /// Decode `data` from its JSON text straight into the typed fields. Falls back to the
     /// `Value` path for the precise error message when the text does not fit.
-    pub fn from_json(ty: ChunkType, text: &str) -> Result<ChunkData, String> {
+    pub(crate) fn from_json(ty: ChunkType, text: &str) -> Result<ChunkData, String> {
         let fast = match ty {
             ChunkType::Text => serde_json::from_str::<TextD>(text)
                 .ok()
@@ -416,7 +416,7 @@ impl ChunkData {
 
     /// Validate and decode a `data` object for a chunk type. The error names the offending
     /// field where serde can tell.
-    pub fn from_value(ty: ChunkType, value: Value) -> Result<ChunkData, String> {
+    pub(crate) fn from_value(ty: ChunkType, value: Value) -> Result<ChunkData, String> {
         if !value.is_object() {
             return Err(format!(
                 "must be a JSON object for a {ty} chunk, found {}",

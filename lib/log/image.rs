@@ -13,7 +13,7 @@ pub const MAX_IMAGE_BYTES: usize = 5 * 1024 * 1024 / 4 * 3;
 
 /// An image format a provider takes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ImageType {
+pub(crate) enum ImageType {
     Png,
     Jpeg,
     Gif,
@@ -21,14 +21,14 @@ pub enum ImageType {
 }
 
 impl ImageType {
-    pub const ALL: [ImageType; 4] = [
+    pub(crate) const ALL: [ImageType; 4] = [
         ImageType::Png,
         ImageType::Jpeg,
         ImageType::Gif,
         ImageType::Webp,
     ];
 
-    pub fn media_type(self) -> &'static str {
+    pub(crate) fn media_type(self) -> &'static str {
         match self {
             ImageType::Png => "image/png",
             ImageType::Jpeg => "image/jpeg",
@@ -37,14 +37,14 @@ impl ImageType {
         }
     }
 
-    pub fn parse(media_type: &str) -> Option<ImageType> {
+    pub(crate) fn parse(media_type: &str) -> Option<ImageType> {
         ImageType::ALL
             .into_iter()
             .find(|t| t.media_type() == media_type)
     }
 
     /// The format `bytes` are in, by their signature (never by a file name).
-    pub fn sniff(bytes: &[u8]) -> Option<ImageType> {
+    pub(crate) fn sniff(bytes: &[u8]) -> Option<ImageType> {
         if bytes.starts_with(b"\x89PNG\r\n\x1a\n") {
             Some(ImageType::Png)
         } else if bytes.starts_with(b"\xff\xd8\xff") {
@@ -59,7 +59,7 @@ impl ImageType {
     }
 
     /// The format a file's extension names, if it names one of these.
-    pub fn by_extension(path: &std::path::Path) -> Option<ImageType> {
+    pub(crate) fn by_extension(path: &std::path::Path) -> Option<ImageType> {
         let ext = path.extension()?.to_str()?.to_ascii_lowercase();
         match ext.as_str() {
             "png" => Some(ImageType::Png),
@@ -72,7 +72,7 @@ impl ImageType {
 }
 
 /// How an image shows where it cannot be drawn: `[image: image/png, 1234 bytes]`.
-pub fn label(media_type: &str, data: &str) -> String {
+pub(crate) fn label(media_type: &str, data: &str) -> String {
     format!("[image: {media_type}, {} bytes]", decoded_len(data))
 }
 
@@ -82,14 +82,14 @@ pub fn encode(bytes: &[u8]) -> String {
 }
 
 /// How many bytes base64 `data` stands for (without decoding it).
-pub fn decoded_len(data: &str) -> usize {
+pub(crate) fn decoded_len(data: &str) -> usize {
     let pad = data.bytes().rev().take_while(|&b| b == b'=').count().min(2);
     (data.len() / 4 * 3).saturating_sub(pad)
 }
 
 /// Check an image chunk's fields: a known media type, and data that is base64 of bytes in
 /// that format, no larger than [`MAX_IMAGE_BYTES`].
-pub fn check(media_type: &str, data: &str) -> Result<(), String> {
+pub(crate) fn check(media_type: &str, data: &str) -> Result<(), String> {
     let Some(ty) = ImageType::parse(media_type) else {
         return Err(format!(
             "`media_type` must be one of image/png, image/jpeg, image/gif, image/webp, found {media_type:?}"

@@ -9,10 +9,10 @@ use super::{json_kind, ChunkData, ChunkType, NewChunk, Role};
 /// A problem with one NDJSON input line.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[error("line {line}: {}{message}", field.as_ref().map(|f| format!("field `{f}`: ")).unwrap_or_default())]
-pub struct DecodeError {
-    pub line: usize,
-    pub field: Option<String>,
-    pub message: String,
+pub(crate) struct DecodeError {
+    pub(crate) line: usize,
+    pub(crate) field: Option<String>,
+    pub(crate) message: String,
 }
 
 /// The shape of a well-formed input line, borrowed from the text: the common case decodes
@@ -71,7 +71,7 @@ fn decode_fast(line: &str) -> Option<NewChunk> {
 }
 
 /// Decode one NDJSON line (1-based `line` for messages).
-pub fn decode_line(line_no: usize, line: &str) -> Result<NewChunk, DecodeError> {
+pub(crate) fn decode_line(line_no: usize, line: &str) -> Result<NewChunk, DecodeError> {
     if let Some(chunk) = decode_fast(line) {
         return Ok(chunk);
     }
@@ -223,7 +223,7 @@ impl Fields {
 }
 
 /// The role/type pairs that make sense in a log; anything else would fold into nonsense.
-pub fn check_role_type(role: Role, ty: ChunkType) -> Result<(), String> {
+pub(crate) fn check_role_type(role: Role, ty: ChunkType) -> Result<(), String> {
     use ChunkType as T;
     let ok = match ty {
         T::Text => matches!(role, Role::User | Role::Assistant),

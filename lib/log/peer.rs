@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 /// What a heard line is: speech, or a receipt for a line this session posted.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
-pub enum PeerKind {
+pub(crate) enum PeerKind {
     #[default]
     Say,
     /// The addressee's loop took the line into its model's context.
@@ -16,11 +16,11 @@ pub enum PeerKind {
 }
 
 impl PeerKind {
-    pub fn is_say(&self) -> bool {
+    pub(crate) fn is_say(&self) -> bool {
         *self == PeerKind::Say
     }
 
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             PeerKind::Say => "say",
             PeerKind::Delivered => "delivered",
@@ -33,31 +33,31 @@ impl PeerKind {
 /// (and fold) as before.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct PeerMessage {
-    pub id: String,
-    pub from: String,
+    pub(crate) id: String,
+    pub(crate) from: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub to: Option<String>,
-    pub text: String,
+    pub(crate) to: Option<String>,
+    pub(crate) text: String,
     /// The sender's short session handle (`kqzvxm`), when a session sent it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub handle: Option<String>,
+    pub(crate) handle: Option<String>,
     /// The message this one answers; for a receipt, the message it is about.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub in_reply_to: Option<String>,
+    pub(crate) in_reply_to: Option<String>,
     #[serde(default, skip_serializing_if = "PeerKind::is_say")]
-    pub kind: PeerKind,
+    pub(crate) kind: PeerKind,
 }
 
 /// One live session of the roster: who, what for, where.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PeerPresent {
     /// The full session id (what a change of the roster is measured by).
-    pub session: String,
-    pub handle: String,
-    pub name: String,
+    pub(crate) session: String,
+    pub(crate) handle: String,
+    pub(crate) name: String,
     /// Its goal (first prompt), clipped.
-    pub goal: String,
+    pub(crate) goal: String,
     /// Its directory relative to the worktree's top (`.` for the top).
     #[serde(rename = "where")]
-    pub at: String,
+    pub(crate) at: String,
 }

@@ -35,7 +35,7 @@ pub enum StopReason {
 }
 
 impl StopReason {
-    pub const ALL: [StopReason; 11] = [
+    pub(crate) const ALL: [StopReason; 11] = [
         StopReason::EndTurn,
         StopReason::ToolUse,
         StopReason::MaxTokens,
@@ -49,7 +49,7 @@ impl StopReason {
         StopReason::Unknown,
     ];
 
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             StopReason::EndTurn => "end_turn",
             StopReason::ToolUse => "tool_use",
@@ -66,14 +66,14 @@ impl StopReason {
     }
 
     /// A stored reason, exactly as written.
-    pub fn parse(s: &str) -> Option<StopReason> {
+    pub(crate) fn parse(s: &str) -> Option<StopReason> {
         StopReason::ALL.into_iter().find(|r| r.as_str() == s)
     }
 
     /// What a provider (or a transcript of one) said, in Anthropic's words. Words only the
     /// loop uses (`max_steps`, `interrupted`, `error`) and words this build does not know
     /// become [`StopReason::Unknown`]: a provider cannot make a turn look interrupted.
-    pub fn from_provider(s: &str) -> StopReason {
+    pub(crate) fn from_provider(s: &str) -> StopReason {
         match StopReason::parse(s) {
             Some(StopReason::MaxSteps | StopReason::Interrupted | StopReason::Error) | None => {
                 StopReason::Unknown

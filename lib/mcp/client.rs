@@ -20,10 +20,10 @@ pub(super) type Session = RunningService<RoleClient, ClientConfig>;
 
 /// A tool as the server describes it.
 #[derive(Debug, Clone)]
-pub struct ServerTool {
-    pub name: String,
-    pub description: String,
-    pub input_schema: Value,
+pub(crate) struct ServerTool {
+    pub(crate) name: String,
+    pub(crate) description: String,
+    pub(crate) input_schema: Value,
 }
 
 fn client_info() -> ClientConfig {

@@ -19,8 +19,8 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-pub use client::ServerTool;
-pub use room_server::RoomServer;
+pub(crate) use client::ServerTool;
+pub(crate) use room_server::RoomServer;
 
 use crate::config::{McpServerConfig, Network};
 use crate::fold::ToolSpec;
@@ -31,7 +31,7 @@ const STARTUP_TIMEOUT: Duration = Duration::from_secs(10);
 const CALL_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// Where a person hears about a server (started, failed, broke): one line each.
-pub type Notify = Arc<dyn Fn(&str) + Send + Sync>;
+pub(crate) type Notify = Arc<dyn Fn(&str) + Send + Sync>;
 
 enum State {
     Up {
@@ -42,7 +42,7 @@ enum State {
 }
 
 /// The configured servers of one command, started on demand.
-pub struct McpServers {
+pub(crate) struct McpServers {
     configs: BTreeMap<String, McpServerConfig>,
     net: Network,
     /// Server stderr goes to `LOG_DIR/NAME.log` (0600).
@@ -61,15 +61,15 @@ impl std::fmt::Debug for McpServers {
 }
 
 /// What `ag-prompt mcp list` shows of one server.
-pub struct ServerReport {
-    pub name: String,
+pub(crate) struct ServerReport {
+    pub(crate) name: String,
     /// `stdio: COMMAND ARGS` or `http: URL`.
-    pub endpoint: String,
-    pub tools: Result<Vec<ServerTool>, String>,
+    pub(crate) endpoint: String,
+    pub(crate) tools: Result<Vec<ServerTool>, String>,
 }
 
 impl McpServers {
-    pub fn new(
+    pub(crate) fn new(
         configs: BTreeMap<String, McpServerConfig>,
         net: Network,
         log_dir: PathBuf,
@@ -86,7 +86,7 @@ impl McpServers {
     }
 
     /// The specs of every tool `policy` allows, starting the servers it may use.
-    pub fn specs(&self, policy: &Policy) -> Vec<ToolSpec> {
+    pub(crate) fn specs(&self, policy: &Policy) -> Vec<ToolSpec> {
         let mut out = Vec::new();
         for server in self.configs.keys() {
             if !policy.may_use_server(server) {
@@ -110,7 +110,7 @@ impl McpServers {
     }
 
     /// Run `mcp__SERVER__TOOL`. Never fails the turn: every failure is an error result.
-    pub fn call(&self, name: &str, args: &Value) -> ToolOutput {
+    pub(crate) fn call(&self, name: &str, args: &Value) -> ToolOutput {
         let Some((server, tool)) = self.resolve(name) else {
             return ToolOutput::error(format!(
                 "unknown tool {name:?}: no configured MCP server offers it; nothing was run"
@@ -144,7 +144,7 @@ impl McpServers {
     }
 
     /// Every configured server: whether it starts, and its tools (`ag-prompt mcp list`).
-    pub fn report(&self) -> Vec<ServerReport> {
+    pub(crate) fn report(&self) -> Vec<ServerReport> {
         self.configs
             .iter()
             .map(|(name, cfg)| ServerReport {
@@ -255,7 +255,7 @@ impl Drop for McpServers {
 
 /// The name the model sees: `mcp__SERVER__TOOL`, with characters the provider APIs refuse
 /// in tool names replaced by `_`.
-pub fn tool_name(server: &str, tool: &str) -> String {
+pub(crate) fn tool_name(server: &str, tool: &str) -> String {
     let clean = |s: &str| -> String {
         s.chars()
             .map(|c| {

@@ -28,7 +28,7 @@ use crate::store::{Session, Store};
 
 /// The room server of one worktree.
 #[derive(Clone)]
-pub struct RoomServer {
+pub(crate) struct RoomServer {
     home: Home,
     /// Where it was started: its worktree room is this directory's.
     cwd: PathBuf,
@@ -37,12 +37,12 @@ pub struct RoomServer {
 }
 
 impl RoomServer {
-    pub fn new(home: Home, cwd: PathBuf, name: Option<String>) -> RoomServer {
+    pub(crate) fn new(home: Home, cwd: PathBuf, name: Option<String>) -> RoomServer {
         RoomServer { home, cwd, name }
     }
 
     /// Serve on stdin/stdout until the client goes away.
-    pub fn serve_stdio(self) -> Result<(), String> {
+    pub(crate) fn serve_stdio(self) -> Result<(), String> {
         crate::net::block_on(async move {
             let service = self
                 .serve(rmcp::transport::stdio())

@@ -6,7 +6,7 @@ use rmcp::model::Tool;
 use super::room_server::schema;
 use crate::room::specs::{spec, Audience, TOOLS};
 
-pub fn tools() -> Vec<Tool> {
+pub(crate) fn tools() -> Vec<Tool> {
     TOOLS
         .iter()
         .filter_map(|t| spec(*t, Audience::Mcp))

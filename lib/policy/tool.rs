@@ -28,7 +28,7 @@ pub enum Tool {
 
 /// What a tool can do, which decides the sets it belongs to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Effect {
+pub(crate) enum Effect {
     /// Reads files in the session's directory.
     Look,
     /// Changes files or runs programs.
@@ -73,7 +73,7 @@ impl Tool {
             .expect("every tool has a row in TABLE")
     }
 
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         self.row().1
     }
 
@@ -81,17 +81,17 @@ impl Tool {
         self.row().2
     }
 
-    pub fn parse(name: &str) -> Option<Tool> {
+    pub(crate) fn parse(name: &str) -> Option<Tool> {
         TABLE.iter().find(|(_, n, _)| *n == name).map(|(t, ..)| *t)
     }
 
     /// The names of every tool, in offering order.
-    pub fn names() -> impl Iterator<Item = &'static str> {
+    pub(crate) fn names() -> impl Iterator<Item = &'static str> {
         TABLE.iter().map(|(_, n, _)| *n)
     }
 
     /// The names of the tools whose effect is one of `effects`, in offering order.
-    pub fn names_of(effects: &'static [Effect]) -> impl Iterator<Item = &'static str> {
+    pub(crate) fn names_of(effects: &'static [Effect]) -> impl Iterator<Item = &'static str> {
         TABLE
             .iter()
             .filter(move |(_, _, e)| effects.contains(e))
@@ -108,11 +108,11 @@ impl fmt::Display for Tool {
 /// What a session gets when nothing wider was asked for: look, never touch. Talking to peers
 /// and claiming files changes no file, so the `peer_*` tools are in it; `recall` reads only
 /// the session's own history.
-pub const READ_ONLY: &[Effect] = &[Effect::Look, Effect::Talk, Effect::Remember];
+pub(crate) const READ_ONLY: &[Effect] = &[Effect::Look, Effect::Talk, Effect::Remember];
 
 /// Look and nothing else: `ag-fork --read-only` and the side chat (no room talk either; a
 /// side chat may still recall its own lineage's history).
-pub const LOOK_ONLY: &[Effect] = &[Effect::Look, Effect::Remember];
+pub(crate) const LOOK_ONLY: &[Effect] = &[Effect::Look, Effect::Remember];
 
 #[cfg(test)]
 mod tests {

@@ -8,20 +8,20 @@ use crate::config::Config;
 
 /// Where a model may come from; the first that names one wins.
 #[derive(Debug, Clone, Default)]
-pub struct ModelSources<'a> {
+pub(crate) struct ModelSources<'a> {
     /// `-m MODEL`.
-    pub flag: Option<&'a str>,
+    pub(crate) flag: Option<&'a str>,
     /// An agent definition: its slug and its models in order of preference.
-    pub definition: Option<(&'a str, &'a [String])>,
+    pub(crate) definition: Option<(&'a str, &'a [String])>,
     /// `AG_MODEL`.
-    pub env: Option<String>,
+    pub(crate) env: Option<String>,
     /// The session's stored model (a source's, a spawner's).
-    pub session: Option<&'a str>,
+    pub(crate) session: Option<&'a str>,
 }
 
 impl<'a> ModelSources<'a> {
     /// The sources with `AG_MODEL` read from the environment.
-    pub fn with_env() -> ModelSources<'a> {
+    pub(crate) fn with_env() -> ModelSources<'a> {
         ModelSources {
             env: std::env::var("AG_MODEL")
                 .ok()
@@ -32,16 +32,16 @@ impl<'a> ModelSources<'a> {
 }
 
 /// The model chosen, its provider, and what chose it.
-pub struct Chosen {
-    pub model: String,
-    pub provider: Box<dyn Provider>,
-    pub origin: Origin,
+pub(crate) struct Chosen {
+    pub(crate) model: String,
+    pub(crate) provider: Box<dyn Provider>,
+    pub(crate) origin: Origin,
 }
 
 /// What chose a model, for the person to read: a cloned repository must not be able to send
 /// a conversation somewhere unnoticed.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Origin {
+pub(crate) enum Origin {
     Flag,
     Definition(String),
     Env,
@@ -64,7 +64,7 @@ impl std::fmt::Display for Origin {
 }
 
 #[derive(Debug, thiserror::Error)]
-pub enum ChooseError {
+pub(crate) enum ChooseError {
     #[error("no model given")]
     NoModel,
     #[error("none of agent {slug}'s models can be used: {}", tried.join("; "))]
@@ -74,7 +74,7 @@ pub enum ChooseError {
 }
 
 /// Choose the model (see the module comment) and resolve its provider.
-pub fn choose(src: &ModelSources<'_>, config: &Config) -> Result<Chosen, ChooseError> {
+pub(crate) fn choose(src: &ModelSources<'_>, config: &Config) -> Result<Chosen, ChooseError> {
     let pick = |model: &str, origin: Origin| -> Result<Chosen, ChooseError> {
         let model = crate::config::aliases::expand(model, &config.aliases);
         Ok(Chosen {

@@ -24,7 +24,7 @@ const ERROR_BODY_CAP: usize = 64 * 1024;
 const MESSAGE_CAP: usize = 300;
 
 /// A provider reached over HTTP.
-pub struct HttpProvider {
+pub(crate) struct HttpProvider {
     model: String,
     api_model: String,
     dialect: Dialect,
@@ -55,7 +55,7 @@ impl std::fmt::Debug for HttpProvider {
 impl HttpProvider {
     /// `anthropic/NAME`, `openai/NAME`, or `NAMED/NAME` for a `[providers.NAMED]` entry.
     /// Keys and base URLs that live in variables are looked up with `vars`.
-    pub fn from_config(
+    pub(crate) fn from_config(
         model: &str,
         provider: &str,
         name: &str,

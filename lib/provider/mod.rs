@@ -16,9 +16,9 @@ use crate::config::Config;
 use crate::fold::Dialect;
 use crate::reduce::{ChunkOp, StepEnd};
 
-pub use choose::{choose, ChooseError, Chosen, ModelSources, Origin};
-pub use http::HttpProvider;
-pub use offline::{EchoProvider, ScriptProvider};
+pub(crate) use choose::{choose, ChooseError, Chosen, ModelSources, Origin};
+pub(crate) use http::HttpProvider;
+pub(crate) use offline::{EchoProvider, ScriptProvider};
 
 /// One failed attempt.
 #[derive(Debug, Clone, PartialEq)]
@@ -96,11 +96,11 @@ pub enum ModelError {
 /// How a provider looks up the variables it reads (keys, base URLs): the process environment
 /// for the commands ([`process_vars`]), a closure for tests and embedders, so nothing has to
 /// change the process environment to choose a key.
-pub type Vars<'a> = dyn Fn(&str) -> Option<String> + 'a;
+pub(crate) type Vars<'a> = dyn Fn(&str) -> Option<String> + 'a;
 
 /// The process environment, as [`Vars`], with the keys [`crate::secrets::withdraw`] took out
 /// of it.
-pub fn process_vars(var: &str) -> Option<String> {
+pub(crate) fn process_vars(var: &str) -> Option<String> {
     crate::secrets::var(var)
 }
 
@@ -142,7 +142,7 @@ pub fn resolve_with(
 
 /// Exponential backoff with jitter for attempt `n` (1-based count of failures so far),
 /// never shorter than the server's `Retry-After`.
-pub fn backoff(
+pub(crate) fn backoff(
     n: u32,
     retry_after: Option<Duration>,
     base: Duration,
@@ -174,7 +174,7 @@ fn splitmix(mut x: u64) -> u64 {
 }
 
 /// Whether an HTTP status is worth another attempt (DESIGN §4).
-pub fn retryable_status(status: u16) -> bool {
+pub(crate) fn retryable_status(status: u16) -> bool {
     matches!(status, 408 | 409 | 429 | 529) || (500..600).contains(&status)
 }
 

@@ -21,7 +21,7 @@ const EVENTS: [&str; 8] = [
 
 /// Reduces one Anthropic Messages stream.
 #[derive(Debug, Default)]
-pub struct AnthropicReducer {
+pub(crate) struct AnthropicReducer {
     /// Open blocks by the provider's content index.
     open: Vec<(u64, usize, Block)>,
     /// Open blocks of types the log cannot hold (server tools, future types): their deltas
@@ -50,7 +50,7 @@ enum Block {
 }
 
 impl AnthropicReducer {
-    pub fn new() -> Self {
+    pub(crate) fn new() -> Self {
         Self::default()
     }
 

@@ -17,10 +17,10 @@ use serde_json::Value;
 
 use crate::log::{ChunkData, ChunkType, Role, StopReason};
 
-pub use anthropic::AnthropicReducer;
-pub use openai::OpenAiReducer;
-pub use sse::{SseEvent, SseParser};
-pub use stream::StreamReader;
+pub(crate) use anthropic::AnthropicReducer;
+pub(crate) use openai::OpenAiReducer;
+pub(crate) use sse::{SseEvent, SseParser};
+pub(crate) use stream::StreamReader;
 
 /// One step in the life of a chunk, in stream order.
 #[derive(Debug, Clone, PartialEq)]
@@ -40,7 +40,7 @@ pub enum ChunkOp {
 }
 
 impl ChunkOp {
-    pub fn key(&self) -> usize {
+    pub(crate) fn key(&self) -> usize {
         match self {
             ChunkOp::Open { key, .. } | ChunkOp::Delta { key, .. } | ChunkOp::Seal { key, .. } => {
                 *key
@@ -70,7 +70,7 @@ pub struct StepEnd {
 /// Why a stream cannot be taken as a finished answer. Every variant means a failed attempt;
 /// [`StreamError::retryable`] says whether trying again can help.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
-pub enum StreamError {
+pub(crate) enum StreamError {
     #[error("malformed {event} event: {message}")]
     Malformed { event: String, message: String },
     #[error("the stream ended before its stop event")]
@@ -90,7 +90,7 @@ impl StreamError {
     /// Whether the step is worth another attempt. A broken or garbled stream is a transport
     /// accident; a provider error is retried unless it says the request itself is at fault,
     /// because an error *inside* a 200 stream is overwhelmingly overload or a server fault.
-    pub fn retryable(&self) -> bool {
+    pub(crate) fn retryable(&self) -> bool {
         match self {
             StreamError::Malformed { .. } | StreamError::Truncated => true,
             StreamError::Provider { kind, .. } => provider_kind_retryable(kind),
@@ -125,7 +125,7 @@ fn provider_kind_retryable(kind: &str) -> bool {
 
 /// Turns the events of one step into chunk ops. A reducer serves exactly one step (one HTTP
 /// response); make a new one per attempt.
-pub trait Reducer {
+pub(crate) trait Reducer {
     /// Feeds one event. An error means the attempt failed; ops returned by earlier calls stand
     /// (their chunks are already sealed), and the caller stops feeding.
     fn event(&mut self, ev: &SseEvent) -> Result<Vec<ChunkOp>, StreamError>;
@@ -136,7 +136,7 @@ pub trait Reducer {
 }
 
 /// The reducer for a provider dialect.
-pub fn reducer(dialect: crate::fold::Dialect) -> Box<dyn Reducer + Send> {
+pub(crate) fn reducer(dialect: crate::fold::Dialect) -> Box<dyn Reducer + Send> {
     match dialect {
         crate::fold::Dialect::Anthropic => Box::new(AnthropicReducer::new()),
         crate::fold::Dialect::OpenAi => Box::new(OpenAiReducer::new()),
@@ -183,7 +183,10 @@ pub(crate) mod testkit {
 
     /// Runs a literal SSE text through a reducer, stopping at the first error the way the
     /// agent loop does.
-    pub fn run(mut r: impl Reducer, sse: &str) -> (Vec<ChunkOp>, Result<StepEnd, StreamError>) {
+    pub(crate) fn run(
+        mut r: impl Reducer,
+        sse: &str,
+    ) -> (Vec<ChunkOp>, Result<StepEnd, StreamError>) {
         let mut ops = Vec::new();
         for ev in SseParser::new().push(sse.as_bytes()) {
             match r.event(&ev) {
@@ -195,7 +198,7 @@ pub(crate) mod testkit {
         (ops, end)
     }
 
-    pub fn open(key: usize, ty: ChunkType) -> ChunkOp {
+    pub(crate) fn open(key: usize, ty: ChunkType) -> ChunkOp {
         ChunkOp::Open {
             key,
             role: Role::Assistant,
@@ -203,14 +206,14 @@ pub(crate) mod testkit {
         }
     }
 
-    pub fn delta(key: usize, text: &str) -> ChunkOp {
+    pub(crate) fn delta(key: usize, text: &str) -> ChunkOp {
         ChunkOp::Delta {
             key,
             text: text.to_owned(),
         }
     }
 
-    pub fn seal(key: usize, data: ChunkData) -> ChunkOp {
+    pub(crate) fn seal(key: usize, data: ChunkData) -> ChunkOp {
         ChunkOp::Seal { key, data }
     }
 }

@@ -12,7 +12,7 @@ const EV: &str = "chat.completion.chunk";
 
 /// Reduces one Chat Completions stream.
 #[derive(Debug, Default)]
-pub struct OpenAiReducer {
+pub(crate) struct OpenAiReducer {
     /// The open text or thinking block: the format interleaves them freely, so a switch
     /// from one to the other seals the first.
     prose: Option<Prose>,
@@ -45,7 +45,7 @@ struct Call {
 }
 
 impl OpenAiReducer {
-    pub fn new() -> Self {
+    pub(crate) fn new() -> Self {
         Self::default()
     }
 

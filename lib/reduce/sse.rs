@@ -4,14 +4,14 @@
 /// One dispatched event. `event` is the `event:` field (None when the stream gave none, as
 /// OpenAI-style streams do); `data` is every `data:` line of the event joined with `\n`.
 #[derive(Debug, Clone, PartialEq)]
-pub struct SseEvent {
-    pub event: Option<String>,
-    pub data: String,
+pub(crate) struct SseEvent {
+    pub(crate) event: Option<String>,
+    pub(crate) data: String,
 }
 
 /// An incremental SSE parser: feed bytes as they arrive, get complete events.
 #[derive(Debug, Default)]
-pub struct SseParser {
+pub(crate) struct SseParser {
     /// Bytes of the line not yet terminated. Kept as bytes, not text, so a UTF-8 character
     /// split across two reads is decoded whole.
     line: Vec<u8>,
@@ -28,12 +28,12 @@ pub struct SseParser {
 }
 
 impl SseParser {
-    pub fn new() -> Self {
+    pub(crate) fn new() -> Self {
         Self::default()
     }
 
     /// Consumes `bytes` and returns the events they complete, in order.
-    pub fn push(&mut self, bytes: &[u8]) -> Vec<SseEvent> {
+    pub(crate) fn push(&mut self, bytes: &[u8]) -> Vec<SseEvent> {
         let mut out = Vec::new();
         let mut i = 0;
         if self.after_cr && !bytes.is_empty() {
@@ -72,7 +72,7 @@ impl SseParser {
     /// End of stream: dispatches the pending event as if a blank line had followed. The
     /// standard says to drop it, but some proxies close without the final blank line, and
     /// whether that counts is the caller's call (the reducers still demand their stop event).
-    pub fn flush(&mut self) -> Option<SseEvent> {
+    pub(crate) fn flush(&mut self) -> Option<SseEvent> {
         let mut out = Vec::new();
         if !self.line.is_empty() {
             let line = std::mem::take(&mut self.line);

@@ -7,13 +7,13 @@ use crate::fold::Dialect;
 
 /// Reads one step's stream; feed it bytes with [`StreamReader::push`], then call
 /// [`StreamReader::finish`] at the end of the bytes (or once [`StreamReader::is_done`]).
-pub struct StreamReader {
+pub(crate) struct StreamReader {
     parser: SseParser,
     reducer: Box<dyn Reducer + Send>,
 }
 
 impl StreamReader {
-    pub fn new(dialect: Dialect) -> StreamReader {
+    pub(crate) fn new(dialect: Dialect) -> StreamReader {
         StreamReader {
             parser: SseParser::new(),
             reducer: reducer(dialect),
@@ -24,7 +24,7 @@ impl StreamReader {
     /// (content, a tool-call fragment) or a usage report. Keep-alives — SSE comments and
     /// Anthropic's `ping` — are not progress, so a server that only pings still times out.
     /// Stops reading at the stop event; later bytes are ignored.
-    pub fn push(
+    pub(crate) fn push(
         &mut self,
         bytes: &[u8],
         sink: &mut dyn FnMut(ChunkOp),
@@ -45,12 +45,12 @@ impl StreamReader {
     }
 
     /// Whether the stop event has been read.
-    pub fn is_done(&self) -> bool {
+    pub(crate) fn is_done(&self) -> bool {
         self.reducer.is_done()
     }
 
     /// The end of the bytes: how the step ended, or why the stream is not a finished answer.
-    pub fn finish(mut self, sink: &mut dyn FnMut(ChunkOp)) -> Result<StepEnd, StreamError> {
+    pub(crate) fn finish(mut self, sink: &mut dyn FnMut(ChunkOp)) -> Result<StepEnd, StreamError> {
         if !self.reducer.is_done() {
             if let Some(ev) = self.parser.flush() {
                 self.event(&ev, sink)?;

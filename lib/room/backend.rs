@@ -12,10 +12,10 @@ use super::file::{self, Flow};
 use super::{Line, LineKind, Room, RoomError};
 
 /// What a claimer decides on the claim lines it sees: the line to append, if any.
-pub type Decide<'a> = dyn FnMut(&[Line]) -> Result<Option<Line>, RoomError> + 'a;
+pub(crate) type Decide<'a> = dyn FnMut(&[Line]) -> Result<Option<Line>, RoomError> + 'a;
 
 /// A room's storage.
-pub trait Backend: Send + Sync {
+pub(crate) trait Backend: Send + Sync {
     /// The name a worktree room of `key` has here (readers' cursors are keyed by it).
     fn worktree_name(&self, key: &Path) -> String;
     /// The device room's name (on NATS: the team room).
@@ -81,25 +81,25 @@ pub trait Backend: Send + Sync {
 
 /// A session as its presence entry shows it to other machines.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
-pub struct Present {
-    pub session: String,
-    pub handle: String,
-    pub title: String,
-    pub goal: String,
-    pub status: String,
-    pub host: String,
+pub(crate) struct Present {
+    pub(crate) session: String,
+    pub(crate) handle: String,
+    pub(crate) title: String,
+    pub(crate) goal: String,
+    pub(crate) status: String,
+    pub(crate) host: String,
     /// Its directory relative to the worktree's top.
-    pub at: String,
-    pub last_tool: String,
-    pub last_said: String,
+    pub(crate) at: String,
+    pub(crate) last_tool: String,
+    pub(crate) last_said: String,
     /// When its last chunk was written (ms since the epoch).
-    pub last_at_ms: i64,
+    pub(crate) last_at_ms: i64,
     /// When this entry was written.
-    pub at_ms: i64,
+    pub(crate) at_ms: i64,
 }
 
 /// Keeps a backend's wake-ups coming; dropping it stops them.
-pub struct Waking(pub Option<Box<dyn FnOnce() + Send>>);
+pub(crate) struct Waking(pub(crate) Option<Box<dyn FnOnce() + Send>>);
 
 impl Drop for Waking {
     fn drop(&mut self) {
@@ -110,7 +110,7 @@ impl Drop for Waking {
 }
 
 /// Rooms as JSONL files (DESIGN §6).
-pub struct Files;
+pub(crate) struct Files;
 
 impl Backend for Files {
     fn worktree_name(&self, key: &Path) -> String {
@@ -185,7 +185,7 @@ impl Backend for Files {
 /// The backend of this process, chosen once: `AG_ROOM_URL`, else `[rooms] url` in the user
 /// config, else files. A configuration that cannot be used makes every room operation fail
 /// with what is wrong (never a silent fallback to files, which would split the room).
-pub fn get() -> &'static dyn Backend {
+pub(crate) fn get() -> &'static dyn Backend {
     match chosen() {
         Chosen::Files(f) => f,
         Chosen::Nats(n) => n.as_ref(),
@@ -194,7 +194,7 @@ pub fn get() -> &'static dyn Backend {
 }
 
 /// The NATS backend, when it is this process's.
-pub fn nats() -> Option<&'static super::nats::Nats> {
+pub(crate) fn nats() -> Option<&'static super::nats::Nats> {
     match chosen() {
         Chosen::Nats(n) => Some(n.as_ref()),
         _ => None,

@@ -14,22 +14,22 @@ use super::presence::Me;
 use super::{From, Line, LineKind, Room, RoomError};
 use crate::store::{SessionStatus, Store};
 
-pub const DEFAULT_TTL_S: u64 = 1800;
+pub(crate) const DEFAULT_TTL_S: u64 = 1800;
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Claim {
-    pub id: String,
-    pub holder: From,
-    pub paths: Vec<String>,
-    pub intent: String,
-    pub mode: String,
-    pub ttl_s: u64,
-    pub ts: String,
-    pub expires_ms: i64,
+pub(crate) struct Claim {
+    pub(crate) id: String,
+    pub(crate) holder: From,
+    pub(crate) paths: Vec<String>,
+    pub(crate) intent: String,
+    pub(crate) mode: String,
+    pub(crate) ttl_s: u64,
+    pub(crate) ts: String,
+    pub(crate) expires_ms: i64,
     /// The holding session's state: `running` (a turn is under way) or `idle` (between
     /// turns, or finished); `None` when a person or script holds it.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub holder_state: Option<&'static str>,
+    pub(crate) holder_state: Option<&'static str>,
 }
 
 /// Whether the session `id` still holds its claims, and in which state: `None` once it was
@@ -50,12 +50,12 @@ fn holding(store: &Store, id: &str) -> Option<&'static str> {
 }
 
 impl Claim {
-    pub fn exclusive(&self) -> bool {
+    pub(crate) fn exclusive(&self) -> bool {
         self.mode != "shared"
     }
 
     /// How a model or a person reaches the holder.
-    pub fn how_to_reach(&self) -> String {
+    pub(crate) fn how_to_reach(&self) -> String {
         match &self.holder.session {
             Some(s) => {
                 let s = self.holder.handle.as_deref().unwrap_or(s);
@@ -71,13 +71,13 @@ impl Claim {
 
 /// One conflict: a claim of someone else and the pairs (asked, held) that overlap.
 #[derive(Debug, Clone)]
-pub struct Conflict {
-    pub claim: Claim,
-    pub overlaps: Vec<(String, String)>,
+pub(crate) struct Conflict {
+    pub(crate) claim: Claim,
+    pub(crate) overlaps: Vec<(String, String)>,
 }
 
 impl Conflict {
-    pub fn describe(&self) -> String {
+    pub(crate) fn describe(&self) -> String {
         let pairs: Vec<String> = self
             .overlaps
             .iter()
@@ -101,7 +101,7 @@ impl Conflict {
 }
 
 /// The active claims of a room, oldest first.
-pub fn active(
+pub(crate) fn active(
     store: &Store,
     room: &Room,
     warn: &mut dyn FnMut(String),
@@ -111,7 +111,7 @@ pub fn active(
 }
 
 /// The active claims that `claim` and `release` lines leave, oldest first.
-pub fn fold(store: &Store, lines: &[Line]) -> Vec<Claim> {
+pub(crate) fn fold(store: &Store, lines: &[Line]) -> Vec<Claim> {
     let now = crate::clock::now_ms();
     let mut claims: Vec<Claim> = Vec::new();
     let mut released: std::collections::HashSet<String> = Default::default();
@@ -161,7 +161,7 @@ fn literal_prefix(p: &str) -> &str {
 
 /// The directory a claimed path starts in: the path itself when it is literal, else the
 /// directory of its literal start (`src` of `src/*.rs`).
-pub fn literal_dir(p: &str) -> &str {
+pub(crate) fn literal_dir(p: &str) -> &str {
     if is_glob(p) {
         literal_prefix(p).rsplit_once('/').map_or("", |(d, _)| d)
     } else {
@@ -183,7 +183,7 @@ pub(crate) fn glob_match(pattern: &str, path: &str) -> bool {
 
 /// Whether two claimed paths (globs) can name the same file: equal, one a directory holding
 /// the other, one matching the other, or two globs whose literal starts agree.
-pub fn overlaps(a: &str, b: &str) -> bool {
+pub(crate) fn overlaps(a: &str, b: &str) -> bool {
     let under = |dir: &str, p: &str| {
         dir.is_empty() || dir == "." || p.starts_with(&format!("{}/", dir.trim_end_matches('/')))
     };
@@ -203,7 +203,7 @@ pub fn overlaps(a: &str, b: &str) -> bool {
 
 /// Claims of others that overlap `paths`; with `want_shared`, only their exclusive claims
 /// conflict (shared claims go together).
-pub fn conflicts(
+pub(crate) fn conflicts(
     active: &[Claim],
     me: &From,
     paths: &[String],
@@ -233,7 +233,7 @@ pub fn conflicts(
 }
 
 /// Make a path (relative to `cwd`, or absolute) relative to the worktree `key`, lexically.
-pub fn normalize(path: &str, cwd: &Path, key: &Path) -> Result<String, String> {
+pub(crate) fn normalize(path: &str, cwd: &Path, key: &Path) -> Result<String, String> {
     let joined = if Path::new(path).is_absolute() {
         PathBuf::from(path)
     } else {
@@ -265,7 +265,7 @@ const ALIAS_SEARCH_LIMIT: usize = 20_000;
 /// at `resolved` (a canonical path): a hard link to it (same device and inode) under a
 /// claimed path. A second name must not get around a claim on the first. Only a file with more
 /// than one link has other names, so this costs nothing for the usual file.
-pub fn hard_link_names(key: &Path, resolved: &Path, active: &[Claim]) -> Vec<String> {
+pub(crate) fn hard_link_names(key: &Path, resolved: &Path, active: &[Claim]) -> Vec<String> {
     use std::os::unix::fs::MetadataExt;
     let Ok(md) = std::fs::metadata(resolved) else {
         return Vec::new();
@@ -293,7 +293,7 @@ pub fn hard_link_names(key: &Path, resolved: &Path, active: &[Claim]) -> Vec<Str
 
 /// Call `f` for every file under `start` (or `start` itself when it is one), without
 /// following links, while `budget` (entries looked at) lasts.
-pub fn walk_files(
+pub(crate) fn walk_files(
     start: PathBuf,
     budget: &mut usize,
     f: &mut dyn FnMut(&Path, &std::fs::Metadata),
@@ -318,7 +318,7 @@ pub fn walk_files(
 }
 
 /// What `claim` did.
-pub enum Outcome {
+pub(crate) enum Outcome {
     Claimed(Box<Claim>),
     Refused(Vec<Conflict>),
 }
@@ -326,7 +326,7 @@ pub enum Outcome {
 /// Claim `paths` (already normalized) for `me`, unless someone else holds an overlapping claim
 /// that conflicts. Checked and written under the room's lock.
 #[allow(clippy::too_many_arguments)]
-pub fn claim(
+pub(crate) fn claim(
     store: &Store,
     room: &Room,
     me: &Me,
@@ -377,7 +377,7 @@ pub fn claim(
 }
 
 /// End `me`'s active claims: all of them, or those overlapping `paths`. Returns what ended.
-pub fn release(
+pub(crate) fn release(
     store: &Store,
     room: &Room,
     me: &Me,
@@ -409,7 +409,7 @@ pub fn release(
 /// is the one that says so; a machine that vanishes entirely is covered only by the TTL. On
 /// files every reader asks this store, and nothing is written. Best effort: a server that
 /// cannot be reached leaves the claims to their TTL.
-pub fn release_ended(_store: &Store, s: &crate::store::Session) {
+pub(crate) fn release_ended(_store: &Store, s: &crate::store::Session) {
     let b = super::backend::get();
     let Some(cwd) = s.cwd.as_deref().filter(|_| b.shared()) else {
         return;

@@ -20,7 +20,7 @@ fn open_append(path: &Path) -> io::Result<File> {
 }
 
 /// Encode a line, refusing one over [`MAX_LINE`] bytes (newline included).
-pub fn encode(line: &Line) -> Result<Vec<u8>, RoomError> {
+pub(crate) fn encode(line: &Line) -> Result<Vec<u8>, RoomError> {
     let mut bytes = serde_json::to_vec(line).map_err(|e| RoomError::Invalid(e.to_string()))?;
     bytes.push(b'\n');
     if bytes.len() > MAX_LINE {
@@ -46,7 +46,7 @@ pub fn append(path: &Path, line: &Line) -> Result<(), RoomError> {
 /// Hold the room's exclusive lock while `decide` looks at the room; the line it returns (if
 /// any) is appended before the lock is let go. Claims use this so two claimers cannot both
 /// see a free path.
-pub fn append_locked<T>(
+pub(crate) fn append_locked<T>(
     path: &Path,
     decide: impl FnOnce() -> Result<(Option<Line>, T), RoomError>,
 ) -> Result<T, RoomError> {
@@ -128,12 +128,12 @@ fn write_whole<W: Write + Truncate>(mut file: W, bytes: &[u8]) -> io::Result<()>
 }
 
 /// The size of a room file (0 when it does not exist yet).
-pub fn size(path: &Path) -> u64 {
+pub(crate) fn size(path: &Path) -> u64 {
     std::fs::metadata(path).map_or(0, |m| m.len())
 }
 
 /// What a scan callback says.
-pub enum Flow {
+pub(crate) enum Flow {
     Go,
     Stop,
 }
@@ -142,7 +142,7 @@ pub enum Flow {
 /// where `offset` is where the line starts. Corrupt lines go to `warn` (with file and byte
 /// offset) and are skipped. Returns the offset just past the last complete line read, which is
 /// where the next scan should start: a torn last line is left for then.
-pub fn scan(
+pub(crate) fn scan(
     path: &Path,
     offset: u64,
     warn: &mut dyn FnMut(String),
@@ -188,7 +188,7 @@ pub fn scan(
 }
 
 /// The one line starting at `offset`, if it is complete and well-formed.
-pub fn read_at(path: &Path, offset: u64) -> Option<Line> {
+pub(crate) fn read_at(path: &Path, offset: u64) -> Option<Line> {
     let file = File::open(path).ok()?;
     let mut r = BufReader::new(file);
     r.seek(SeekFrom::Start(offset)).ok()?;

@@ -12,20 +12,20 @@ use crate::store::Store;
 
 /// A line someone heard, and where it is.
 #[derive(Debug, Clone)]
-pub struct Heard {
-    pub room: Room,
-    pub offset: u64,
-    pub line: Line,
+pub(crate) struct Heard {
+    pub(crate) room: Room,
+    pub(crate) offset: u64,
+    pub(crate) line: Line,
 }
 
 /// The rooms a reader in `dir` hears: its worktree room, then the device room.
-pub fn rooms_for(home: &Home, dir: &Path) -> Vec<Room> {
+pub(crate) fn rooms_for(home: &Home, dir: &Path) -> Vec<Room> {
     vec![Room::worktree(home, dir), Room::device(home)]
 }
 
 /// Whether `me` takes `line` of `room` in: speech (`say`) that is not its own, to the room
 /// (worktree rooms only) or addressed to it.
-pub fn hears(room: &Room, line: &Line, me: &Me) -> bool {
+pub(crate) fn hears(room: &Room, line: &Line, me: &Me) -> bool {
     line.ty == LineKind::Say
         && !line.from.same(&me.from)
         && match &line.to {
@@ -36,7 +36,7 @@ pub fn hears(room: &Room, line: &Line, me: &Me) -> bool {
 
 /// Whether `line` is a receipt for a line `me` posted: a `delivered` or `ack` addressed to it
 /// by someone else.
-pub fn hears_receipt(line: &Line, me: &Me) -> bool {
+pub(crate) fn hears_receipt(line: &Line, me: &Me) -> bool {
     matches!(line.ty, LineKind::Delivered | LineKind::Ack)
         && !line.from.same(&me.from)
         && line.to.as_deref().is_some_and(|t| me.is_addressed(t))
@@ -46,7 +46,7 @@ pub fn hears_receipt(line: &Line, me: &Me) -> bool {
 /// when `receipts`. A reader with no cursor yet hears the lines posted since `since` (unix ms;
 /// a session: since it started running, so nothing said between its start and its first
 /// read is lost), or the whole room when `None`. Returns the cursors to store: (room, offset).
-pub fn read_new(
+pub(crate) fn read_new(
     store: &Store,
     me: &Me,
     rooms: &[Room],
@@ -78,7 +78,7 @@ pub fn read_new(
 
 /// Write a `delivered` receipt for each line of speech: it reached `me`'s context (or screen).
 /// A receipt is never receipted.
-pub fn deliver(me: &Me, heard: &[&Heard]) -> Result<(), RoomError> {
+pub(crate) fn deliver(me: &Me, heard: &[&Heard]) -> Result<(), RoomError> {
     for h in heard.iter().filter(|h| h.line.ty == LineKind::Say) {
         let mut l = Line::new(LineKind::Delivered, me.from.clone());
         l.in_reply_to = Some(h.line.id.clone());
@@ -97,7 +97,7 @@ pub fn deliver(me: &Me, heard: &[&Heard]) -> Result<(), RoomError> {
 impl Heard {
     /// The line as a peer chunk carries it: the sender's name and handle (from the line, else
     /// from the store for a line written before handles), its text clipped to `max` bytes.
-    pub fn message(&self, store: &Store, max: usize) -> PeerMessage {
+    pub(crate) fn message(&self, store: &Store, max: usize) -> PeerMessage {
         let l = &self.line;
         let handle = l.from.handle.clone().or_else(|| {
             let id = l.from.session.as_deref()?;
@@ -125,16 +125,16 @@ impl Heard {
 
 /// A message and what happened to it.
 #[derive(Debug, Clone)]
-pub struct Status {
-    pub message: Heard,
-    pub delivered: Vec<Line>,
-    pub acked: Vec<Line>,
-    pub replies: Vec<Line>,
+pub(crate) struct Status {
+    pub(crate) message: Heard,
+    pub(crate) delivered: Vec<Line>,
+    pub(crate) acked: Vec<Line>,
+    pub(crate) replies: Vec<Line>,
 }
 
 /// Find a message (full id, or a unique prefix of at least 8 characters) in `rooms` and collect
 /// its receipts and replies.
-pub fn status(
+pub(crate) fn status(
     rooms: &[Room],
     msg: &str,
     warn: &mut dyn FnMut(String),

@@ -23,7 +23,7 @@ pub enum LineKind {
 }
 
 impl LineKind {
-    pub fn as_str(&self) -> &str {
+    pub(crate) fn as_str(&self) -> &str {
         match self {
             LineKind::Say => "say",
             LineKind::Delivered => "delivered",
@@ -34,7 +34,7 @@ impl LineKind {
         }
     }
 
-    pub fn parse(s: &str) -> LineKind {
+    pub(crate) fn parse(s: &str) -> LineKind {
         match s {
             "say" => LineKind::Say,
             "delivered" => LineKind::Delivered,

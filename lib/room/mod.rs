@@ -9,19 +9,19 @@
 //! Where the lines are kept is [`backend`]'s: files by default, NATS JetStream ([`nats`]) when
 //! the user config names a server.
 
-pub mod backend;
-pub mod claims;
+pub(crate) mod backend;
+pub(crate) mod claims;
 pub mod file;
-pub mod inbox;
+pub(crate) mod inbox;
 mod kind;
-pub mod nats;
-pub mod presence;
-pub mod remote;
-pub mod repo;
-pub mod roster;
-pub mod specs;
-pub mod target;
-pub mod watch;
+pub(crate) mod nats;
+pub(crate) mod presence;
+pub(crate) mod remote;
+pub(crate) mod repo;
+pub(crate) mod roster;
+pub(crate) mod specs;
+pub(crate) mod target;
+pub(crate) mod watch;
 
 use std::path::{Path, PathBuf};
 
@@ -32,10 +32,10 @@ use crate::paths::Home;
 pub use kind::LineKind;
 
 /// The longest line a room takes, newline included.
-pub const MAX_LINE: usize = 64 * 1024;
+pub(crate) const MAX_LINE: usize = 64 * 1024;
 
 /// The device room's file name.
-pub const DEVICE: &str = "device.jsonl";
+pub(crate) const DEVICE: &str = "device.jsonl";
 
 #[derive(Debug, thiserror::Error)]
 pub enum RoomError {
@@ -62,7 +62,7 @@ pub enum RoomError {
 }
 
 impl RoomError {
-    pub fn io(path: &Path, source: std::io::Error) -> RoomError {
+    pub(crate) fn io(path: &Path, source: std::io::Error) -> RoomError {
         RoomError::Io {
             path: path.to_path_buf(),
             source,
@@ -88,18 +88,18 @@ pub struct From {
 /// Bytes of a sender's name that are shown (to people and in peer chunks). Any writer of a
 /// room chooses its name: clipped, one oversized name cannot crowd a peer batch's byte budget
 /// and hold back every other line with it.
-pub const NAME_BYTES: usize = 64;
+pub(crate) const NAME_BYTES: usize = 64;
 
 impl From {
     /// The sender's name as it is shown anywhere, clipped to [`NAME_BYTES`].
-    pub fn shown_name(&self) -> String {
+    pub(crate) fn shown_name(&self) -> String {
         crate::text::clip_bytes(&self.name, NAME_BYTES)
     }
 
     /// The name shown to models and people, clipped to [`NAME_BYTES`]: a session's name
     /// carries its handle (or, on a line written before handles, its whole id), so a reader
     /// can address it exactly.
-    pub fn display(&self) -> String {
+    pub(crate) fn display(&self) -> String {
         let name = self.shown_name();
         match (&self.handle, &self.session) {
             (Some(h), _) => format!("{name} [{h}]"),
@@ -110,7 +110,7 @@ impl From {
 
     /// Whether two senders are the same speaker: the same session, or the same named person
     /// or script when neither is a session.
-    pub fn same(&self, other: &From) -> bool {
+    pub(crate) fn same(&self, other: &From) -> bool {
         match (&self.session, &other.session) {
             (Some(a), Some(b)) => a == b,
             (None, None) => self.name == other.name,
@@ -124,28 +124,28 @@ impl From {
 /// `paths`, `intent`, `mode`, `ttl_s`, `release` lists claim ids in `claims`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Line {
-    pub v: u32,
-    pub id: String,
-    pub ts: String,
+    pub(crate) v: u32,
+    pub(crate) id: String,
+    pub(crate) ts: String,
     #[serde(rename = "type")]
-    pub ty: LineKind,
-    pub from: From,
+    pub(crate) ty: LineKind,
+    pub(crate) from: From,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub to: Option<String>,
+    pub(crate) to: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub in_reply_to: Option<String>,
+    pub(crate) in_reply_to: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub text: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub paths: Option<Vec<String>>,
+    pub(crate) paths: Option<Vec<String>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub intent: Option<String>,
+    pub(crate) intent: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub mode: Option<String>,
+    pub(crate) mode: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub ttl_s: Option<u64>,
+    pub(crate) ttl_s: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub claims: Option<Vec<String>>,
+    pub(crate) claims: Option<Vec<String>>,
 }
 
 impl Line {
@@ -167,7 +167,7 @@ impl Line {
         }
     }
 
-    pub fn ts_ms(&self) -> i64 {
+    pub(crate) fn ts_ms(&self) -> i64 {
         crate::clock::parse_iso(&self.ts).unwrap_or(0)
     }
 }
@@ -177,22 +177,22 @@ impl Line {
 pub struct Room {
     /// The file name, e.g. `agkit-3f2a9c1e7b4d.jsonl` or `device.jsonl`; readers' cursors are
     /// keyed by it.
-    pub name: String,
+    pub(crate) name: String,
     pub path: PathBuf,
-    pub kind: RoomKind,
+    pub(crate) kind: RoomKind,
 }
 
 /// Which room: a worktree's (heard by every session in it) or the device's (direct messages
 /// between folders only).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum RoomKind {
+pub(crate) enum RoomKind {
     /// The worktree room of this key: the canonical git top level, or a directory outside git.
     Worktree(PathBuf),
     Device,
 }
 
 impl Room {
-    pub fn device(home: &Home) -> Room {
+    pub(crate) fn device(home: &Home) -> Room {
         let name = backend::get().device_name();
         Room {
             path: home.rooms_dir().join(&name),
@@ -207,7 +207,7 @@ impl Room {
     }
 
     /// The worktree room of a key ([`worktree_key`]).
-    pub fn of_key(home: &Home, key: PathBuf) -> Room {
+    pub(crate) fn of_key(home: &Home, key: PathBuf) -> Room {
         let name = backend::get().worktree_name(&key);
         Room {
             path: home.rooms_dir().join(&name),
@@ -216,12 +216,12 @@ impl Room {
         }
     }
 
-    pub fn is_device(&self) -> bool {
+    pub(crate) fn is_device(&self) -> bool {
         self.kind == RoomKind::Device
     }
 
     /// The worktree's key; `None` for the device room.
-    pub fn key(&self) -> Option<&Path> {
+    pub(crate) fn key(&self) -> Option<&Path> {
         match &self.kind {
             RoomKind::Worktree(k) => Some(k),
             RoomKind::Device => None,
@@ -229,22 +229,22 @@ impl Room {
     }
 
     /// The name without `.jsonl`, for people.
-    pub fn label(&self) -> &str {
+    pub(crate) fn label(&self) -> &str {
         self.name.strip_suffix(".jsonl").unwrap_or(&self.name)
     }
 
     /// Append one whole line (or nothing) wherever rooms live.
-    pub fn append(&self, line: &Line) -> Result<(), RoomError> {
+    pub(crate) fn append(&self, line: &Line) -> Result<(), RoomError> {
         backend::get().append(self, line)
     }
 
     /// The position just past the last line: where a reader that starts now begins.
-    pub fn end(&self) -> Result<u64, RoomError> {
+    pub(crate) fn end(&self) -> Result<u64, RoomError> {
         backend::get().end(self)
     }
 
     /// Stream the lines from position `from` ([`file::scan`]'s contract, on any backend).
-    pub fn scan(
+    pub(crate) fn scan(
         &self,
         from: u64,
         warn: &mut dyn FnMut(String),
@@ -254,13 +254,13 @@ impl Room {
     }
 
     /// The line at a position a scan reported.
-    pub fn read_at(&self, at: u64) -> Option<Line> {
+    pub(crate) fn read_at(&self, at: u64) -> Option<Line> {
         backend::get().read_at(self, at)
     }
 }
 
 /// The canonical git top level above `dir` (a `.git` directory or file), else `dir` itself.
-pub fn worktree_key(dir: &Path) -> PathBuf {
+pub(crate) fn worktree_key(dir: &Path) -> PathBuf {
     let dir = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
     let mut cur: Option<&Path> = Some(&dir);
     while let Some(d) = cur {
@@ -273,7 +273,7 @@ pub fn worktree_key(dir: &Path) -> PathBuf {
 }
 
 /// `SLUG-HASH.jsonl`: a readable slug of the last component and a short hash of the whole key.
-pub fn room_name(key: &Path) -> String {
+pub(crate) fn room_name(key: &Path) -> String {
     let s = key.to_string_lossy();
     // FNV-1a, 64 bits: stable across builds and platforms.
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;

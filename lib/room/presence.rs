@@ -11,14 +11,14 @@ use crate::store::{Result, Session, SessionStatus, Store};
 
 /// The speaker of a command or tool call, and the key its cursors are stored under.
 #[derive(Debug, Clone)]
-pub struct Me {
-    pub from: From,
-    pub reader: String,
-    pub session: Option<Session>,
+pub(crate) struct Me {
+    pub(crate) from: From,
+    pub(crate) reader: String,
+    pub(crate) session: Option<Session>,
 }
 
 impl Me {
-    pub fn session(session: &Session) -> Me {
+    pub(crate) fn session(session: &Session) -> Me {
         Me {
             from: session_from(session),
             reader: session.id.clone(),
@@ -27,7 +27,7 @@ impl Me {
     }
 
     /// A person or a script by name.
-    pub fn named(name: &str, kind: &str) -> Me {
+    pub(crate) fn named(name: &str, kind: &str) -> Me {
         Me {
             from: From {
                 session: None,
@@ -42,7 +42,7 @@ impl Me {
     }
 
     /// Whether a `to` address means this speaker.
-    pub fn is_addressed(&self, to: &str) -> bool {
+    pub(crate) fn is_addressed(&self, to: &str) -> bool {
         match &self.session {
             Some(s) => s.id == to,
             None => to == self.from.name,
@@ -51,7 +51,7 @@ impl Me {
 }
 
 /// The line author for a session.
-pub fn session_from(s: &Session) -> From {
+pub(crate) fn session_from(s: &Session) -> From {
     From {
         session: Some(s.id.clone()),
         handle: Some(s.handle.clone()).filter(|h| !h.is_empty()),
@@ -62,7 +62,7 @@ pub fn session_from(s: &Session) -> From {
 }
 
 /// A session's name for people and models: its title (clipped), or `session` when it has none.
-pub fn display_name(s: &Session) -> String {
+pub(crate) fn display_name(s: &Session) -> String {
     let t = s.title.trim();
     if t.is_empty() {
         "session".into()
@@ -74,7 +74,7 @@ pub fn display_name(s: &Session) -> String {
 /// Who speaks from this process: `AG_SESSION` (set by `ag-prompt` for its tools) names a
 /// session; otherwise `from` > `AG_NAME` > `USER` > `LOGNAME` > `user`, of kind `human` when
 /// stdin is a terminal and `tool` otherwise (a hook, a cron job, a pipe).
-pub fn identify(store: &Store, from: Option<&str>) -> Result<Me> {
+pub(crate) fn identify(store: &Store, from: Option<&str>) -> Result<Me> {
     let env = |k: &str| std::env::var(k).ok().filter(|v| !v.trim().is_empty());
     if let Some(id) = env("AG_SESSION") {
         if let Ok(s) = store.session(id.trim()) {
@@ -97,12 +97,12 @@ pub fn identify(store: &Store, from: Option<&str>) -> Result<Me> {
 }
 
 /// Whether a session is running in a live process right now.
-pub fn is_live(s: &Session) -> bool {
+pub(crate) fn is_live(s: &Session) -> bool {
     s.status == SessionStatus::Running && s.pid.is_some_and(|p| proc::alive(p, s.pid_start))
 }
 
 /// Every live session on this device; running ones whose process is gone are reaped.
-pub fn live(store: &Store) -> Result<Vec<Session>> {
+pub(crate) fn live(store: &Store) -> Result<Vec<Session>> {
     let mut out = Vec::new();
     for s in store.running_sessions()? {
         if is_live(&s) {
@@ -115,7 +115,7 @@ pub fn live(store: &Store) -> Result<Vec<Session>> {
 }
 
 /// The live sessions whose cwd lies in the worktree `key`.
-pub fn live_in(store: &Store, key: &Path) -> Result<Vec<Session>> {
+pub(crate) fn live_in(store: &Store, key: &Path) -> Result<Vec<Session>> {
     Ok(live(store)?
         .into_iter()
         .filter(|s| in_worktree(s, key))
@@ -126,7 +126,7 @@ pub fn live_in(store: &Store, key: &Path) -> Result<Vec<Session>> {
 /// `to` works in this worktree or is a session of another machine (found in the shared
 /// room, unknown to this store), else the device room. The one rule for `ag-room tell`,
 /// `peer_message` and the MCP server.
-pub fn room_for_message(
+pub(crate) fn room_for_message(
     store: &crate::store::Store,
     home: &crate::paths::Home,
     here: super::Room,
@@ -141,7 +141,7 @@ pub fn room_for_message(
     }
 }
 
-pub fn in_worktree(s: &Session, key: &Path) -> bool {
+pub(crate) fn in_worktree(s: &Session, key: &Path) -> bool {
     s.cwd
         .as_deref()
         .is_some_and(|c| super::worktree_key(Path::new(c)) == key)
@@ -150,7 +150,7 @@ pub fn in_worktree(s: &Session, key: &Path) -> bool {
 /// Whether a model speaking as `me` from `dir` may look at `s` (`peer_peek`): a live session
 /// of its own worktree, or one that has addressed it directly in one of its rooms. Every
 /// other session on the device is a human's to list (`ag-room`, `ag-log`), not a model's.
-pub fn within_reach(home: &crate::paths::Home, dir: &Path, me: &Me, s: &Session) -> bool {
+pub(crate) fn within_reach(home: &crate::paths::Home, dir: &Path, me: &Me, s: &Session) -> bool {
     if is_live(s) && in_worktree(s, &super::worktree_key(dir)) {
         return true;
     }
@@ -177,7 +177,7 @@ pub fn within_reach(home: &crate::paths::Home, dir: &Path, me: &Me, s: &Session)
 /// What `peek` shows of a session: its goal, last prompt, newest tool calls and texts. Never
 /// consumes anything. A session of another machine (in the shared room of the worktree
 /// `key`, unknown to this store) shows what it said there ([`super::remote::peek_text`]).
-pub fn peek_text(store: &Store, key: &Path, s: &Session, n: usize) -> Result<String> {
+pub(crate) fn peek_text(store: &Store, key: &Path, s: &Session, n: usize) -> Result<String> {
     if store.session(&s.id).is_err() {
         return Ok(super::remote::peek_text(store, key, s, n));
     }

@@ -12,7 +12,7 @@ use crate::store::{Session, SessionKind, SessionStatus, Store};
 use crate::text::one_line;
 
 /// The worktree room of `key`, for presence (its path is not used on a shared backend).
-pub fn room_of(key: &Path) -> Room {
+pub(crate) fn room_of(key: &Path) -> Room {
     Room {
         name: backend::get().worktree_name(key),
         path: PathBuf::new(),
@@ -21,7 +21,7 @@ pub fn room_of(key: &Path) -> Room {
 }
 
 /// What a session of this store says about itself.
-pub fn present_of(store: &Store, s: &Session, key: &Path) -> Present {
+pub(crate) fn present_of(store: &Store, s: &Session, key: &Path) -> Present {
     let a = store.activity(&s.id, 1).ok();
     let goal = a
         .as_ref()
@@ -65,7 +65,7 @@ pub fn present_of(store: &Store, s: &Session, key: &Path) -> Present {
 }
 
 /// A session of another machine as a row: the store's shape, filled from its entry.
-pub fn session_of(p: &Present) -> Session {
+pub(crate) fn session_of(p: &Present) -> Session {
     Session {
         id: p.session.clone(),
         handle: p.handle.clone(),
@@ -88,7 +88,7 @@ pub fn session_of(p: &Present) -> Session {
 
 /// The sessions of other machines in the worktree `key` (those of this store left out).
 /// A server that cannot be read gives none: presence is advisory.
-pub fn others(store: &Store, key: &Path) -> Vec<Present> {
+pub(crate) fn others(store: &Store, key: &Path) -> Vec<Present> {
     let b = backend::get();
     if !b.shared() {
         return Vec::new();
@@ -102,7 +102,7 @@ pub fn others(store: &Store, key: &Path) -> Vec<Present> {
 }
 
 /// The rows of [`others`].
-pub fn here(store: &Store, key: &Path) -> Vec<Here> {
+pub(crate) fn here(store: &Store, key: &Path) -> Vec<Here> {
     let now = crate::clock::now_ms();
     others(store, key)
         .iter()
@@ -119,7 +119,11 @@ pub fn here(store: &Store, key: &Path) -> Vec<Here> {
 
 /// A session of another machine that `target` names: its id, handle or a unique id prefix,
 /// else a unique fragment of its title or goal. `Err` lists several candidates.
-pub fn resolve(store: &Store, key: &Path, target: &str) -> Result<Option<Session>, Vec<Session>> {
+pub(crate) fn resolve(
+    store: &Store,
+    key: &Path,
+    target: &str,
+) -> Result<Option<Session>, Vec<Session>> {
     let all = others(store, key);
     let t = target.trim().to_lowercase();
     let exact: Vec<&Present> = all
@@ -147,21 +151,21 @@ pub fn resolve(store: &Store, key: &Path, target: &str) -> Result<Option<Session
 
 /// What this machine can know of a session of another machine: its presence entry (while it
 /// is present) and the newest lines it said in the worktree's room, as peer lines.
-pub struct Seen {
-    pub present: Option<Present>,
-    pub said: Vec<String>,
+pub(crate) struct Seen {
+    pub(crate) present: Option<Present>,
+    pub(crate) said: Vec<String>,
 }
 
 impl Seen {
     /// The host it runs on, when its entry names one.
-    pub fn host(&self) -> Option<&str> {
+    pub(crate) fn host(&self) -> Option<&str> {
         let p = self.present.as_ref()?;
         Some(p.host.trim()).filter(|h| !h.is_empty())
     }
 }
 
 /// [`Seen`] of session `s` in the worktree `key`, with its newest `n` lines.
-pub fn seen(store: &Store, key: &Path, s: &Session, n: usize) -> Seen {
+pub(crate) fn seen(store: &Store, key: &Path, s: &Session, n: usize) -> Seen {
     let said = said_in_room(key, &s.id, n)
         .iter()
         .map(|l| {
@@ -183,7 +187,7 @@ pub fn seen(store: &Store, key: &Path, s: &Session, n: usize) -> Seen {
 /// What `peek` shows of a session of another machine: what its presence entry says (goal,
 /// last tool, last words, where) and the lines it said in this worktree's room, as peer
 /// lines. What it heard is in its own machine's store, and the text says so.
-pub fn peek_text(store: &Store, key: &Path, s: &Session, n: usize) -> String {
+pub(crate) fn peek_text(store: &Store, key: &Path, s: &Session, n: usize) -> String {
     let one = |t: &str, max: usize| crate::text::clip_bytes(&one_line(t), max);
     let seen = seen(store, key, s, n);
     let mut out = format!(

@@ -7,7 +7,7 @@ use std::process::{Command, Stdio};
 
 /// What a worktree room is keyed by on a shared backend.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Identity {
+pub(crate) enum Identity {
     /// `host/path` of the `origin` remote.
     Origin(String),
     /// The repository's first commit.
@@ -18,7 +18,7 @@ pub enum Identity {
 
 impl Identity {
     /// The identity as one string, whose hash names the room.
-    pub fn key(&self) -> String {
+    pub(crate) fn key(&self) -> String {
         match self {
             Identity::Origin(u) => format!("origin:{u}"),
             Identity::Root(c) => format!("root:{c}"),
@@ -27,7 +27,7 @@ impl Identity {
     }
 
     /// A readable slug for the room's name: the repository's last path component.
-    pub fn slug_source(&self) -> &str {
+    pub(crate) fn slug_source(&self) -> &str {
         match self {
             Identity::Origin(u) => u.rsplit('/').next().unwrap_or(u),
             Identity::Root(_) | Identity::Local(_) => "",
@@ -36,7 +36,7 @@ impl Identity {
 }
 
 /// The identity of the worktree whose top is `key`.
-pub fn identity(key: &Path) -> Identity {
+pub(crate) fn identity(key: &Path) -> Identity {
     let origin =
         origin_from_config(key).or_else(|| git(key, &["config", "--get", "remote.origin.url"]));
     if let Some(url) = origin {
@@ -147,7 +147,7 @@ fn host() -> String {
 /// `git@github.com:Org/Repo.git`, `https://user:tok@github.com/Org/Repo`,
 /// `ssh://git@github.com:22/Org/Repo.git/` all give `github.com/org/repo`. A local path
 /// remote is taken as it is. Credentials in the URL never reach the result.
-pub fn normalize_url(url: &str) -> Option<String> {
+pub(crate) fn normalize_url(url: &str) -> Option<String> {
     let u = url.trim();
     if u.is_empty() {
         return None;

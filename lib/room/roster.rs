@@ -13,24 +13,24 @@ use crate::text::{clip_bytes, one_line};
 /// Bytes of a goal in the roster line a model is shown.
 const ROSTER_GOAL_BYTES: usize = 60;
 /// Sessions named in the roster line; the rest are counted (`peer_who` lists them all).
-pub const ROSTER_MAX: usize = 6;
+pub(crate) const ROSTER_MAX: usize = 6;
 
 /// A live session of a worktree and what it is doing.
 #[derive(Debug, Clone)]
-pub struct Here {
-    pub session: Session,
+pub(crate) struct Here {
+    pub(crate) session: Session,
     /// The first prompt, or the title when it has none.
-    pub goal: String,
-    pub last_tool: String,
-    pub last_said: String,
+    pub(crate) goal: String,
+    pub(crate) last_tool: String,
+    pub(crate) last_said: String,
     /// How long ago it last wrote a chunk (or changed), e.g. `3m`.
-    pub age: String,
+    pub(crate) age: String,
     /// Its directory relative to the worktree's top (`.` for the top).
-    pub at: String,
+    pub(crate) at: String,
 }
 
 /// The live sessions whose cwd lies in the worktree `key`, oldest first.
-pub fn here(store: &Store, key: &Path) -> Result<Vec<Here>> {
+pub(crate) fn here(store: &Store, key: &Path) -> Result<Vec<Here>> {
     let now = crate::clock::now_ms();
     let mut out = Vec::new();
     for s in presence::live_in(store, key)? {
@@ -65,7 +65,7 @@ pub fn here(store: &Store, key: &Path) -> Result<Vec<Here>> {
 
 impl Here {
     /// The roster entry a model is shown.
-    pub fn present(&self) -> PeerPresent {
+    pub(crate) fn present(&self) -> PeerPresent {
         PeerPresent {
             session: self.session.id.clone(),
             handle: self.session.handle.clone(),
@@ -76,7 +76,7 @@ impl Here {
     }
 
     /// What `peer_who` answers for one session: name, short handle, goal, last tool, age.
-    pub fn who_json(&self) -> Value {
+    pub(crate) fn who_json(&self) -> Value {
         json!({
             "name": presence::display_name(&self.session),
             "session": self.session.handle,
@@ -89,7 +89,7 @@ impl Here {
 }
 
 /// The roster a model is shown: the others (not `me`), at most [`ROSTER_MAX`] of them.
-pub fn roster(store: &Store, key: &Path, me: &str) -> Result<Vec<PeerPresent>> {
+pub(crate) fn roster(store: &Store, key: &Path, me: &str) -> Result<Vec<PeerPresent>> {
     Ok(here(store, key)?
         .iter()
         .filter(|h| h.session.id != me)
@@ -99,7 +99,7 @@ pub fn roster(store: &Store, key: &Path, me: &str) -> Result<Vec<PeerPresent>> {
 }
 
 /// `peer_who`'s answer: one JSON object a line, or a sentence when nobody else is here.
-pub fn who_text(store: &Store, key: &Path, me: Option<&str>) -> Result<String> {
+pub(crate) fn who_text(store: &Store, key: &Path, me: Option<&str>) -> Result<String> {
     let rows: Vec<String> = here(store, key)?
         .iter()
         .filter(|h| Some(h.session.id.as_str()) != me)

@@ -9,21 +9,21 @@ use crate::policy::Tool;
 /// Who is told: an agent of `ag-prompt` (it hears at its step boundaries) or the agent of
 /// another harness through `ag-room mcp` (it reads with `peer_inbox`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Audience {
+pub(crate) enum Audience {
     Agent,
     Mcp,
 }
 
 /// One tool as the model sees it.
 #[derive(Debug, Clone)]
-pub struct Spec {
-    pub name: &'static str,
-    pub description: String,
-    pub schema: Value,
+pub(crate) struct Spec {
+    pub(crate) name: &'static str,
+    pub(crate) description: String,
+    pub(crate) schema: Value,
 }
 
 /// The room tools each audience is offered, in order.
-pub const TOOLS: [Tool; 6] = [
+pub(crate) const TOOLS: [Tool; 6] = [
     Tool::PeerMessage,
     Tool::PeerInbox,
     Tool::PeerWho,
@@ -41,7 +41,7 @@ const TARGET: &str = "One session: its handle (as peer_who shows it), its id or 
 prefix, its pid, or a unique fragment of its title or goal.";
 
 /// The description and schema of a room tool; `None` for a tool that is not one.
-pub fn spec(tool: Tool, to: Audience) -> Option<Spec> {
+pub(crate) fn spec(tool: Tool, to: Audience) -> Option<Spec> {
     let (description, schema) = match tool {
         Tool::PeerMessage => (message(to), message_schema()),
         Tool::PeerInbox => (

@@ -7,7 +7,7 @@ use super::presence;
 use crate::store::{Result, Session, Store, StoreError};
 
 #[derive(Debug)]
-pub enum Resolved {
+pub(crate) enum Resolved {
     One(Box<Session>),
     None,
     Ambiguous(Vec<(String, String)>),
@@ -16,19 +16,20 @@ pub enum Resolved {
 }
 
 /// Why `all` is not a target, in the sentence every front end shows.
-pub const EVERYONE: &str = "there is no \"all\" session: to reach everyone, leave the target \
+pub(crate) const EVERYONE: &str =
+    "there is no \"all\" session: to reach everyone, leave the target \
 out and the line goes to this worktree's room, which every session here hears; a target names \
 one session and makes the line a direct message";
 
 /// Whether a target means "everybody" (which no target does).
-pub fn means_everyone(target: &str) -> bool {
+pub(crate) fn means_everyone(target: &str) -> bool {
     matches!(
         target.trim().to_ascii_lowercase().as_str(),
         "all" | "everyone" | "everybody" | "*" | "@all" | "@everyone"
     )
 }
 
-pub fn resolve(store: &Store, target: &str) -> Result<Resolved> {
+pub(crate) fn resolve(store: &Store, target: &str) -> Result<Resolved> {
     let t = target.trim();
     if t.is_empty() {
         return Ok(Resolved::None);

@@ -13,10 +13,10 @@ const FILE_LIMIT: usize = 20_000;
 
 /// The claimed files of a worktree and their state, by path relative to its top.
 #[derive(Debug, Default, PartialEq, Eq)]
-pub struct Snapshot(BTreeMap<String, (u64, i64, i64, u64)>);
+pub(crate) struct Snapshot(BTreeMap<String, (u64, i64, i64, u64)>);
 
 /// The state of every file under the paths of `held` (globs, directories or files).
-pub fn snapshot(key: &Path, held: &[Claim]) -> Snapshot {
+pub(crate) fn snapshot(key: &Path, held: &[Claim]) -> Snapshot {
     use std::os::unix::fs::MetadataExt;
     let mut files = BTreeMap::new();
     let mut budget = FILE_LIMIT;
@@ -47,7 +47,7 @@ const READ_ONLY_LIMIT: usize = 2_000;
 /// what is created in it later too); a glob is the files it matches now, or its literal
 /// directory when it matches more than [`READ_ONLY_LIMIT`]. A file a glob would match but that
 /// does not exist yet cannot be bound; the comparison after the call reports it.
-pub fn read_only_paths(key: &Path, held: &[Claim]) -> Vec<PathBuf> {
+pub(crate) fn read_only_paths(key: &Path, held: &[Claim]) -> Vec<PathBuf> {
     let mut out = BTreeSet::new();
     let mut inside = |p: &Path| {
         if let Ok(c) = std::fs::canonicalize(p) {
@@ -86,7 +86,7 @@ pub fn read_only_paths(key: &Path, held: &[Claim]) -> Vec<PathBuf> {
 }
 
 /// The files that appeared, went away or changed between two snapshots.
-pub fn changed(before: &Snapshot, after: &Snapshot) -> Vec<String> {
+pub(crate) fn changed(before: &Snapshot, after: &Snapshot) -> Vec<String> {
     let mut out: Vec<String> = before
         .0
         .iter()
@@ -105,7 +105,7 @@ pub fn changed(before: &Snapshot, after: &Snapshot) -> Vec<String> {
 }
 
 /// The claims that cover a path.
-pub fn covering<'a>(held: &'a [Claim], path: &str) -> Vec<&'a Claim> {
+pub(crate) fn covering<'a>(held: &'a [Claim], path: &str) -> Vec<&'a Claim> {
     held.iter()
         .filter(|c| c.paths.iter().any(|p| claims::overlaps(p, path)))
         .collect()

@@ -6,7 +6,7 @@
 //! and an agent definition may only tighten; a session's stored settings bind its follow-ups,
 //! forks and children, which may tighten them but never loosen them.
 
-pub mod jail;
+pub(crate) mod jail;
 mod protect;
 
 use std::path::{Path, PathBuf};
@@ -17,7 +17,7 @@ use serde_json::{json, Value};
 /// How far a command is confined, from least to most strict (the order is the derive's).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Deserialize)]
 #[serde(rename_all = "kebab-case")]
-pub enum Mode {
+pub(crate) enum Mode {
     /// No sandbox: the command runs with the user's full rights.
     Off,
     /// Reads anywhere; writes in the workspace, a private temp dir and the listed dirs.
@@ -27,9 +27,9 @@ pub enum Mode {
 }
 
 impl Mode {
-    pub const NAMES: &'static [&'static str] = &["workspace-write", "read-only", "off"];
+    pub(crate) const NAMES: &'static [&'static str] = &["workspace-write", "read-only", "off"];
 
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Mode::Off => "off",
             Mode::WorkspaceWrite => "workspace-write",
@@ -37,7 +37,7 @@ impl Mode {
         }
     }
 
-    pub fn parse(s: &str) -> Result<Mode, String> {
+    pub(crate) fn parse(s: &str) -> Result<Mode, String> {
         match s {
             "off" => Ok(Mode::Off),
             "workspace-write" => Ok(Mode::WorkspaceWrite),
@@ -58,12 +58,12 @@ impl std::fmt::Display for Mode {
 
 /// A session's effective sandbox, stored with its policy.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Settings {
-    pub mode: Mode,
+pub(crate) struct Settings {
+    pub(crate) mode: Mode,
     /// Network allowed despite the sandbox (`[sandbox] network = true`, `--net`).
-    pub network: bool,
+    pub(crate) network: bool,
     /// Extra writable directories (absolute, `~` expanded), for `workspace-write`.
-    pub writable: Vec<PathBuf>,
+    pub(crate) writable: Vec<PathBuf>,
 }
 
 impl Default for Settings {
@@ -78,7 +78,7 @@ impl Default for Settings {
 
 impl Settings {
     /// The strictest settings: what a damaged stored value is read as.
-    pub fn strictest() -> Settings {
+    pub(crate) fn strictest() -> Settings {
         Settings {
             mode: Mode::ReadOnly,
             network: false,
@@ -88,7 +88,7 @@ impl Settings {
 
     /// The stored settings (the `sandbox` value of a session's settings); a damaged value is
     /// the strictest settings, never a looser one.
-    pub fn from_stored(v: &Value) -> Settings {
+    pub(crate) fn from_stored(v: &Value) -> Settings {
         let parsed = (|| {
             let mode = Mode::parse(v.get("mode")?.as_str()?).ok()?;
             let network = v.get("network").map_or(Some(false), Value::as_bool)?;
@@ -109,7 +109,7 @@ impl Settings {
         parsed.unwrap_or_else(Settings::strictest)
     }
 
-    pub fn to_json(&self) -> Value {
+    pub(crate) fn to_json(&self) -> Value {
         json!({
             "mode": self.mode.as_str(),
             "network": self.network,
@@ -118,7 +118,7 @@ impl Settings {
     }
 
     /// One line for people: `workspace-write, no network`.
-    pub fn summary(&self) -> String {
+    pub(crate) fn summary(&self) -> String {
         match self.mode {
             Mode::Off => "off (commands run unconfined)".to_string(),
             m => format!(
@@ -134,7 +134,7 @@ impl Settings {
 
     /// What the model is told in the `bash` tool's description, so it does not retry what
     /// cannot work.
-    pub fn describe_for_model(&self) -> String {
+    pub(crate) fn describe_for_model(&self) -> String {
         let net = if self.network {
             "Network access is allowed."
         } else {
@@ -172,33 +172,33 @@ impl Settings {
 /// `[sandbox]` in a config file.
 #[derive(Debug, Clone, Default, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
-pub struct SandboxConfig {
-    pub mode: Option<Mode>,
-    pub network: Option<bool>,
+pub(crate) struct SandboxConfig {
+    pub(crate) mode: Option<Mode>,
+    pub(crate) network: Option<bool>,
     #[serde(default)]
-    pub writable: Vec<String>,
+    pub(crate) writable: Vec<String>,
 }
 
 /// Everything that may have a say in a session's sandbox.
 #[derive(Debug, Clone, Default)]
-pub struct Sources<'a> {
+pub(crate) struct Sources<'a> {
     /// The user config's `[sandbox]`.
-    pub user: Option<&'a SandboxConfig>,
+    pub(crate) user: Option<&'a SandboxConfig>,
     /// The project config's `[sandbox]`: may only tighten.
-    pub project: Option<&'a SandboxConfig>,
+    pub(crate) project: Option<&'a SandboxConfig>,
     /// The agent definition's `sandbox`: may only tighten.
-    pub definition: Option<Mode>,
+    pub(crate) definition: Option<Mode>,
     /// `--sandbox MODE`.
-    pub flag_mode: Option<Mode>,
+    pub(crate) flag_mode: Option<Mode>,
     /// `--net`.
-    pub flag_net: bool,
+    pub(crate) flag_net: bool,
     /// The stored settings that bind this session: its own (a follow-up), its source's (a
     /// fork) or its parent's (a child agent). Flags may tighten them, never loosen them.
-    pub stored: Option<&'a Settings>,
+    pub(crate) stored: Option<&'a Settings>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum ResolveError {
+pub(crate) enum ResolveError {
     #[error("this session's sandbox is {stored}; --sandbox {asked} would loosen it")]
     LoosenMode { stored: Mode, asked: Mode },
     #[error("this session's sandbox has no network; --net would loosen it")]
@@ -208,7 +208,7 @@ pub enum ResolveError {
 }
 
 /// The effective sandbox settings, and notes on what was tightened or ignored (for stderr).
-pub fn resolve(src: &Sources<'_>) -> Result<(Settings, Vec<String>), ResolveError> {
+pub(crate) fn resolve(src: &Sources<'_>) -> Result<(Settings, Vec<String>), ResolveError> {
     let mut notes = Vec::new();
     let mut s = match src.stored {
         Some(stored) => {
@@ -267,7 +267,7 @@ pub fn resolve(src: &Sources<'_>) -> Result<(Settings, Vec<String>), ResolveErro
 }
 
 /// `~` and `~/x` with `$HOME`; an absolute path as it is; anything else is `None`.
-pub fn expand_home(p: &str) -> Option<PathBuf> {
+pub(crate) fn expand_home(p: &str) -> Option<PathBuf> {
     let home = || {
         std::env::var_os("HOME")
             .filter(|h| !h.is_empty())

@@ -17,9 +17,9 @@ const MAX_MODULE_DEPTH: usize = 6;
 #[derive(Debug, Default)]
 pub(super) struct Protected {
     /// Existing paths bound read-only.
-    pub readonly: Vec<PathBuf>,
+    pub(crate) readonly: Vec<PathBuf>,
     /// Existing git directories bound onto themselves, before the read-only binds.
-    pub pinned: Vec<PathBuf>,
+    pub(crate) pinned: Vec<PathBuf>,
     /// Every protected path and its identity before the command (`None`: absent).
     before: Vec<(PathBuf, Option<(u64, u64)>)>,
 }
@@ -32,7 +32,7 @@ fn identity(p: &Path) -> Option<(u64, u64)> {
 
 impl Protected {
     /// The protected paths of `workspace` as they are now.
-    pub fn plan(workspace: &Path) -> Protected {
+    pub(crate) fn plan(workspace: &Path) -> Protected {
         let mut candidates = vec![workspace.join(".ag"), workspace.join(".claude")];
         let mut pinned = Vec::new();
         let git = workspace.join(".git");
@@ -68,7 +68,7 @@ impl Protected {
 
     /// After the command (when none of its processes is left): remove a protected path it
     /// created or replaced, and say so.
-    pub fn check(&self) -> Vec<String> {
+    pub(crate) fn check(&self) -> Vec<String> {
         let mut notes = Vec::new();
         for (p, before) in &self.before {
             let now = identity(p);

@@ -9,33 +9,33 @@ use crate::log::{Chunk, ChunkData, ChunkType, NewChunk, Role};
 use crate::{clock, ids};
 
 /// Where `append_stream` writes.
-pub enum AppendTarget {
+pub(crate) enum AppendTarget {
     Session(String),
     New(Box<super::NewSession>),
 }
 
 /// Which part of a view to read. `limit` keeps the newest N of what the other bounds allow.
 #[derive(Debug, Clone, Default)]
-pub struct Page {
-    pub limit: Option<u64>,
+pub(crate) struct Page {
+    pub(crate) limit: Option<u64>,
     /// Only chunks with `seq < before`.
-    pub before: Option<i64>,
+    pub(crate) before: Option<i64>,
     /// Only chunks with `seq > after`.
-    pub after: Option<i64>,
-    pub turn: Option<String>,
+    pub(crate) after: Option<i64>,
+    pub(crate) turn: Option<String>,
 }
 
 #[derive(Debug, Clone)]
-pub struct SearchHit {
-    pub chunk: Chunk,
+pub(crate) struct SearchHit {
+    pub(crate) chunk: Chunk,
     /// An excerpt of the chunk's indexed text, each match between
     /// [`super::fts::MATCH_START`] and [`super::fts::MATCH_END`].
-    pub snippet: String,
+    pub(crate) snippet: String,
 }
 
 impl SearchHit {
     /// The excerpt as (text, is a match) pieces, in order.
-    pub fn parts(&self) -> Vec<(&str, bool)> {
+    pub(crate) fn parts(&self) -> Vec<(&str, bool)> {
         use super::fts::{MATCH_END, MATCH_START};
         let mut out = Vec::new();
         let mut rest = self.snippet.as_str();
@@ -52,26 +52,26 @@ impl SearchHit {
     }
 
     /// The excerpt without its match marks.
-    pub fn plain(&self) -> String {
+    pub(crate) fn plain(&self) -> String {
         self.parts().into_iter().map(|(t, _)| t).collect()
     }
 }
 
 #[derive(Debug, Clone, PartialEq)]
-pub struct TypeCount {
-    pub role: Role,
-    pub ty: ChunkType,
-    pub count: i64,
+pub(crate) struct TypeCount {
+    pub(crate) role: Role,
+    pub(crate) ty: ChunkType,
+    pub(crate) count: i64,
 }
 
 /// Token usage summed over a session's `turn_end` records.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct Usage {
-    pub turns: i64,
-    pub input: i64,
-    pub output: i64,
-    pub cache_read: i64,
-    pub cache_write: i64,
+pub(crate) struct Usage {
+    pub(crate) turns: i64,
+    pub(crate) input: i64,
+    pub(crate) output: i64,
+    pub(crate) cache_read: i64,
+    pub(crate) cache_write: i64,
 }
 
 pub(super) const COLUMNS: &str =
@@ -186,7 +186,7 @@ impl Store {
     /// Append a stream of chunks to an existing session or to a new one, in one transaction.
     /// Each stored chunk goes to `sink` (printed only after this returns, when the batch is
     /// committed). An empty stream is refused and writes nothing.
-    pub fn append_stream(
+    pub(crate) fn append_stream(
         &self,
         target: AppendTarget,
         chunks: impl Iterator<Item = Result<NewChunk>>,
@@ -207,7 +207,7 @@ impl Store {
     }
 
     /// Stream a page of a session's view, oldest first, without holding it in memory.
-    pub fn for_each_chunk<E>(
+    pub(crate) fn for_each_chunk<E>(
         &self,
         session: &Session,
         page: &Page,
@@ -286,7 +286,7 @@ impl Store {
     }
 
     /// The whole view in memory, for folding.
-    pub fn load_view(&self, session: &Session) -> Result<Vec<Chunk>> {
+    pub(crate) fn load_view(&self, session: &Session) -> Result<Vec<Chunk>> {
         let mut out = Vec::with_capacity(self.view_len(session)?.max(0) as usize);
         self.for_each_chunk(session, &Page::default(), |c| {
             out.push(c);
@@ -311,7 +311,7 @@ impl Store {
     /// Full-text search over what was said and done (the indexed chunks: text, thinking, tool
     /// calls and results, peer speech, errors), best match first. The query language is
     /// [`super::fts`]'s.
-    pub fn search(
+    pub(crate) fn search(
         &self,
         query: &str,
         session: Option<&Session>,

@@ -11,7 +11,7 @@ use crate::log::Chunk;
 
 impl Store {
     /// The window a provider's error stated for `model`, if one did.
-    pub fn learned_window(&self, model: &str) -> Result<Option<u64>> {
+    pub(crate) fn learned_window(&self, model: &str) -> Result<Option<u64>> {
         Ok(self
             .conn()
             .query_row(
@@ -24,7 +24,7 @@ impl Store {
     }
 
     /// Every learned window, by model.
-    pub fn learned_windows(&self) -> Result<Vec<(String, u64)>> {
+    pub(crate) fn learned_windows(&self) -> Result<Vec<(String, u64)>> {
         let mut stmt = self
             .conn()
             .prepare("SELECT model, context_window FROM model_windows ORDER BY model")?;
@@ -35,7 +35,7 @@ impl Store {
     }
 
     /// Remember what a provider said `model`'s window is.
-    pub fn learn_window(&self, model: &str, window: u64) -> Result<()> {
+    pub(crate) fn learn_window(&self, model: &str, window: u64) -> Result<()> {
         self.conn()
             .execute(
                 "INSERT INTO model_windows (model, context_window, learned_at) VALUES (?1, ?2, ?3) \
@@ -48,7 +48,10 @@ impl Store {
 
     /// The latest compaction record in a session's view (its lineage included), found through
     /// an index: the cost does not grow with the log.
-    pub fn latest_compaction(&self, session: &Session) -> Result<Option<(Chunk, Compaction)>> {
+    pub(crate) fn latest_compaction(
+        &self,
+        session: &Session,
+    ) -> Result<Option<(Chunk, Compaction)>> {
         let mut stmt = self.conn().prepare_cached(&format!(
             "SELECT {COLUMNS} FROM chunks WHERE session_id = ?1 AND seq > ?2 AND seq <= ?3 \
              AND type = 'system' AND json_extract(data_json, '$.kind') = 'compaction' \
@@ -68,7 +71,7 @@ impl Store {
     }
 
     /// How many compaction records a session's view holds.
-    pub fn compaction_count(&self, session: &Session) -> Result<i64> {
+    pub(crate) fn compaction_count(&self, session: &Session) -> Result<i64> {
         let mut stmt = self.conn().prepare_cached(
             "SELECT COUNT(*) FROM chunks WHERE session_id = ?1 AND seq > ?2 AND seq <= ?3 \
              AND type = 'system' AND json_extract(data_json, '$.kind') = 'compaction'",
@@ -83,7 +86,7 @@ impl Store {
     /// What a fold of the view reads, from the latest compaction's kept suffix on (the whole
     /// view when there is none): the same request as folding the whole view, without reading
     /// what the compaction summarized.
-    pub fn load_context_view(&self, session: &Session) -> Result<Vec<Chunk>> {
+    pub(crate) fn load_context_view(&self, session: &Session) -> Result<Vec<Chunk>> {
         let after = match self.latest_compaction(session)? {
             Some((chunk, c)) => (c.kept_from_seq - 1).clamp(0, chunk.seq - 1),
             None => 0,
@@ -92,7 +95,7 @@ impl Store {
     }
 
     /// The fold's chunks of a view with `seq > after`.
-    pub fn fold_view_after(&self, session: &Session, after: i64) -> Result<Vec<Chunk>> {
+    pub(crate) fn fold_view_after(&self, session: &Session, after: i64) -> Result<Vec<Chunk>> {
         let mut out = Vec::new();
         let page = Page {
             after: Some(after),
@@ -107,7 +110,7 @@ impl Store {
 
     /// The prompt tokens of the session's last request, as its latest `turn_end` recorded them
     /// (`context_input`), with that record's seq. Looks only at the newest records.
-    pub fn last_context_input(&self, session: &Session) -> Result<Option<(i64, u64)>> {
+    pub(crate) fn last_context_input(&self, session: &Session) -> Result<Option<(i64, u64)>> {
         let mut stmt = self.conn().prepare_cached(
             "SELECT seq, json_extract(data_json, '$.context_input') FROM chunks \
              WHERE session_id = ?1 AND seq > ?2 AND seq <= ?3 AND type = 'system' \
@@ -127,7 +130,7 @@ impl Store {
     }
 
     /// The first human prompt of a session's view: its goal.
-    pub fn first_prompt(&self, session: &Session) -> Result<Option<String>> {
+    pub(crate) fn first_prompt(&self, session: &Session) -> Result<Option<String>> {
         let mut stmt = self.conn().prepare_cached(
             "SELECT json_extract(data_json, '$.text') FROM chunks WHERE session_id = ?1 \
              AND seq > ?2 AND seq <= ?3 AND role = 'user' AND type = 'text' ORDER BY seq LIMIT 1",
@@ -144,7 +147,7 @@ impl Store {
     }
 
     /// The paths the session's `write` and `edit` calls named, first use first.
-    pub fn files_written(&self, session: &Session) -> Result<Vec<String>> {
+    pub(crate) fn files_written(&self, session: &Session) -> Result<Vec<String>> {
         let mut stmt = self.conn().prepare_cached(
             "SELECT json_extract(data_json, '$.arguments.path') FROM chunks WHERE session_id = ?1 \
              AND seq > ?2 AND seq <= ?3 AND type = 'tool_call' \
@@ -168,7 +171,11 @@ impl Store {
 
     /// Queue a compaction for a running session (`summary` given by a person, or `None` for
     /// the model to write); the loop takes it at its next step boundary.
-    pub fn enqueue_compaction(&self, session_id: &str, summary: Option<&str>) -> Result<i64> {
+    pub(crate) fn enqueue_compaction(
+        &self,
+        session_id: &str,
+        summary: Option<&str>,
+    ) -> Result<i64> {
         self.conn()
             .execute(
                 "INSERT INTO queued_input (session_id, text, created_at, kind) \
@@ -190,7 +197,7 @@ impl Store {
 
     /// Take the queued compactions of a session, oldest first: `Some(summary)` for a given
     /// summary, `None` for one the model writes. Taken is removed.
-    pub fn take_queued_compactions(&self, session_id: &str) -> Result<Vec<Option<String>>> {
+    pub(crate) fn take_queued_compactions(&self, session_id: &str) -> Result<Vec<Option<String>>> {
         // Asked at every step: a plain read first, the write lock only when there is any.
         let items: Vec<(i64, String, String)> = self
             .conn()

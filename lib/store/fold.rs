@@ -14,7 +14,7 @@ use crate::log::Chunk;
 
 /// The view of `session` in `store`, for [`crate::fold::stream::fold_to_writer`]
 /// (through [`Store::with_fold_source`]).
-pub struct FoldSource<'s> {
+pub(crate) struct FoldSource<'s> {
     store: &'s Store,
     session: &'s Session,
 }
@@ -22,7 +22,7 @@ pub struct FoldSource<'s> {
 impl Store {
     /// Run `f` on the view of `session` as one snapshot (a read transaction): every pass
     /// reads the log as it was when the first began, whatever is appended meanwhile.
-    pub fn with_fold_source<T>(
+    pub(crate) fn with_fold_source<T>(
         &self,
         session: &Session,
         f: impl FnOnce(&mut FoldSource<'_>) -> T,

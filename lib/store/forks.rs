@@ -9,7 +9,7 @@ impl Store {
     /// Create a fork (DESIGN §2, "Forks are O(1)"): one sessions row naming its source and the
     /// last inherited seq, plus `closers` (the synthetic results of calls the cut leaves open),
     /// in one transaction. Nothing is copied. The cut must lie inside the source's view.
-    pub fn create_fork(
+    pub(crate) fn create_fork(
         &self,
         new: NewSession,
         closers: Vec<NewChunk>,
@@ -48,7 +48,7 @@ impl Store {
     /// Remove a session, its chunks, queued input and index entries. A session that others
     /// fork from is refused unless `cascade`, which removes the forks (recursively) first.
     /// Returns the ids removed.
-    pub fn remove_session(&self, id: &str, cascade: bool) -> Result<Vec<String>> {
+    pub(crate) fn remove_session(&self, id: &str, cascade: bool) -> Result<Vec<String>> {
         let mut gone = Vec::new();
         let removed = self.write(|tx| {
         // Collect the fork tree, leaves last, so children go before their sources.

@@ -7,11 +7,11 @@ use super::{Result, StoreError};
 
 /// Where the index's excerpt marks a match: private-use characters, which no printer shows
 /// as they are ([`crate::store::SearchHit::parts`] splits on them).
-pub const MATCH_START: char = '\u{E000}';
-pub const MATCH_END: char = '\u{E001}';
+pub(crate) const MATCH_START: char = '\u{E000}';
+pub(crate) const MATCH_END: char = '\u{E001}';
 
 /// `query` as an FTS5 query: the terms joined by spaces (an implicit AND).
-pub fn fts_query(query: &str) -> Result<String> {
+pub(crate) fn fts_query(query: &str) -> Result<String> {
     let terms = terms(query);
     if terms.is_empty() {
         return Err(StoreError::Invalid("the search query is empty".into()));

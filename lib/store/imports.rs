@@ -11,38 +11,38 @@ use crate::{clock, ids};
 
 /// Where an imported session comes from.
 #[derive(Debug, Clone, PartialEq, Default)]
-pub struct ImportSource {
+pub(crate) struct ImportSource {
     /// `claude-code`, `codex` or `ag`.
-    pub source: String,
-    pub source_id: String,
-    pub path: String,
-    pub tool_version: Option<String>,
-    pub leaf: Option<String>,
-    pub parent_source_id: Option<String>,
+    pub(crate) source: String,
+    pub(crate) source_id: String,
+    pub(crate) path: String,
+    pub(crate) tool_version: Option<String>,
+    pub(crate) leaf: Option<String>,
+    pub(crate) parent_source_id: Option<String>,
 }
 
 /// A session to import: its row and its whole log as the source holds it now.
 #[derive(Debug, Clone)]
-pub struct ImportPlan {
-    pub source: ImportSource,
-    pub session: super::NewSession,
+pub(crate) struct ImportPlan {
+    pub(crate) source: ImportSource,
+    pub(crate) session: super::NewSession,
     /// Keep this session id when the store has no session by that id (ag exports).
-    pub keep_id: Option<String>,
-    pub created_at: Option<i64>,
+    pub(crate) keep_id: Option<String>,
+    pub(crate) created_at: Option<i64>,
     /// Every chunk with its id set.
-    pub chunks: Vec<NewChunk>,
+    pub(crate) chunks: Vec<NewChunk>,
 }
 
 #[derive(Debug, Clone)]
-pub struct Imported {
-    pub session: Session,
-    pub appended: usize,
-    pub created: bool,
+pub(crate) struct Imported {
+    pub(crate) session: Session,
+    pub(crate) appended: usize,
+    pub(crate) created: bool,
 }
 
 impl Store {
     /// Import one source session in one transaction (see the module comment).
-    pub fn import_session(&self, plan: ImportPlan) -> Result<Imported> {
+    pub(crate) fn import_session(&self, plan: ImportPlan) -> Result<Imported> {
         self.write(|_| self.import_in(plan))
     }
 
@@ -226,7 +226,7 @@ impl Store {
     }
 
     /// Where an imported session came from; `None` for a session made here.
-    pub fn import_source(&self, session_id: &str) -> Result<Option<ImportSource>> {
+    pub(crate) fn import_source(&self, session_id: &str) -> Result<Option<ImportSource>> {
         Ok(self
             .conn()
             .query_row(

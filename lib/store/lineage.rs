@@ -16,21 +16,21 @@ const OR_TERMS: usize = 32;
 
 /// One segment of a session's view: the chunks of `session` with `lo < seq <= hi`.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Segment {
-    pub session: String,
-    pub lo: i64,
-    pub hi: i64,
+pub(crate) struct Segment {
+    pub(crate) session: String,
+    pub(crate) lo: i64,
+    pub(crate) hi: i64,
 }
 
 /// A chunk as the backward walk sees it: its data as JSON, not decoded into a type.
 #[derive(Debug, Clone)]
-pub struct RawChunk {
-    pub id: String,
-    pub seq: i64,
-    pub turn: String,
-    pub step: i64,
-    pub ty: String,
-    pub data: Value,
+pub(crate) struct RawChunk {
+    pub(crate) id: String,
+    pub(crate) seq: i64,
+    pub(crate) turn: String,
+    pub(crate) step: i64,
+    pub(crate) ty: String,
+    pub(crate) data: Value,
 }
 
 impl Store {
@@ -78,7 +78,7 @@ impl Store {
 
     /// The turn of `session`'s view that `reference` names: a full turn id, a turn handle
     /// (or a unique prefix of one), or a unique id prefix of at least 4 characters.
-    pub fn resolve_turn(&self, session: &Session, reference: &str) -> Result<String> {
+    pub(crate) fn resolve_turn(&self, session: &Session, reference: &str) -> Result<String> {
         let reference = reference.trim();
         let segs = self.segments(session)?;
         let (filter, args) = segment_filter(&segs, 0, i64::MAX);
@@ -120,7 +120,7 @@ impl Store {
     /// The lineage of a session, oldest ancestor first: `(session, fork_seq)` pairs where
     /// `fork_seq` is the last seq the next one down inherits. One query however deep the
     /// chain of forks is.
-    pub fn lineage(&self, session: &Session) -> Result<Vec<Session>> {
+    pub(crate) fn lineage(&self, session: &Session) -> Result<Vec<Session>> {
         if session.fork_of.is_none() {
             return Ok(vec![session.clone()]);
         }
@@ -161,7 +161,7 @@ impl Store {
     }
 
     /// The segments that make up a session's view, in seq order.
-    pub fn segments(&self, session: &Session) -> Result<Vec<Segment>> {
+    pub(crate) fn segments(&self, session: &Session) -> Result<Vec<Segment>> {
         let mut segs = Vec::new();
         // Walk from the session up: each ancestor is capped by the fork_seq of its child.
         let mut hi = i64::MAX;
@@ -182,7 +182,7 @@ impl Store {
     /// Walk `session`'s view backwards from seq `from` (inclusive), newest first, until `f`
     /// says stop. A walk that stops at a recent chunk costs the same however long the view is,
     /// and however deep its lineage: a source is looked up only when the walk reaches it.
-    pub fn walk_back(
+    pub(crate) fn walk_back(
         &self,
         session: &Session,
         from: i64,

@@ -31,16 +31,14 @@ use rusqlite::{Connection, ErrorCode, OpenFlags, Transaction, TransactionBehavio
 
 use crate::paths::{self, Home};
 
-pub use chunks::{AppendTarget, Page, SearchHit, TypeCount, Usage};
-pub use fold::FoldSource;
-pub use imports::{ImportPlan, ImportSource, Imported};
-pub use lineage::{RawChunk, Segment};
-pub use queue::Queued;
-pub use recall::RecallHit;
-pub use refs::{Candidate, Scope};
-pub use rooms::Activity;
-pub use run::{Claim, TurnEnd};
-pub use sessions::{Listing, NewSession, Session, SessionKind, SessionStatus};
+pub(crate) use chunks::{AppendTarget, Page, SearchHit, TypeCount, Usage};
+pub(crate) use imports::{ImportPlan, ImportSource};
+pub(crate) use lineage::RawChunk;
+pub(crate) use recall::RecallHit;
+pub(crate) use refs::{Candidate, Scope};
+pub(crate) use run::{Claim, TurnEnd};
+pub(crate) use sessions::{Listing, NewSession, SessionStatus};
+pub use sessions::{Session, SessionKind};
 
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
@@ -134,7 +132,7 @@ impl From<rusqlite::Error> for StoreError {
     }
 }
 
-pub type Result<T, E = StoreError> = std::result::Result<T, E>;
+pub(crate) type Result<T, E = StoreError> = std::result::Result<T, E>;
 
 /// An open store. Cheap to open; each command opens one.
 pub struct Store {
@@ -149,7 +147,7 @@ pub struct Store {
 /// What runs when a session of this store is removed or ends failed, cancelled or
 /// interrupted (a dead process reaped included): the room code ends its claims on rooms that
 /// other machines share, which cannot see this store.
-pub type Ended = fn(&Store, &Session);
+pub(crate) type Ended = fn(&Store, &Session);
 
 impl Store {
     /// Open (creating and migrating when needed) the store in `home`.
@@ -277,13 +275,13 @@ impl Store {
         Ok(())
     }
 
-    pub fn path(&self) -> &Path {
+    pub(crate) fn path(&self) -> &Path {
         &self.path
     }
 
     /// Run `f` whenever this store sees a session stop holding: removed, or ended failed,
     /// cancelled or interrupted.
-    pub fn on_ended(&mut self, f: Ended) {
+    pub(crate) fn on_ended(&mut self, f: Ended) {
         self.ended = Some(f);
     }
 

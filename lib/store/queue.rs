@@ -9,11 +9,11 @@ use crate::clock;
 use crate::log::{Chunk, ChunkData, NewChunk, Role};
 
 #[derive(Debug, Clone, PartialEq)]
-pub struct Queued {
-    pub id: i64,
-    pub session: String,
-    pub text: String,
-    pub created_at: i64,
+pub(crate) struct Queued {
+    pub(crate) id: i64,
+    pub(crate) session: String,
+    pub(crate) text: String,
+    pub(crate) created_at: i64,
 }
 
 impl Store {
@@ -46,7 +46,12 @@ impl Store {
 
     /// Move every queued item of a session into its log as `user/text` chunks of `turn`,
     /// `step`, in queue order, and delete them from the queue: both or neither.
-    pub fn drain_queue(&self, session_id: &str, turn: &str, step: i64) -> Result<Vec<Chunk>> {
+    pub(crate) fn drain_queue(
+        &self,
+        session_id: &str,
+        turn: &str,
+        step: i64,
+    ) -> Result<Vec<Chunk>> {
         self.write(|tx| drain_in(tx, session_id, turn, step))
     }
 }

@@ -12,8 +12,8 @@ use crate::log::Chunk;
 /// One match: the chunk, and an excerpt of its indexed text with the matched words in `[…]`.
 #[derive(Debug, Clone)]
 pub struct RecallHit {
-    pub chunk: Chunk,
-    pub excerpt: String,
+    pub(crate) chunk: Chunk,
+    pub(crate) excerpt: String,
 }
 
 impl Store {

@@ -10,26 +10,26 @@ use crate::ids;
 
 /// What `last` means for one process.
 #[derive(Debug, Clone, Default)]
-pub struct Scope {
+pub(crate) struct Scope {
     /// The (canonical) current directory: `last` is a chat session made here.
-    pub cwd: Option<String>,
+    pub(crate) cwd: Option<String>,
     /// `AG_SESSION`: inside a session's tools, `last` is that session.
-    pub pinned: Option<String>,
+    pub(crate) pinned: Option<String>,
     /// `--any`: `last` is the latest chat session of any directory (and ignores `AG_SESSION`).
-    pub any: bool,
+    pub(crate) any: bool,
     /// The calling shell (pid, start time): the sessions it made come first, so scripts
     /// running side by side in one directory each get their own.
-    pub shell: Option<(i64, i64)>,
+    pub(crate) shell: Option<(i64, i64)>,
 }
 
 /// A session as a candidate in an error: what to type, and enough to recognise it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Candidate {
-    pub handle: String,
-    pub title: String,
-    pub kind: String,
-    pub cwd: String,
-    pub updated_at: i64,
+    pub(crate) handle: String,
+    pub(crate) title: String,
+    pub(crate) kind: String,
+    pub(crate) cwd: String,
+    pub(crate) updated_at: i64,
 }
 
 impl From<&Session> for Candidate {
@@ -83,14 +83,14 @@ fn last_offset(reference: &str) -> Option<u32> {
 
 impl Store {
     /// Set what `last` means for the rest of this process (the CLI decides it once).
-    pub fn set_scope(&mut self, scope: Scope) {
+    pub(crate) fn set_scope(&mut self, scope: Scope) {
         self.scope = scope;
     }
 
     /// How a session id is shown to people, the one rule for every table, header and hint:
     /// the session's handle, which every command accepts and which stays unique; an id the
     /// store does not know is shown whole (a prefix of it could stop being unique later).
-    pub fn shown(&self, id: &str) -> String {
+    pub(crate) fn shown(&self, id: &str) -> String {
         match self.session(id) {
             Ok(s) if !s.handle.is_empty() => s.handle,
             _ => id.to_string(),
@@ -98,7 +98,7 @@ impl Store {
     }
 
     /// Resolve what a person typed; see the module comment for the order.
-    pub fn resolve(&self, reference: &str) -> Result<Session> {
+    pub(crate) fn resolve(&self, reference: &str) -> Result<Session> {
         let reference = reference.trim();
         if let Some(n) = last_offset(reference) {
             return self.last(n);
@@ -111,7 +111,7 @@ impl Store {
 
     /// A full id, a handle or unique handle prefix, or a unique id prefix (at least 4
     /// characters); None when nothing matches. Room targets use this before their own rules.
-    pub fn resolve_id(&self, reference: &str) -> Result<Option<Session>> {
+    pub(crate) fn resolve_id(&self, reference: &str) -> Result<Option<Session>> {
         let reference = reference.trim();
         if reference.is_empty() {
             return Ok(None);

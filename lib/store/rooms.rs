@@ -13,24 +13,24 @@ use crate::log::{Chunk, NewChunk};
 
 /// What a session is doing, from its own chunks.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct Activity {
+pub(crate) struct Activity {
     /// The first user prompt.
-    pub goal: Option<String>,
-    pub last_prompt: Option<String>,
+    pub(crate) goal: Option<String>,
+    pub(crate) last_prompt: Option<String>,
     /// The newest tool calls, newest first: (name, arguments JSON).
-    pub tools: Vec<(String, String)>,
+    pub(crate) tools: Vec<(String, String)>,
     /// The newest assistant texts, newest first.
-    pub said: Vec<String>,
-    pub last_at: Option<i64>,
+    pub(crate) said: Vec<String>,
+    pub(crate) last_at: Option<i64>,
     /// The newest lines it heard (from its peer chunks), newest first.
-    pub heard: Vec<crate::log::PeerMessage>,
+    pub(crate) heard: Vec<crate::log::PeerMessage>,
     /// The arguments of its newest `peer_message` calls, newest first.
-    pub spoke: Vec<Value>,
+    pub(crate) spoke: Vec<Value>,
 }
 
 impl Store {
     /// A reader's byte offset in a room, if it has read it before.
-    pub fn room_cursor(&self, reader: &str, room: &str) -> Result<Option<u64>> {
+    pub(crate) fn room_cursor(&self, reader: &str, room: &str) -> Result<Option<u64>> {
         let v: Option<i64> = self
             .conn()
             .query_row(
@@ -43,7 +43,7 @@ impl Store {
     }
 
     /// Move a reader's cursors and record the lines it holds back, in one transaction.
-    pub fn room_advance(
+    pub(crate) fn room_advance(
         &self,
         reader: &str,
         cursors: &[(String, u64)],
@@ -57,7 +57,7 @@ impl Store {
     /// the reader holds back with these), all in one transaction. Either the lines are in the
     /// log (whole or as held) and the cursors past them, or neither: a crash cannot move a
     /// cursor past lines that never reached the session.
-    pub fn room_hear(
+    pub(crate) fn room_hear(
         &self,
         session_id: &str,
         reader: &str,
@@ -77,7 +77,7 @@ impl Store {
     }
 
     /// The lines a reader holds back: (room, offset, message id), oldest first.
-    pub fn room_held(&self, reader: &str) -> Result<Vec<(String, u64, String)>> {
+    pub(crate) fn room_held(&self, reader: &str) -> Result<Vec<(String, u64, String)>> {
         let mut stmt = self.conn().prepare(
             "SELECT room, offset, msg_id FROM room_held WHERE reader = ?1 ORDER BY created_at, room, offset",
         )?;
@@ -90,7 +90,7 @@ impl Store {
     }
 
     /// Forget held lines once they were read.
-    pub fn room_unhold(&self, reader: &str, lines: &[(String, u64)]) -> Result<()> {
+    pub(crate) fn room_unhold(&self, reader: &str, lines: &[(String, u64)]) -> Result<()> {
         self.write(|tx| {
             for (room, offset) in lines {
                 tx.execute(
@@ -103,7 +103,7 @@ impl Store {
     }
 
     /// Sessions whose status is `running` (live or not; the caller checks the pid).
-    pub fn running_sessions(&self) -> Result<Vec<Session>> {
+    pub(crate) fn running_sessions(&self) -> Result<Vec<Session>> {
         let ids: Vec<String> = {
             let mut stmt = self
                 .conn()
@@ -132,7 +132,7 @@ impl Store {
 
     /// A running session whose process is gone: mark it `interrupted` and clear its pid, unless
     /// another process took it meanwhile.
-    pub fn reap(&self, id: &str, pid: Option<i64>, pid_start: Option<i64>) -> Result<()> {
+    pub(crate) fn reap(&self, id: &str, pid: Option<i64>, pid_start: Option<i64>) -> Result<()> {
         let n = self
             .conn()
             .execute(
@@ -149,7 +149,7 @@ impl Store {
 
     /// The sessions of the roster a session's model was last shown (in its newest peer chunk
     /// that carries one), sorted; `None` when it was never shown one.
-    pub fn last_roster(&self, session_id: &str) -> Result<Option<Vec<String>>> {
+    pub(crate) fn last_roster(&self, session_id: &str) -> Result<Option<Vec<String>>> {
         let json: Option<String> = self
             .conn()
             .query_row(
@@ -169,7 +169,7 @@ impl Store {
     }
 
     /// What a session has been doing: its goal, last prompt, newest tool calls and texts.
-    pub fn activity(&self, id: &str, n: usize) -> Result<Activity> {
+    pub(crate) fn activity(&self, id: &str, n: usize) -> Result<Activity> {
         let text = "json_extract(data_json, '$.text')";
         let first = |sql: &str| -> Result<Option<String>> {
             Ok(self

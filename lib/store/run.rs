@@ -10,7 +10,7 @@ use crate::{clock, proc};
 
 /// What `claim_or_queue` did.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Claim {
+pub(crate) enum Claim {
     /// This process now runs the session.
     Claimed,
     /// A live process runs it; the text was queued (queue id, owner pid).
@@ -21,7 +21,7 @@ pub enum Claim {
 
 /// What `end_turn_or_drain` did.
 #[derive(Debug, Clone, PartialEq)]
-pub enum TurnEnd {
+pub(crate) enum TurnEnd {
     /// The turn ended; the session is released.
     Ended(Box<Chunk>),
     /// Input was waiting: it is now in the log, and the turn goes on.
@@ -32,7 +32,7 @@ impl Store {
     /// Become the running owner of a session, or (when another live process owns it) queue
     /// `text` for it, all under the write lock. Input a dead owner left queued is moved into
     /// the log as the claim is made, so it comes before whatever the new owner appends.
-    pub fn claim_or_queue(&self, session_id: &str, text: Option<&str>) -> Result<Claim> {
+    pub(crate) fn claim_or_queue(&self, session_id: &str, text: Option<&str>) -> Result<Claim> {
         self.write(|tx| {
             let (status, pid, start): (String, Option<i64>, Option<i64>) = tx
                 .query_row(
@@ -79,7 +79,7 @@ impl Store {
     /// Take waiting input into the log (as user chunks of `turn`/`step`) if there is any;
     /// otherwise append `turn_end`, set the final status and release the session. One
     /// transaction, so input queued a moment before the end is never left behind.
-    pub fn end_turn_or_drain(
+    pub(crate) fn end_turn_or_drain(
         &self,
         session_id: &str,
         turn: &str,
@@ -105,7 +105,7 @@ impl Store {
     /// A session as it really is: `running` whose owner process is gone is `interrupted`,
     /// and is recorded so when the store can be written. Input it had
     /// queued stays queued for the next run, which also kills its left-over tool group.
-    pub fn reaped(&self, mut s: super::Session) -> super::Session {
+    pub(crate) fn reaped(&self, mut s: super::Session) -> super::Session {
         use super::SessionStatus;
         let Some(pid) = s.pid.filter(|_| s.status == SessionStatus::Running) else {
             return s;
@@ -121,14 +121,14 @@ impl Store {
     }
 
     /// Give up ownership (after a failure or an interrupt) with a final status.
-    pub fn release(&self, session_id: &str, status: &str) -> Result<()> {
+    pub(crate) fn release(&self, session_id: &str, status: &str) -> Result<()> {
         release_in(self.conn(), session_id, status)?;
         self.ended_as(session_id, status);
         Ok(())
     }
 
     /// Record the model a session runs on and its durable settings.
-    pub fn set_model_and_settings(
+    pub(crate) fn set_model_and_settings(
         &self,
         session_id: &str,
         model: &str,
@@ -157,7 +157,7 @@ fn release_in(conn: &rusqlite::Connection, session_id: &str, status: &str) -> Re
 impl Store {
     /// Record (or, with `None`, clear) the process group of the tool command a session is
     /// running, with its leader's start time.
-    pub fn set_tool_group(&self, session_id: &str, group: Option<(i64, i64)>) -> Result<()> {
+    pub(crate) fn set_tool_group(&self, session_id: &str, group: Option<(i64, i64)>) -> Result<()> {
         self.conn()
             .execute(
                 "UPDATE sessions SET tool_pgid = ?2, tool_pgid_start = ?3 WHERE id = ?1",
@@ -169,7 +169,7 @@ impl Store {
 
     /// The tool process group a session recorded and never cleared (its runner was killed),
     /// cleared as it is read.
-    pub fn take_tool_group(&self, session_id: &str) -> Result<Option<(i64, i64)>> {
+    pub(crate) fn take_tool_group(&self, session_id: &str) -> Result<Option<(i64, i64)>> {
         let group: (Option<i64>, Option<i64>) = self
             .conn()
             .query_row(

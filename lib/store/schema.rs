@@ -171,13 +171,13 @@ const HANDLES_ADDED: i64 = 7;
 /// The version whose migration lets `status` be `interrupted` (see [`allow_interrupted`]).
 const INTERRUPTED_ADDED: i64 = 8;
 
-pub const VERSION: i64 = MIGRATIONS.len() as i64;
+pub(crate) const VERSION: i64 = MIGRATIONS.len() as i64;
 
 fn version(c: &Connection) -> rusqlite::Result<i64> {
     c.query_row("PRAGMA user_version", [], |r| r.get(0))
 }
 
-pub fn migrate(conn: &Connection, path: &Path) -> Result<()> {
+pub(crate) fn migrate(conn: &Connection, path: &Path) -> Result<()> {
     let current = version(conn).map_err(|e| super::classify_open(path, e))?;
     if current > VERSION {
         return Err(StoreError::TooNew {

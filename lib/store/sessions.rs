@@ -16,7 +16,7 @@ pub enum SessionKind {
 }
 
 impl SessionKind {
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             SessionKind::Chat => "chat",
             SessionKind::Side => "side",
@@ -25,7 +25,7 @@ impl SessionKind {
         }
     }
 
-    pub fn parse(s: &str) -> SessionKind {
+    pub(crate) fn parse(s: &str) -> SessionKind {
         match s {
             "side" => SessionKind::Side,
             "subagent" => SessionKind::Subagent,
@@ -37,17 +37,17 @@ impl SessionKind {
 
 /// Which sessions `ls` lists.
 #[derive(Debug, Clone, Default)]
-pub struct Listing {
-    pub limit: Option<u64>,
+pub(crate) struct Listing {
+    pub(crate) limit: Option<u64>,
     /// Only sessions of this directory.
-    pub cwd: Option<String>,
-    pub kind: Option<SessionKind>,
+    pub(crate) cwd: Option<String>,
+    pub(crate) kind: Option<SessionKind>,
     /// Only sessions updated at or after this time (unix ms).
-    pub since_ms: Option<i64>,
+    pub(crate) since_ms: Option<i64>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum SessionStatus {
+pub(crate) enum SessionStatus {
     Idle,
     Running,
     Done,
@@ -59,7 +59,7 @@ pub enum SessionStatus {
 }
 
 impl SessionStatus {
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             SessionStatus::Idle => "idle",
             SessionStatus::Running => "running",
@@ -71,7 +71,7 @@ impl SessionStatus {
     }
 
     /// Whether a session in this state holds nothing any more (its claims end).
-    pub fn ended(self) -> bool {
+    pub(crate) fn ended(self) -> bool {
         matches!(
             self,
             SessionStatus::Failed | SessionStatus::Cancelled | SessionStatus::Interrupted
@@ -94,43 +94,43 @@ impl SessionStatus {
 pub struct Session {
     pub id: String,
     /// The short random handle people type (`kqzvxm`); stable for the session's life.
-    pub handle: String,
-    pub title: String,
-    pub kind: SessionKind,
-    pub parent_id: Option<String>,
-    pub fork_of: Option<String>,
-    pub fork_seq: Option<i64>,
-    pub agent: Option<String>,
-    pub model: Option<String>,
-    pub cwd: Option<String>,
+    pub(crate) handle: String,
+    pub(crate) title: String,
+    pub(crate) kind: SessionKind,
+    pub(crate) parent_id: Option<String>,
+    pub(crate) fork_of: Option<String>,
+    pub(crate) fork_seq: Option<i64>,
+    pub(crate) agent: Option<String>,
+    pub(crate) model: Option<String>,
+    pub(crate) cwd: Option<String>,
     /// The durable settings as stored (`policy_json`); read them with [`Session::settings`].
-    pub settings_json: String,
-    pub status: SessionStatus,
-    pub pid: Option<i64>,
-    pub pid_start: Option<i64>,
-    pub created_at: i64,
-    pub updated_at: i64,
+    pub(crate) settings_json: String,
+    pub(crate) status: SessionStatus,
+    pub(crate) pid: Option<i64>,
+    pub(crate) pid_start: Option<i64>,
+    pub(crate) created_at: i64,
+    pub(crate) updated_at: i64,
 }
 
 /// What a new session starts with; everything else has defaults.
 #[derive(Debug, Clone, Default)]
-pub struct NewSession {
+pub(crate) struct NewSession {
     /// A chosen id (`--session-id`); a new uuid v7 when `None`.
-    pub id: Option<String>,
-    pub title: String,
-    pub kind: Option<SessionKind>,
-    pub parent_id: Option<String>,
-    pub fork_of: Option<String>,
-    pub fork_seq: Option<i64>,
-    pub agent: Option<String>,
-    pub model: Option<String>,
-    pub cwd: Option<String>,
-    pub settings: Option<Settings>,
+    pub(crate) id: Option<String>,
+    pub(crate) title: String,
+    pub(crate) kind: Option<SessionKind>,
+    pub(crate) parent_id: Option<String>,
+    pub(crate) fork_of: Option<String>,
+    pub(crate) fork_seq: Option<i64>,
+    pub(crate) agent: Option<String>,
+    pub(crate) model: Option<String>,
+    pub(crate) cwd: Option<String>,
+    pub(crate) settings: Option<Settings>,
 }
 
 impl Session {
     /// The session's settings (tools, system prompt); a damaged row is an error.
-    pub fn settings(&self) -> Result<Settings> {
+    pub(crate) fn settings(&self) -> Result<Settings> {
         Settings::from_json(&self.settings_json).map_err(|message| StoreError::BadSettings {
             session: self.id.clone(),
             message,
@@ -164,7 +164,7 @@ pub(super) fn from_row(r: &Row<'_>) -> rusqlite::Result<Session> {
 }
 
 impl Store {
-    pub fn create_session(&self, new: NewSession) -> Result<Session> {
+    pub(crate) fn create_session(&self, new: NewSession) -> Result<Session> {
         let now = clock::now_ms();
         let id = match new.id {
             Some(id) => {
@@ -216,7 +216,7 @@ impl Store {
     }
 
     /// Sessions, most recently updated first, each with the length of its view.
-    pub fn list_sessions(&self, limit: Option<u64>) -> Result<Vec<(Session, i64)>> {
+    pub(crate) fn list_sessions(&self, limit: Option<u64>) -> Result<Vec<(Session, i64)>> {
         self.list_sessions_where(&Listing {
             limit,
             ..Listing::default()
@@ -224,7 +224,7 @@ impl Store {
     }
 
     /// The sessions `which` selects, most recently updated first, with their view lengths.
-    pub fn list_sessions_where(&self, which: &Listing) -> Result<Vec<(Session, i64)>> {
+    pub(crate) fn list_sessions_where(&self, which: &Listing) -> Result<Vec<(Session, i64)>> {
         let mut stmt = self.conn().prepare(&format!(
             "SELECT {COLUMNS}, \
                COALESCE((SELECT MAX(seq) FROM chunks c WHERE c.session_id = s.id), s.fork_seq, 0) \
@@ -243,7 +243,7 @@ impl Store {
         Ok(rows.into_iter().map(|(s, n)| (self.reaped(s), n)).collect())
     }
 
-    pub fn set_title(&self, id: &str, title: &str) -> Result<()> {
+    pub(crate) fn set_title(&self, id: &str, title: &str) -> Result<()> {
         let n = self
             .conn()
             .execute(

@@ -11,7 +11,7 @@ impl Store {
     /// Create a child session already `running` with no process yet, in one transaction: its
     /// row (policy, model and all) and the starting mark land together, so no reader ever sees
     /// it `idle` (where another `ag-prompt` could take it) and a failure leaves nothing behind.
-    pub fn create_child(&self, new: NewSession) -> Result<Session> {
+    pub(crate) fn create_child(&self, new: NewSession) -> Result<Session> {
         let child = self.write(|_| {
             let child = self.create_session(new)?;
             self.mark_starting(&child.id)?;
@@ -22,7 +22,7 @@ impl Store {
 
     /// A child about to be started: `running` with no process yet, so `ag-prompt` (which
     /// claims it) and watchers (which wait for it) both see it as under way.
-    pub fn mark_starting(&self, id: &str) -> Result<()> {
+    pub(crate) fn mark_starting(&self, id: &str) -> Result<()> {
         self.conn()
             .execute(
                 "UPDATE sessions SET status = 'running', pid = NULL, pid_start = NULL, updated_at = ?2 WHERE id = ?1",
@@ -34,7 +34,7 @@ impl Store {
 
     /// Record the process started for a child, unless `ag-prompt` already claimed (or even
     /// finished) it.
-    pub fn record_process(&self, id: &str, pid: i64, start: Option<i64>) -> Result<()> {
+    pub(crate) fn record_process(&self, id: &str, pid: i64, start: Option<i64>) -> Result<()> {
         self.conn()
             .execute(
                 "UPDATE sessions SET pid = ?2, pid_start = ?3 WHERE id = ?1 AND status = 'running' AND pid IS NULL",
@@ -46,7 +46,12 @@ impl Store {
 
     /// Set a final status and forget the process. With `only_pid`, only while that process
     /// is still the recorded one (so a finished turn's own status is never overwritten).
-    pub fn finish_child(&self, id: &str, status: &str, only_pid: Option<i64>) -> Result<bool> {
+    pub(crate) fn finish_child(
+        &self,
+        id: &str,
+        status: &str,
+        only_pid: Option<i64>,
+    ) -> Result<bool> {
         let n = match only_pid {
             Some(pid) => self.conn().execute(
                 "UPDATE sessions SET status = ?2, pid = NULL, pid_start = NULL, updated_at = ?3 \
@@ -66,7 +71,7 @@ impl Store {
     }
 
     /// Subagents and user agents, oldest first: the children of `parent`, or all of them.
-    pub fn spawned(&self, parent: Option<&str>) -> Result<Vec<Session>> {
+    pub(crate) fn spawned(&self, parent: Option<&str>) -> Result<Vec<Session>> {
         let sql = format!(
             "SELECT {COLUMNS} FROM sessions WHERE kind IN ('subagent', 'user_agent') \
              AND (?1 IS NULL OR parent_id = ?1) ORDER BY created_at, id"

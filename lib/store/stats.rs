@@ -87,7 +87,7 @@ impl Tally {
 
 impl Store {
     /// How many chunks of each role and type a session's view holds.
-    pub fn type_counts(&self, session: &Session) -> Result<Vec<TypeCount>> {
+    pub(crate) fn type_counts(&self, session: &Session) -> Result<Vec<TypeCount>> {
         let tally = self.view_tally(session)?;
         Ok(tally
             .counts
@@ -104,7 +104,7 @@ impl Store {
     }
 
     /// Token usage summed from the `turn_end` records of a session's view.
-    pub fn usage(&self, session: &Session) -> Result<Usage> {
+    pub(crate) fn usage(&self, session: &Session) -> Result<Usage> {
         Ok(self.view_tally(session)?.usage)
     }
 

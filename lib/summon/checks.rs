@@ -71,7 +71,7 @@ pub(super) fn check_kind(
 
 /// How many summons lie above (and including) `session`: its subagent hops, plus the depth
 /// recorded on the user agent at their top when a session started it.
-pub fn depth(store: &Store, session: &Session) -> usize {
+pub(crate) fn depth(store: &Store, session: &Session) -> usize {
     let mut d = 0;
     let mut cur = session.clone();
     while cur.kind == SessionKind::Subagent && d < 64 {
@@ -139,9 +139,9 @@ pub(super) fn check_may_summon(
 /// The child's tools: (requested, else the definition's) ∩ the spawner's effective tools,
 /// without `summon`/`retrieve` when the child would be too deep to use them.
 pub(super) struct Narrowed {
-    pub tools: Policy,
-    pub dropped: Vec<String>,
-    pub why: String,
+    pub(crate) tools: Policy,
+    pub(crate) dropped: Vec<String>,
+    pub(crate) why: String,
 }
 
 pub(super) fn narrow_tools(

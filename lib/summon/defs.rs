@@ -20,31 +20,31 @@ use super::claude::parse_claude;
 
 /// One agent definition.
 #[derive(Debug, Clone, PartialEq)]
-pub struct AgentDef {
-    pub slug: String,
-    pub name: String,
-    pub description: String,
-    pub is_subagent: bool,
+pub(crate) struct AgentDef {
+    pub(crate) slug: String,
+    pub(crate) name: String,
+    pub(crate) description: String,
+    pub(crate) is_subagent: bool,
     /// The tools it asks for (known names only).
-    pub tools: Vec<String>,
+    pub(crate) tools: Vec<String>,
     /// Models in order of preference; the first that resolves is used.
-    pub models: Vec<String>,
-    pub cwd: Option<String>,
-    pub system_prompt: Option<String>,
-    pub max_steps: Option<u32>,
+    pub(crate) models: Vec<String>,
+    pub(crate) cwd: Option<String>,
+    pub(crate) system_prompt: Option<String>,
+    pub(crate) max_steps: Option<u32>,
     /// The sandbox it asks for `bash`: it can only tighten the user's (or the spawner's).
-    pub sandbox: Option<Mode>,
+    pub(crate) sandbox: Option<Mode>,
     /// Where it came from.
-    pub origin: Origin,
+    pub(crate) origin: Origin,
     /// Tools the file asks for that its untrusted folder cannot grant (see the module doc).
-    pub withheld: Vec<String>,
+    pub(crate) withheld: Vec<String>,
     /// The built-in or user definition this project one replaces (in a trusted folder).
-    pub replaces: Option<Origin>,
+    pub(crate) replaces: Option<Origin>,
 }
 
 /// Where a definition comes from, which decides what it may replace and grant.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Origin {
+pub(crate) enum Origin {
     BuiltIn,
     /// `$XDG_CONFIG_HOME/ag/agents/`, or Claude Code's `~/.claude/agents/`.
     User(PathBuf),
@@ -58,7 +58,7 @@ pub enum Origin {
 
 impl Origin {
     /// `built-in`, `user` or `project`.
-    pub fn kind(&self) -> &'static str {
+    pub(crate) fn kind(&self) -> &'static str {
         match self {
             Origin::BuiltIn => "built-in",
             Origin::User(_) => "user",
@@ -66,7 +66,7 @@ impl Origin {
         }
     }
 
-    pub fn path(&self) -> Option<&Path> {
+    pub(crate) fn path(&self) -> Option<&Path> {
         match self {
             Origin::BuiltIn => None,
             Origin::User(p) | Origin::Project { path: p, .. } => Some(p),
@@ -75,7 +75,7 @@ impl Origin {
 
     /// `built-in`, `user PATH` or `project PATH` (`untrusted project PATH` outside a trusted
     /// folder), for people.
-    pub fn describe(&self) -> String {
+    pub(crate) fn describe(&self) -> String {
         match self {
             Origin::BuiltIn => "built-in".into(),
             Origin::User(p) => format!("user {}", p.display()),
@@ -89,12 +89,12 @@ impl Origin {
 }
 
 impl AgentDef {
-    pub fn policy(&self) -> Policy {
+    pub(crate) fn policy(&self) -> Policy {
         Policy::of(self.tools.iter().map(String::as_str))
     }
 
     /// What the user should know before running it: the tools its untrusted folder withheld.
-    pub fn withheld_note(&self) -> Option<String> {
+    pub(crate) fn withheld_note(&self) -> Option<String> {
         if self.withheld.is_empty() {
             return None;
         }
@@ -115,7 +115,7 @@ impl AgentDef {
     }
 
     /// `Name — description` for catalogs.
-    pub fn blurb(&self) -> String {
+    pub(crate) fn blurb(&self) -> String {
         if self.description.is_empty() {
             self.name.clone()
         } else {
@@ -126,10 +126,10 @@ impl AgentDef {
 
 /// Every definition visible from a directory, and what could not be read.
 #[derive(Debug, Clone, Default)]
-pub struct Catalog {
-    pub defs: BTreeMap<String, AgentDef>,
+pub(crate) struct Catalog {
+    pub(crate) defs: BTreeMap<String, AgentDef>,
     /// `FILE:LINE: message` for each skipped definition or dropped tool.
-    pub problems: Vec<String>,
+    pub(crate) problems: Vec<String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -198,7 +198,7 @@ impl Layer {
 impl Catalog {
     /// Built-ins, then user files, then Claude Code agents, then project files: later wins,
     /// except that an untrusted project's cannot replace a built-in or user definition.
-    pub fn load(cwd: &Path) -> Catalog {
+    pub(crate) fn load(cwd: &Path) -> Catalog {
         let mut cat = Catalog::default();
         for d in builtins() {
             cat.defs.insert(d.slug.clone(), d);
@@ -286,21 +286,21 @@ impl Catalog {
         }
     }
 
-    pub fn get(&self, slug: &str) -> Option<&AgentDef> {
+    pub(crate) fn get(&self, slug: &str) -> Option<&AgentDef> {
         self.defs.get(slug)
     }
 
-    pub fn subagents(&self) -> impl Iterator<Item = &AgentDef> {
+    pub(crate) fn subagents(&self) -> impl Iterator<Item = &AgentDef> {
         self.defs.values().filter(|d| d.is_subagent)
     }
 
-    pub fn user_agents(&self) -> impl Iterator<Item = &AgentDef> {
+    pub(crate) fn user_agents(&self) -> impl Iterator<Item = &AgentDef> {
         self.defs.values().filter(|d| !d.is_subagent)
     }
 
     /// The catalog as the `summon` tool describes it: subagents only, or both groups when
     /// user agents are permitted.
-    pub fn describe(&self, user_agents: bool) -> String {
+    pub(crate) fn describe(&self, user_agents: bool) -> String {
         let list = |it: &mut dyn Iterator<Item = &AgentDef>| -> String {
             let lines: Vec<String> = it.map(|d| format!("- {}: {}", d.slug, d.blurb())).collect();
             if lines.is_empty() {

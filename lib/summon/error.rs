@@ -3,7 +3,7 @@
 use crate::store::StoreError;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum SummonErrorKind {
+pub(crate) enum SummonErrorKind {
     /// Bad input: an unknown agent, a wrong kind of definition, a cwd that does not exist.
     Usage,
     /// Not allowed: the user-agent permission, nesting, a cwd outside the parent's.
@@ -13,10 +13,10 @@ pub enum SummonErrorKind {
 }
 
 #[derive(Debug, Clone)]
-pub struct SummonError {
-    pub kind: SummonErrorKind,
-    pub message: String,
-    pub hint: Option<String>,
+pub(crate) struct SummonError {
+    pub(crate) kind: SummonErrorKind,
+    pub(crate) message: String,
+    pub(crate) hint: Option<String>,
 }
 
 impl SummonError {

@@ -3,8 +3,8 @@
 
 mod checks;
 mod claude;
-pub mod defs;
+pub(crate) mod defs;
 mod error;
-pub mod spawn;
+pub(crate) mod spawn;
 
-pub use defs::{AgentDef, Catalog, Origin};
+pub(crate) use defs::{AgentDef, Catalog, Origin};

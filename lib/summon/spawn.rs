@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use super::checks::{self, Narrowed};
 use super::defs::{AgentDef, Catalog};
-pub use super::error::{SummonError, SummonErrorKind};
+pub(crate) use super::error::{SummonError, SummonErrorKind};
 use crate::config::Config;
 use crate::log::{ChunkData, Role};
 use crate::paths::Home;
@@ -21,12 +21,12 @@ use crate::store::{NewSession, Session, SessionKind, SessionStatus, Store, Store
 
 /// Who spawns: a session (its tools bound the child's), or a person at a shell.
 #[derive(Debug, Clone)]
-pub struct Spawner {
-    pub session: Option<Session>,
+pub(crate) struct Spawner {
+    pub(crate) session: Option<Session>,
     /// The spawning session's effective tools; `None` for a person at a shell.
-    pub tools: Option<Policy>,
+    pub(crate) tools: Option<Policy>,
     /// The spawning session's directory (a person's: the current directory).
-    pub cwd: PathBuf,
+    pub(crate) cwd: PathBuf,
 }
 
 impl Spawner {
@@ -34,7 +34,7 @@ impl Spawner {
     /// the person at the shell, in `here`. A session without a stored list of tools has the
     /// read-only default (as `ag-prompt` runs it), which lacks `summon`; damaged settings are
     /// an error.
-    pub fn of_shell(
+    pub(crate) fn of_shell(
         store: &Store,
         parent: Option<&str>,
         here: &Path,
@@ -62,29 +62,29 @@ impl Spawner {
 }
 
 #[derive(Debug, Clone, Default)]
-pub struct Request {
-    pub agent: String,
-    pub task: String,
-    pub tools: Option<Policy>,
-    pub cwd: Option<String>,
-    pub top_level: bool,
+pub(crate) struct Request {
+    pub(crate) agent: String,
+    pub(crate) task: String,
+    pub(crate) tools: Option<Policy>,
+    pub(crate) cwd: Option<String>,
+    pub(crate) top_level: bool,
 }
 
 #[derive(Debug, Clone)]
-pub struct Spawned {
-    pub child: Session,
+pub(crate) struct Spawned {
+    pub(crate) child: Session,
     /// Tools asked for that the child did not get, with the reason.
-    pub dropped: Vec<String>,
-    pub dropped_why: Option<String>,
+    pub(crate) dropped: Vec<String>,
+    pub(crate) dropped_why: Option<String>,
     /// What the definition's untrusted folder withheld ([`AgentDef::withheld_note`]).
-    pub withheld: Option<String>,
-    pub log: PathBuf,
-    pub pid: i64,
+    pub(crate) withheld: Option<String>,
+    pub(crate) log: PathBuf,
+    pub(crate) pid: i64,
 }
 
 impl Spawned {
     /// The never-silent line about dropped tools, if any were.
-    pub fn dropped_note(&self) -> Option<String> {
+    pub(crate) fn dropped_note(&self) -> Option<String> {
         (!self.dropped.is_empty()).then(|| {
             format!(
                 "tools not granted to {}: {} ({})",
@@ -99,7 +99,7 @@ impl Spawned {
 }
 
 /// Resolve, create and start a child. Returns once its process is recorded.
-pub fn spawn(
+pub(crate) fn spawn(
     store: &Store,
     home: &Home,
     config: &Config,
@@ -278,7 +278,7 @@ fn start(
 /// A child's status as it really is: `running` with a dead process is `interrupted` (and is
 /// recorded so); `running` with no process yet for over 30 s is failed too (its spawner
 /// died before starting it).
-pub fn effective_status(store: &Store, s: &Session) -> Result<SessionStatus, StoreError> {
+pub(crate) fn effective_status(store: &Store, s: &Session) -> Result<SessionStatus, StoreError> {
     if s.status != SessionStatus::Running {
         if s.status == SessionStatus::Idle
             && matches!(s.kind, SessionKind::Subagent | SessionKind::UserAgent)
@@ -308,16 +308,16 @@ pub fn effective_status(store: &Store, s: &Session) -> Result<SessionStatus, Sto
 
 /// What a finished (or still running) child has to say.
 #[derive(Debug, Clone)]
-pub struct ChildResult {
-    pub session: Session,
-    pub status: SessionStatus,
-    pub answer: Option<String>,
-    pub error: Option<String>,
-    pub timed_out: bool,
+pub(crate) struct ChildResult {
+    pub(crate) session: Session,
+    pub(crate) status: SessionStatus,
+    pub(crate) answer: Option<String>,
+    pub(crate) error: Option<String>,
+    pub(crate) timed_out: bool,
 }
 
 /// Wait until the child is no longer running, or `timeout` passes, or `interrupt` is set.
-pub fn wait(
+pub(crate) fn wait(
     store: &Store,
     id: &str,
     timeout: Option<Duration>,
@@ -345,7 +345,10 @@ pub fn wait(
 }
 
 /// The last assistant text of the session's last turn, and the last error of that turn.
-pub fn answer(store: &Store, s: &Session) -> Result<(Option<String>, Option<String>), StoreError> {
+pub(crate) fn answer(
+    store: &Store,
+    s: &Session,
+) -> Result<(Option<String>, Option<String>), StoreError> {
     let chunks = store.load_view(s)?;
     let Some(last_turn) = chunks.last().map(|c| c.turn.clone()) else {
         return Ok((None, None));
@@ -365,13 +368,17 @@ pub fn answer(store: &Store, s: &Session) -> Result<(Option<String>, Option<Stri
 }
 
 /// Send `sig` to the process group a child leads (it was started with `process_group(0)`).
-pub fn signal_group(pid: i64, sig: i32) {
+pub(crate) fn signal_group(pid: i64, sig: i32) {
     proc::kill_group(pid, sig);
 }
 
 /// Stop a running child: SIGTERM to its group, SIGKILL after `grace`, then `cancelled`.
 /// Returns the status it had when it was asked (or `cancelled` when it was stopped).
-pub fn cancel(store: &Store, s: &Session, grace: Duration) -> Result<SessionStatus, StoreError> {
+pub(crate) fn cancel(
+    store: &Store,
+    s: &Session,
+    grace: Duration,
+) -> Result<SessionStatus, StoreError> {
     let status = effective_status(store, s)?;
     if status != SessionStatus::Running {
         return Ok(status);

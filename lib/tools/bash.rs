@@ -61,13 +61,13 @@ const SECRET_SUFFIXES: &[&str] = &[
 /// one of `ANTHROPIC_API_KEY`, `OPENAI_API_KEY`, `GITHUB_PAT`, `PGPASSWORD`, `MYSQL_PWD`.
 /// Broad on purpose: losing a harmless `*_KEY` costs a command little, while a provider key in
 /// a model-driven shell can leave with one `curl`.
-pub fn is_secret_var(name: &str) -> bool {
+pub(crate) fn is_secret_var(name: &str) -> bool {
     let upper = name.to_ascii_uppercase();
     SECRET_NAMES.contains(&upper.as_str()) || SECRET_SUFFIXES.iter().any(|s| upper.ends_with(s))
 }
 
 /// `vars` without the secrets ([`is_secret_var`]).
-pub fn scrub_env(vars: impl IntoIterator<Item = (String, String)>) -> Vec<(String, String)> {
+pub(crate) fn scrub_env(vars: impl IntoIterator<Item = (String, String)>) -> Vec<(String, String)> {
     vars.into_iter()
         .filter(|(k, _)| !is_secret_var(k))
         .collect()
@@ -76,7 +76,7 @@ pub fn scrub_env(vars: impl IntoIterator<Item = (String, String)>) -> Vec<(Strin
 /// This process's environment with provider keys and other secrets removed (the rule is
 /// [`is_secret_var`]); the base environment of every `bash` call. Variables whose name or
 /// value is not valid Unicode are left out too, since they cannot be represented here.
-pub fn scrubbed_env() -> Vec<(String, String)> {
+pub(crate) fn scrubbed_env() -> Vec<(String, String)> {
     scrub_env(
         std::env::vars_os()
             .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?))),

@@ -25,7 +25,7 @@ const MAX_HOPS: usize = 40;
 /// resolved (for a path that does not exist yet, its deepest existing ancestor is resolved and
 /// the rest appended, rejecting any `..` in the rest); the result must stay under `cwd`, else
 /// `Err("path X is outside the session's directory Y")`. An empty path means `cwd` itself.
-pub fn confine(cwd: &Path, requested: &str) -> Result<PathBuf, String> {
+pub(crate) fn confine(cwd: &Path, requested: &str) -> Result<PathBuf, String> {
     let root = canonical_root(cwd)?;
     confine_in(&root, requested)
 }

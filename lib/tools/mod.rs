@@ -26,8 +26,8 @@ mod specs;
 mod walk;
 mod write;
 
-pub use bash::{is_secret_var, scrub_env, scrubbed_env};
-pub use confine::confine;
+pub(crate) use bash::scrubbed_env;
+pub(crate) use confine::confine;
 
 use std::borrow::Cow;
 use std::panic::AssertUnwindSafe;
@@ -40,55 +40,55 @@ use crate::fold::ToolSpec;
 use crate::policy::Tool;
 
 /// How long `bash` may run when the call does not say.
-pub const DEFAULT_BASH_TIMEOUT: Duration = Duration::from_secs(120);
+pub(crate) const DEFAULT_BASH_TIMEOUT: Duration = Duration::from_secs(120);
 
 /// Bytes of tool output kept by default.
-pub const DEFAULT_OUTPUT_CAP: usize = 30_000;
+pub(crate) const DEFAULT_OUTPUT_CAP: usize = 30_000;
 
 /// Lines longer than this many characters are clipped by `read` and `grep`: a minified file
 /// would otherwise spend the whole output cap on one line.
-pub const MAX_LINE_CHARS: usize = 2000;
+pub(crate) const MAX_LINE_CHARS: usize = 2000;
 
 /// Lines `read` shows when the call gives no `limit`.
-pub const DEFAULT_READ_LIMIT: u64 = 2000;
+pub(crate) const DEFAULT_READ_LIMIT: u64 = 2000;
 
 /// Files `glob` lists at most.
-pub const GLOB_CAP: usize = 1000;
+pub(crate) const GLOB_CAP: usize = 1000;
 
 /// Matching lines `grep` shows at most.
-pub const GREP_CAP: usize = 500;
+pub(crate) const GREP_CAP: usize = 500;
 
 /// Everything a tool call needs besides its arguments.
 #[derive(Debug, Clone)]
-pub struct ToolCtx {
+pub(crate) struct ToolCtx {
     /// The session's cwd (canonical); file tools are confined to it.
-    pub cwd: PathBuf,
+    pub(crate) cwd: PathBuf,
     /// Extra environment for bash (the caller puts `AG_SESSION`, `AG_HOME` here). Added after
     /// the scrub, so whatever the caller puts here reaches the command.
-    pub env: Vec<(String, String)>,
+    pub(crate) env: Vec<(String, String)>,
     /// How long bash may run unless the call asks for another limit.
-    pub bash_timeout: Duration,
+    pub(crate) bash_timeout: Duration,
     /// Bytes of tool output kept; the rest is cut with a note saying how much was cut.
-    pub output_cap: usize,
+    pub(crate) output_cap: usize,
     /// Set when the turn is interrupted: a running command is killed with its process group.
-    pub cancel: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    pub(crate) cancel: std::sync::Arc<std::sync::atomic::AtomicBool>,
     /// The sandbox `bash` runs in.
-    pub sandbox: crate::sandbox::Settings,
+    pub(crate) sandbox: crate::sandbox::Settings,
     /// The key variables bash never sees, beyond the secret-looking names it never sees.
-    pub secrets: std::sync::Arc<crate::secrets::Secrets>,
+    pub(crate) secrets: std::sync::Arc<crate::secrets::Secrets>,
     /// Whether `write` and `edit` may change `.git/`, `.ag/` and `.claude/`.
-    pub allow_protected: bool,
+    pub(crate) allow_protected: bool,
     /// The process group of the running `bash` command and its leader's start time, while
     /// one runs: the caller records it, so a later run can kill what a killed one left.
-    pub running_group: std::sync::Arc<std::sync::Mutex<Option<(i64, i64)>>>,
+    pub(crate) running_group: std::sync::Arc<std::sync::Mutex<Option<(i64, i64)>>>,
     /// The MCP servers `mcp__SERVER__TOOL` calls go to, when any are configured.
-    pub mcp: Option<std::sync::Arc<crate::mcp::McpServers>>,
+    pub(crate) mcp: Option<std::sync::Arc<crate::mcp::McpServers>>,
     /// Existing paths other sessions claim: `bash` sees them read-only in its sandbox.
-    pub claimed_by_others: Vec<PathBuf>,
+    pub(crate) claimed_by_others: Vec<PathBuf>,
 }
 
 impl ToolCtx {
-    pub fn new(cwd: PathBuf) -> ToolCtx {
+    pub(crate) fn new(cwd: PathBuf) -> ToolCtx {
         ToolCtx {
             cwd,
             env: Vec::new(),
@@ -117,14 +117,14 @@ pub struct ToolOutput {
 }
 
 impl ToolOutput {
-    pub fn ok(text: impl Into<String>) -> ToolOutput {
+    pub(crate) fn ok(text: impl Into<String>) -> ToolOutput {
         ToolOutput {
             text: text.into(),
             is_error: false,
         }
     }
 
-    pub fn error(text: impl Into<String>) -> ToolOutput {
+    pub(crate) fn error(text: impl Into<String>) -> ToolOutput {
         ToolOutput {
             text: text.into(),
             is_error: true,
@@ -134,7 +134,7 @@ impl ToolOutput {
 
 /// The spec offered to the model for one of the file tools or `bash`; `None` for the tools
 /// the agent loop implements (`agent::registry` knows which is which).
-pub fn spec(tool: Tool) -> Option<ToolSpec> {
+pub(crate) fn spec(tool: Tool) -> Option<ToolSpec> {
     let (description, schema) = match tool {
         Tool::Read => specs::read(),
         Tool::Glob => specs::glob(),
@@ -161,7 +161,7 @@ pub fn spec(tool: Tool) -> Option<ToolSpec> {
 
 /// The spec offered for `name` in a session: `bash`'s also says what its sandbox allows, so
 /// the model does not retry what cannot work.
-pub fn spec_in(tool: Tool, ctx: &ToolCtx) -> Option<ToolSpec> {
+pub(crate) fn spec_in(tool: Tool, ctx: &ToolCtx) -> Option<ToolSpec> {
     let mut s = spec(tool)?;
     if tool == Tool::Bash {
         s.description.push(' ');
@@ -172,7 +172,7 @@ pub fn spec_in(tool: Tool, ctx: &ToolCtx) -> Option<ToolSpec> {
 
 /// Run one tool call. Never panics; every failure is an `is_error` output saying what went
 /// wrong and where. Does not consult the policy: the caller runs `policy::guard` first.
-pub fn run(name: &str, args: &Value, ctx: &ToolCtx) -> ToolOutput {
+pub(crate) fn run(name: &str, args: &Value, ctx: &ToolCtx) -> ToolOutput {
     // The tools are written not to panic; this is the backstop, because a panic here would
     // take the agent loop and the turn with it.
     match std::panic::catch_unwind(AssertUnwindSafe(|| dispatch(name, args, ctx))) {

@@ -13,15 +13,15 @@ use crate::log::{Chunk, ChunkData};
 use crate::store::{Page, RecallHit, Session, Store, StoreError};
 
 /// Matches listed when the call gives no `limit`, and the most it may ask for.
-pub const DEFAULT_LIMIT: u64 = 10;
-pub const MAX_LIMIT: u64 = 50;
+pub(crate) const DEFAULT_LIMIT: u64 = 10;
+pub(crate) const MAX_LIMIT: u64 = 50;
 /// Chunks shown on each side of `seq` when the call gives no `around`, and the most.
-pub const DEFAULT_AROUND: u64 = 2;
-pub const MAX_AROUND: u64 = 10;
+pub(crate) const DEFAULT_AROUND: u64 = 2;
+pub(crate) const MAX_AROUND: u64 = 10;
 /// Characters of a call's arguments shown in a match.
 const ARGUMENT_CHARS: usize = 300;
 
-pub fn spec() -> ToolSpec {
+pub(crate) fn spec() -> ToolSpec {
     ToolSpec {
         name: "recall".into(),
         description: "Look up this session's own earlier history, including what a compaction \

@@ -41,18 +41,18 @@ pub(crate) enum Kind {
 /// One entry the walk found, relative to the search directory.
 #[derive(Debug)]
 pub(crate) struct Listed {
-    pub rel: PathBuf,
-    pub kind: Kind,
+    pub(crate) rel: PathBuf,
+    pub(crate) kind: Kind,
 }
 
 /// What a walk found, in no particular order.
 #[derive(Debug, Default)]
 pub(crate) struct Walked {
-    pub entries: Vec<Listed>,
+    pub(crate) entries: Vec<Listed>,
     /// Directories (and entries) that could not be read.
-    pub unreadable: usize,
+    pub(crate) unreadable: usize,
     /// Directories that were replaced by a link (or a file) before the walk got to them.
-    pub changed: usize,
+    pub(crate) changed: usize,
 }
 
 /// Walk `base` (inside `root`, both canonical as `confine` returns them). An error means

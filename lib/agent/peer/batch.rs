@@ -26,7 +26,7 @@ pub(super) struct Batch<T> {
 
 impl<T: Carry> Batch<T> {
     /// A batch whose carried lines cost at most `budget` bytes.
-    pub fn new(budget: usize) -> Self {
+    pub(crate) fn new(budget: usize) -> Self {
         Batch {
             newest: Vec::new(),
             budget,
@@ -34,7 +34,7 @@ impl<T: Carry> Batch<T> {
     }
 
     /// Take a line; returns a line that can no longer be carried (it is held back).
-    pub fn push(&mut self, line: T) -> Option<T> {
+    pub(crate) fn push(&mut self, line: T) -> Option<T> {
         self.newest.push(line);
         if self.newest.len() > PEER_LINES * 2 {
             self.newest.sort_by_key(Carry::order);
@@ -45,7 +45,7 @@ impl<T: Carry> Batch<T> {
 
     /// The lines carried, oldest first, and the rest that are held back: the newest lines
     /// whole, dropping the oldest carried one until the batch fits the byte budget.
-    pub fn finish(mut self) -> (Vec<T>, Vec<T>) {
+    pub(crate) fn finish(mut self) -> (Vec<T>, Vec<T>) {
         self.newest.sort_by_key(Carry::order);
         let mut held = Vec::new();
         while self.newest.len() > PEER_LINES {

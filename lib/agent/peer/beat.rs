@@ -13,7 +13,7 @@ use crate::room::{remote, Room};
 use crate::store::Store;
 
 /// A session's presence for the length of a turn; dropping it leaves.
-pub struct Here {
+pub(crate) struct Here {
     stop: Option<Sender<()>>,
     beat: Option<JoinHandle<()>>,
     room: Room,

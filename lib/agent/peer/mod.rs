@@ -22,7 +22,7 @@ use crate::room::Room;
 /// (loaded from the log on first use), the turn under way, the turn already nudged, and the
 /// claims the model was told about before a `bash` call in that turn.
 #[derive(Debug, Default)]
-pub struct PeerState {
+pub(crate) struct PeerState {
     /// `None`: not loaded yet; `Some(None)`: never shown one.
     pub(super) roster_told: Option<Option<Vec<String>>>,
     pub(super) turn: Option<String>,

@@ -9,7 +9,7 @@ use crate::log::{decode_line, Chunk, ChunkData, NewChunk, Role};
 use crate::store::{AppendTarget, NewSession, StoreError};
 
 #[derive(Debug, clap::Args)]
-pub struct Args {
+pub(crate) struct Args {
     /// The session to append to: a handle, an id or unique prefix, a title or title fragment,
     /// `last` (this directory's latest chat session) or `last~N`
     #[arg(
@@ -40,7 +40,7 @@ pub struct Args {
 
 const NOTHING_APPENDED: &str = "nothing was appended; fix the input and run again";
 
-pub fn run(ctx: &mut Ctx, args: Args) -> CliResult<()> {
+pub(crate) fn run(ctx: &mut Ctx, args: Args) -> CliResult<()> {
     let text = match args.text.as_deref() {
         Some("-") => Some(read_stdin_text()?),
         Some(t) => Some(t.to_string()),

@@ -21,7 +21,7 @@ Examples:
 
 #[derive(Debug, clap::Args)]
 #[command(after_help = EXAMPLES)]
-pub struct Args {
+pub(crate) struct Args {
     /// The session: a handle, an id or prefix, a title, `last` (this directory's latest chat) or `last~N`
     #[arg(value_name = "SESSION")]
     session: String,
@@ -57,7 +57,7 @@ fn given_summary(v: &str) -> CliResult<String> {
     Ok(text.trim().to_string())
 }
 
-pub fn run(ctx: &mut Ctx, args: Args) -> CliResult<()> {
+pub(crate) fn run(ctx: &mut Ctx, args: Args) -> CliResult<()> {
     let summary = args.summary.as_deref().map(given_summary).transpose()?;
     let store = ctx.store()?;
     let session = store.resolve(&args.session)?;

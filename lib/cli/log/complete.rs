@@ -13,7 +13,7 @@ use std::process::ExitCode;
 use crate::paths::Home;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Kind {
+pub(crate) enum Kind {
     /// Session handles, most recently updated first
     Sessions,
     /// Agent definitions (`ag-summon agents`)
@@ -27,7 +27,7 @@ const SESSIONS: u64 = 200;
 
 /// `ag-log __complete KIND`, when that is how the command was called. An unknown kind is
 /// a request too (it offers nothing).
-pub fn requested() -> Option<Option<Kind>> {
+pub(crate) fn requested() -> Option<Option<Kind>> {
     let mut args = std::env::args_os().skip(1);
     if args.next()? != "__complete" {
         return None;
@@ -42,7 +42,7 @@ pub fn requested() -> Option<Option<Kind>> {
 
 /// Print the words; whatever fails, offer nothing and exit 0 (a completion must not
 /// print errors into the person's command line).
-pub fn main(kind: Option<Kind>) -> ExitCode {
+pub(crate) fn main(kind: Option<Kind>) -> ExitCode {
     let words = match kind {
         Some(Kind::Sessions) => sessions(),
         Some(Kind::Agents) => agents(),

@@ -9,7 +9,7 @@ use crate::export::{self, Document};
 use crate::store::{Session, Store};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum Format {
+pub(crate) enum Format {
     /// Markdown, for reading and pasting
     Md,
     /// One self-contained HTML page (no network when viewed)
@@ -29,7 +29,7 @@ impl Format {
 }
 
 #[derive(Debug, clap::Args)]
-pub struct Args {
+pub(crate) struct Args {
     /// The session: a handle, an id or prefix, a title, `last` (this directory's latest chat) or `last~N`
     #[arg(value_name = "SESSION", required_unless_present_any = ["all", "here"], conflicts_with_all = ["all", "here"])]
     session: Option<String>,
@@ -47,7 +47,7 @@ pub struct Args {
     here: bool,
 }
 
-pub fn run(ctx: &mut Ctx, args: Args) -> CliResult<()> {
+pub(crate) fn run(ctx: &mut Ctx, args: Args) -> CliResult<()> {
     let store = ctx.store()?;
     if let Some(reference) = &args.session {
         let session = store.resolve(reference)?;

@@ -5,7 +5,7 @@ use crate::fold::stream::{fold_to_writer, StreamError};
 use crate::fold::{Dialect, FoldOptions};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum DialectArg {
+pub(crate) enum DialectArg {
     /// Anthropic Messages API
     Anthropic,
     /// OpenAI Chat Completions
@@ -22,7 +22,7 @@ impl From<DialectArg> for Dialect {
 }
 
 #[derive(Debug, clap::Args)]
-pub struct Args {
+pub(crate) struct Args {
     /// The session: a handle, an id or prefix, a title, `last` (this directory's latest chat) or `last~N`
     #[arg(value_name = "SESSION", default_value = "last")]
     session: String,
@@ -60,7 +60,7 @@ fn api_model_name(model: &str) -> String {
 }
 
 /// `TEXT` or `@FILE`.
-pub fn text_or_file(v: &str, flag: &str) -> CliResult<String> {
+pub(crate) fn text_or_file(v: &str, flag: &str) -> CliResult<String> {
     match v.strip_prefix('@') {
         Some(path) => std::fs::read_to_string(path).map_err(|e| {
             CliError::from(e).context(format!("{flag} @{path}: cannot read the file"))
@@ -69,7 +69,7 @@ pub fn text_or_file(v: &str, flag: &str) -> CliResult<String> {
     }
 }
 
-pub fn run(ctx: &mut Ctx, args: Args) -> CliResult<()> {
+pub(crate) fn run(ctx: &mut Ctx, args: Args) -> CliResult<()> {
     let system = args
         .system
         .as_deref()

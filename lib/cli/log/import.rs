@@ -15,7 +15,7 @@ use crate::import::{self, PlannedSession, SourceKind};
 use crate::store::{ImportPlan, ImportSource, NewSession, SessionKind, Store};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum From {
+pub(crate) enum From {
     /// Tell each file's format from its lines
     Auto,
     /// Claude Code session files (~/.claude/projects/*/*.jsonl)
@@ -27,7 +27,7 @@ pub enum From {
 }
 
 #[derive(Debug, clap::Args)]
-pub struct Args {
+pub(crate) struct Args {
     /// Files or directories (searched recursively for *.jsonl and *.ndjson); `-` is stdin
     #[arg(value_name = "PATH", required = true)]
     paths: Vec<PathBuf>,
@@ -40,7 +40,7 @@ pub struct Args {
     follow: bool,
 }
 
-pub fn run(ctx: &mut Ctx, args: Args) -> CliResult<()> {
+pub(crate) fn run(ctx: &mut Ctx, args: Args) -> CliResult<()> {
     let store = ctx.store()?;
     let kind = match args.from {
         From::Auto => None,

@@ -11,7 +11,7 @@ use crate::reduce::{ChunkOp, StepEnd, StreamReader};
 use crate::store::{Page, Session, Store};
 
 #[derive(Debug, clap::Args)]
-pub struct Args {
+pub(crate) struct Args {
     /// The session to append to: a handle, an id or prefix, a title, `last` or `last~N`
     #[arg(short, long, value_name = "SESSION")]
     session: String,
@@ -26,7 +26,7 @@ pub struct Args {
     end_turn: bool,
 }
 
-pub fn run(ctx: &mut Ctx, args: Args) -> CliResult<()> {
+pub(crate) fn run(ctx: &mut Ctx, args: Args) -> CliResult<()> {
     let store = ctx.store()?;
     let session = store.resolve(&args.session)?;
     let (turn, step) = turn_and_step(&store, &session, args.turn)?;

@@ -17,8 +17,8 @@ mod show;
 use std::process::ExitCode;
 
 pub(crate) use append::parse_uuid;
-pub use fold::text_or_file;
-pub use render::clip;
+pub(crate) use fold::text_or_file;
+pub(crate) use render::clip;
 
 use clap::{CommandFactory, Parser, Subcommand};
 
@@ -74,15 +74,15 @@ Examples:
     after_help = EXAMPLES,
     disable_help_subcommand = true
 )]
-pub struct Cli {
+pub(crate) struct Cli {
     #[command(flatten)]
-    pub global: GlobalArgs,
+    pub(crate) global: GlobalArgs,
     #[command(subcommand)]
-    pub verb: Verb,
+    pub(crate) verb: Verb,
 }
 
 #[derive(Debug, Subcommand)]
-pub enum Verb {
+pub(crate) enum Verb {
     /// Append chunks: one user text, or NDJSON chunks from stdin, in one transaction
     Append(append::Args),
     /// Print a session's chunks (text, --json NDJSON, or --format md)

@@ -14,7 +14,7 @@ Examples:
 
 #[derive(Debug, clap::Args)]
 #[command(after_help = EXAMPLES)]
-pub struct Args {
+pub(crate) struct Args {
     /// The session: a handle, an id or prefix, a title, `last` (this directory's latest chat) or `last~N`
     #[arg(value_name = "SESSION")]
     session: String,
@@ -24,7 +24,7 @@ pub struct Args {
     keep: Option<usize>,
 }
 
-pub fn run(ctx: &mut Ctx, args: Args) -> CliResult<()> {
+pub(crate) fn run(ctx: &mut Ctx, args: Args) -> CliResult<()> {
     let store = ctx.store()?;
     let session = store.resolve(&args.session)?;
     let keep = match args.keep {

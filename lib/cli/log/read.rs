@@ -11,7 +11,7 @@ use crate::log::Chunk;
 use crate::store::{Page, Session, Store};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum Format {
+pub(crate) enum Format {
     /// A compact transcript for people
     Text,
     /// One JSON chunk per line (same as --json)
@@ -21,7 +21,7 @@ pub enum Format {
 }
 
 #[derive(Debug, clap::Args)]
-pub struct CatArgs {
+pub(crate) struct CatArgs {
     /// The session: a handle, an id or prefix, a title, `last` (this directory's latest chat) or `last~N`
     #[arg(value_name = "SESSION", default_value = "last")]
     session: String,
@@ -42,7 +42,7 @@ pub struct CatArgs {
     format: Format,
 }
 
-pub fn cat(ctx: &mut Ctx, args: CatArgs) -> CliResult<()> {
+pub(crate) fn cat(ctx: &mut Ctx, args: CatArgs) -> CliResult<()> {
     let store = ctx.store()?;
     let session = store.resolve(&args.session)?;
     let format = if ctx.global.json {
@@ -87,7 +87,7 @@ fn print_page(
 }
 
 #[derive(Debug, clap::Args)]
-pub struct TailArgs {
+pub(crate) struct TailArgs {
     /// The session: a handle, an id or prefix, a title, `last` (this directory's latest chat) or `last~N`
     #[arg(value_name = "SESSION", default_value = "last")]
     session: String,
@@ -101,7 +101,7 @@ pub struct TailArgs {
     follow: bool,
 }
 
-pub fn tail(ctx: &mut Ctx, args: TailArgs) -> CliResult<()> {
+pub(crate) fn tail(ctx: &mut Ctx, args: TailArgs) -> CliResult<()> {
     let store = ctx.store()?;
     let session = store.resolve(&args.session)?;
     let json = ctx.global.json;

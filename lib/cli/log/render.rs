@@ -1,18 +1,18 @@
 //! How chunks look to people in a terminal: a compact transcript (Markdown is `export`'s).
 
 use crate::cli::{escape_controls, Out};
-pub use crate::export::{clip, markdown};
+pub(crate) use crate::export::{clip, markdown};
 use crate::export::{result_text, system_line};
 use crate::log::{Chunk, ChunkData};
 
 /// Remembers the last turn printed, so a header appears when a new one starts.
 #[derive(Default)]
-pub struct Transcript {
+pub(crate) struct Transcript {
     turn: Option<String>,
 }
 
 impl Transcript {
-    pub fn chunk(&mut self, out: &mut Out, c: &Chunk) -> std::io::Result<()> {
+    pub(crate) fn chunk(&mut self, out: &mut Out, c: &Chunk) -> std::io::Result<()> {
         if self.turn.as_deref() != Some(c.turn.as_str()) {
             self.turn = Some(c.turn.clone());
             let header = format!(

@@ -8,7 +8,7 @@ use crate::log::{ChunkData, Role};
 use crate::store::{SearchHit, Session};
 
 #[derive(Debug, clap::Args)]
-pub struct SearchArgs {
+pub(crate) struct SearchArgs {
     /// Words to find, all of which must occur; `"two words"` (quoted inside the argument) is
     /// a phrase, `word*` a prefix
     #[arg(value_name = "QUERY", required = true, num_args = 1..)]
@@ -21,7 +21,7 @@ pub struct SearchArgs {
     limit: u64,
 }
 
-pub fn search(ctx: &mut Ctx, args: SearchArgs) -> CliResult<()> {
+pub(crate) fn search(ctx: &mut Ctx, args: SearchArgs) -> CliResult<()> {
     let store = ctx.store()?;
     let session = match &args.session {
         Some(r) => Some(store.resolve(r)?),

@@ -7,7 +7,7 @@ use crate::clock;
 use crate::store::Session;
 
 #[derive(Debug, clap::Args)]
-pub struct LsArgs {
+pub(crate) struct LsArgs {
     /// At most N sessions, most recently updated first
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(..=i64::MAX as u64))]
     limit: Option<u64>,
@@ -28,7 +28,7 @@ fn parse_since(s: &str) -> Result<i64, String> {
     crate::clock::parse_since(s, crate::clock::now_ms())
 }
 
-pub fn session_json(s: &Session, chunks: i64) -> Value {
+pub(crate) fn session_json(s: &Session, chunks: i64) -> Value {
     json!({
         "id": s.id,
         "handle": s.handle,
@@ -49,7 +49,7 @@ pub fn session_json(s: &Session, chunks: i64) -> Value {
     })
 }
 
-pub fn ls(ctx: &mut Ctx, args: LsArgs) -> CliResult<()> {
+pub(crate) fn ls(ctx: &mut Ctx, args: LsArgs) -> CliResult<()> {
     let store = ctx.store()?;
     let cwd = std::env::current_dir().and_then(std::fs::canonicalize)?;
     let sessions = store.list_sessions_where(&crate::store::Listing {
@@ -118,7 +118,7 @@ fn dir_label(dir: &str, cwd: &std::path::Path, home: Option<&std::path::Path>) -
 }
 
 #[derive(Debug, clap::Args)]
-pub struct TitleArgs {
+pub(crate) struct TitleArgs {
     /// The session: a handle, an id or prefix, a title, `last` (this directory's latest chat) or `last~N`
     #[arg(value_name = "SESSION")]
     session: String,
@@ -127,7 +127,7 @@ pub struct TitleArgs {
     title: String,
 }
 
-pub fn title(ctx: &mut Ctx, args: TitleArgs) -> CliResult<()> {
+pub(crate) fn title(ctx: &mut Ctx, args: TitleArgs) -> CliResult<()> {
     let store = ctx.store()?;
     let s = store.resolve(&args.session)?;
     store.set_title(&s.id, &args.title)?;
@@ -136,7 +136,7 @@ pub fn title(ctx: &mut Ctx, args: TitleArgs) -> CliResult<()> {
 }
 
 #[derive(Debug, clap::Args)]
-pub struct RmArgs {
+pub(crate) struct RmArgs {
     /// Sessions to remove: handles, ids or prefixes, titles, `last`
     #[arg(value_name = "SESSION", required = true, num_args = 1..)]
     sessions: Vec<String>,
@@ -149,7 +149,7 @@ pub struct RmArgs {
     force: bool,
 }
 
-pub fn rm(ctx: &mut Ctx, args: RmArgs) -> CliResult<()> {
+pub(crate) fn rm(ctx: &mut Ctx, args: RmArgs) -> CliResult<()> {
     let store = ctx.store()?;
     // Resolve everything first so a typo removes nothing.
     let targets: Vec<Session> = args

@@ -9,7 +9,7 @@ use crate::clock;
 use crate::store::{ImportSource, Session, Store, TypeCount, Usage};
 
 #[derive(Debug, clap::Args)]
-pub struct ShowArgs {
+pub(crate) struct ShowArgs {
     /// The session: a handle, an id or prefix, a title, `last` (this directory's latest chat) or `last~N`
     #[arg(value_name = "SESSION", default_value = "last")]
     session: String,
@@ -26,7 +26,7 @@ struct Shown {
     context: Option<ContextUse>,
 }
 
-pub fn show(ctx: &mut Ctx, args: ShowArgs) -> CliResult<()> {
+pub(crate) fn show(ctx: &mut Ctx, args: ShowArgs) -> CliResult<()> {
     let store = ctx.store()?;
     let session = store.reaped(store.resolve(&args.session)?);
     let config = crate::cli::load_config(&ctx.out, &std::env::current_dir()?)?;

@@ -18,9 +18,9 @@ const MAX_ATTACHMENT: u64 = 1 << 20;
 
 /// What the person gives a turn: the prompt's text, and the images attached with `-a`.
 pub(super) struct Prompt {
-    pub text: String,
+    pub(crate) text: String,
     /// `user/image` chunk payloads, in the order given; they go before the text.
-    pub images: Vec<ChunkData>,
+    pub(crate) images: Vec<ChunkData>,
 }
 
 /// One `-a` file: text for the prompt, or an image of its own.
@@ -31,7 +31,7 @@ enum Attachment {
 
 /// `--output`: what stdout carries.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum Output {
+pub(crate) enum Output {
     /// The answer as it streams (the default)
     Text,
     /// Only the result object: {session, handle, turn, answer, stop_reason, usage}
@@ -40,15 +40,15 @@ pub enum Output {
 
 /// Where the answer goes besides the live view.
 #[derive(Debug, Clone, Default)]
-pub struct Want {
+pub(crate) struct Want {
     /// `--json`: the live events end with a `result` event.
-    pub result_event: bool,
+    pub(crate) result_event: bool,
     /// `--output json`: stdout is the result object alone.
-    pub result_only: bool,
+    pub(crate) result_only: bool,
     /// `-o FILE`: the answer is written there.
-    pub file: Option<PathBuf>,
+    pub(crate) file: Option<PathBuf>,
     /// `--schema`: stdout gets the validated answer, not the streamed text.
-    pub structured: bool,
+    pub(crate) structured: bool,
 }
 
 /// The prompt: the argument (or stdin for `-`), after piped stdin when both are given (so

@@ -56,17 +56,17 @@ Examples:
     args_conflicts_with_subcommands = true,
     disable_help_subcommand = true
 )]
-pub struct Cli {
+pub(crate) struct Cli {
     #[command(flatten)]
-    pub global: GlobalArgs,
+    pub(crate) global: GlobalArgs,
     #[command(subcommand)]
-    pub sub: Option<Sub>,
+    pub(crate) sub: Option<Sub>,
     #[command(flatten)]
-    pub run: RunArgs,
+    pub(crate) run: RunArgs,
 }
 
 #[derive(Debug, Subcommand)]
-pub enum Sub {
+pub(crate) enum Sub {
     /// List the models and providers this machine can use
     Models,
     /// MCP servers from the user config ([mcp.NAME]) and a trusted folder's .mcp.json
@@ -75,14 +75,14 @@ pub enum Sub {
 }
 
 #[derive(Debug, Subcommand)]
-pub enum McpSub {
+pub(crate) enum McpSub {
     /// Each configured server (user config, or a trusted folder's .mcp.json), whether it
     /// starts, where it comes from, and its tools (as mcp__SERVER__TOOL)
     List,
 }
 
 #[derive(Debug, clap::Args)]
-pub struct RunArgs {
+pub(crate) struct RunArgs {
     /// The prompt (`-` reads it from stdin)
     #[arg(value_name = "PROMPT")]
     prompt: Option<String>,
@@ -369,8 +369,8 @@ fn announce_queued(
 
 /// What a turn is given: the prompt's text and its images.
 pub(crate) struct Input {
-    pub text: String,
-    pub images: Vec<crate::log::ChunkData>,
+    pub(crate) text: String,
+    pub(crate) images: Vec<crate::log::ChunkData>,
 }
 
 /// An agent definition by its slug, reporting on stderr the definitions that could not be read.

@@ -6,7 +6,7 @@ use crate::room::claims::{self, Claim, Outcome};
 use crate::room::{Room, RoomError};
 
 #[derive(Debug, clap::Args)]
-pub struct ClaimArgs {
+pub(crate) struct ClaimArgs {
     /// Files, directories or globs, relative to the current directory
     #[arg(value_name = "PATH", required = true)]
     paths: Vec<String>,
@@ -22,7 +22,7 @@ pub struct ClaimArgs {
 }
 
 #[derive(Debug, clap::Args)]
-pub struct ReleaseArgs {
+pub(crate) struct ReleaseArgs {
     /// Release your claims overlapping these paths
     #[arg(value_name = "PATH", conflicts_with = "all")]
     paths: Vec<String>,
@@ -32,7 +32,7 @@ pub struct ReleaseArgs {
 }
 
 /// A claim's time to live in whole seconds (at least one), in the one duration grammar.
-pub fn parse_duration(s: &str) -> Result<u64, String> {
+pub(crate) fn parse_duration(s: &str) -> Result<u64, String> {
     let d = crate::clock::parse_duration(s)?;
     if d < std::time::Duration::from_secs(1) {
         return Err(format!("{:?} is shorter than a second", s.trim()));

@@ -7,13 +7,13 @@ use crate::room::claims;
 use crate::room::Room;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum GuardMode {
+pub(crate) enum GuardMode {
     Warn,
     Block,
 }
 
 #[derive(Debug, clap::Args)]
-pub struct GuardArgs {
+pub(crate) struct GuardArgs {
     /// Check the files staged for commit (`git diff --cached`)
     #[arg(long)]
     staged: bool,

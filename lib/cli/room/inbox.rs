@@ -13,7 +13,7 @@ use crate::room::target::{self, Resolved};
 use crate::room::{Line, LineKind};
 
 #[derive(Debug, clap::Args)]
-pub struct InboxArgs {
+pub(crate) struct InboxArgs {
     /// Read as this session (target) or person (name)
     #[arg(long = "as", value_name = "TARGET|NAME")]
     as_: Option<String>,

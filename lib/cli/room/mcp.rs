@@ -5,7 +5,7 @@ use crate::cli::{CliError, CliResult, Ctx};
 use crate::mcp::RoomServer;
 
 #[derive(Debug, clap::Args)]
-pub struct McpArgs {
+pub(crate) struct McpArgs {
     /// Speak as NAME [default: the client's name from the MCP handshake, e.g. claude-code]
     #[arg(long, value_name = "NAME")]
     name: Option<String>,

@@ -26,13 +26,13 @@ use crate::room::target::{self, Resolved};
 use crate::room::RoomError;
 use crate::store::{Session, Store};
 
-pub use claim::{ClaimArgs, ReleaseArgs};
-pub use guard::{GuardArgs, GuardMode};
-pub use inbox::InboxArgs;
-pub use mcp::McpArgs;
-pub use tail::TailArgs;
-pub use tell::TellArgs;
-pub use who::PeekArgs;
+pub(crate) use claim::{ClaimArgs, ReleaseArgs};
+pub(crate) use guard::GuardArgs;
+pub(crate) use inbox::InboxArgs;
+pub(crate) use mcp::McpArgs;
+pub(crate) use tail::TailArgs;
+pub(crate) use tell::TellArgs;
+pub(crate) use who::PeekArgs;
 
 const EXAMPLES: &str = "\
 Examples:
@@ -56,19 +56,19 @@ Rooms are files on this machine unless `[rooms] url = \"nats://HOST:4222\"` in t
     about = "Rooms where sessions, people, cron jobs and git hooks talk: messages, presence, receipts, file claims",
     after_help = EXAMPLES
 )]
-pub struct Cli {
+pub(crate) struct Cli {
     #[command(flatten)]
-    pub global: GlobalArgs,
+    pub(crate) global: GlobalArgs,
     /// Speak as NAME (a person or script) [default: the session in AG_SESSION, else AG_NAME,
     /// else the user name]
     #[arg(long, global = true, value_name = "NAME")]
-    pub from: Option<String>,
+    pub(crate) from: Option<String>,
     #[command(subcommand)]
-    pub verb: Verb,
+    pub(crate) verb: Verb,
 }
 
 #[derive(Debug, Subcommand)]
-pub enum Verb {
+pub(crate) enum Verb {
     /// Post a line to this worktree's room, or a direct message; prints the message id
     Tell(TellArgs),
     /// The live sessions in this worktree: handle, title, goal, status, directory, last tool,

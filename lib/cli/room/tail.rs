@@ -13,7 +13,7 @@ use crate::room::{Line, LineKind, Room, RoomError};
 use crate::store::Store;
 
 #[derive(Debug, clap::Args)]
-pub struct TailArgs {
+pub(crate) struct TailArgs {
     /// Keep following the room
     #[arg(short, long)]
     follow: bool,

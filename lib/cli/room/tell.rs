@@ -11,7 +11,7 @@ use crate::room::presence;
 use crate::room::{Line, LineKind, Room};
 
 #[derive(Debug, clap::Args)]
-pub struct TellArgs {
+pub(crate) struct TellArgs {
     /// The text (`-` reads it from stdin)
     #[arg(value_name = "TEXT")]
     text: String,

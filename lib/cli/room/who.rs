@@ -8,7 +8,7 @@ use crate::room::{presence, roster};
 use crate::text;
 
 #[derive(Debug, clap::Args)]
-pub struct PeekArgs {
+pub(crate) struct PeekArgs {
     #[arg(value_name = "TARGET")]
     target: String,
     /// How many tool calls and texts to show

@@ -55,7 +55,7 @@ impl Line {
     }
 }
 
-pub fn parse(name: &str, bytes: &[u8]) -> Result<Parsed, ImportError> {
+pub(crate) fn parse(name: &str, bytes: &[u8]) -> Result<Parsed, ImportError> {
     let mut parsed = Parsed::default();
     let mut all = Vec::new();
     for (n, text) in lines(bytes) {

@@ -9,14 +9,14 @@ use crate::provider::{AttemptError, Provider};
 use crate::reduce::{ChunkOp, StepEnd};
 
 /// What echo says when the last user message holds no words of the person's.
-pub const NOTHING_TO_ECHO: &str = "(nothing to echo)";
+pub(crate) const NOTHING_TO_ECHO: &str = "(nothing to echo)";
 
 /// The `echo` model.
 #[derive(Debug, Default)]
-pub struct EchoProvider;
+pub(crate) struct EchoProvider;
 
 impl EchoProvider {
-    pub fn new() -> Self {
+    pub(crate) fn new() -> Self {
         EchoProvider
     }
 }

@@ -6,8 +6,8 @@
 mod echo;
 mod script;
 
-pub use echo::EchoProvider;
-pub use script::ScriptProvider;
+pub(crate) use echo::EchoProvider;
+pub(crate) use script::ScriptProvider;
 
 use serde_json::Value;
 

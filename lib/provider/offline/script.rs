@@ -14,7 +14,7 @@ use crate::reduce::{ChunkOp, StepEnd};
 
 /// A script of steps, one per model request.
 #[derive(Debug)]
-pub struct ScriptProvider {
+pub(crate) struct ScriptProvider {
     name: String,
     path: String,
     steps: Vec<Step>,
@@ -52,7 +52,7 @@ struct ScriptCall {
 
 impl ScriptProvider {
     /// Reads and checks the script at `path` (relative to the current directory).
-    pub fn load(path: &str) -> Result<ScriptProvider, ModelError> {
+    pub(crate) fn load(path: &str) -> Result<ScriptProvider, ModelError> {
         let text = std::fs::read_to_string(path).map_err(|source| ModelError::Script {
             path: path.into(),
             source,
@@ -61,7 +61,7 @@ impl ScriptProvider {
     }
 
     /// A script from its text; `path` names it in messages.
-    pub fn parse(path: &str, text: &str) -> Result<ScriptProvider, ModelError> {
+    pub(crate) fn parse(path: &str, text: &str) -> Result<ScriptProvider, ModelError> {
         let bad = |message: String| ModelError::BadScript {
             path: path.into(),
             message,

@@ -15,17 +15,17 @@ use crate::room::{RoomError, MAX_LINE};
 
 /// A live connection and what rooms use of it.
 #[derive(Clone)]
-pub struct Connected {
-    pub client: async_nats::Client,
-    pub js: jetstream::Context,
-    pub stream: stream::Stream,
+pub(crate) struct Connected {
+    pub(crate) client: async_nats::Client,
+    pub(crate) js: jetstream::Context,
+    pub(crate) stream: stream::Stream,
     claims: Arc<OnceCell<kv::Store>>,
     presence: Arc<OnceCell<kv::Store>>,
 }
 
 impl Connected {
     /// The claims bucket, opened (or made) on first use: a `tell` never needs it.
-    pub async fn claims(&self) -> Result<kv::Store, String> {
+    pub(crate) async fn claims(&self) -> Result<kv::Store, String> {
         let b = self
             .claims
             .get_or_try_init(|| bucket(&self.js, CLAIMS, Duration::ZERO));
@@ -33,7 +33,7 @@ impl Connected {
     }
 
     /// The presence bucket, opened (or made) on first use.
-    pub async fn presence(&self) -> Result<kv::Store, String> {
+    pub(crate) async fn presence(&self) -> Result<kv::Store, String> {
         let b = self
             .presence
             .get_or_try_init(|| bucket(&self.js, PRESENCE, STALE_AFTER));
@@ -42,7 +42,7 @@ impl Connected {
 }
 
 /// How the config reaches the server, without the secret.
-pub fn describe_credential(c: &Credential) -> String {
+pub(crate) fn describe_credential(c: &Credential) -> String {
     match c {
         Credential::None => "no credential".into(),
         Credential::Creds(p) => format!("creds file {}", p.display()),
@@ -92,7 +92,7 @@ async fn options(s: &RoomServer) -> Result<ConnectOptions, RoomError> {
 }
 
 /// Connect, and make the stream and buckets when they are missing.
-pub async fn connect(s: RoomServer) -> Result<Connected, RoomError> {
+pub(crate) async fn connect(s: RoomServer) -> Result<Connected, RoomError> {
     let client = options(&s)
         .await?
         .connect(s.url.as_str())
@@ -178,7 +178,7 @@ async fn bucket(
 }
 
 /// The stream and buckets, one line each.
-pub async fn check(c: Connected) -> Vec<(bool, String)> {
+pub(crate) async fn check(c: Connected) -> Vec<(bool, String)> {
     let mut out = Vec::new();
     match c.stream.get_info().await {
         Ok(i) => out.push((

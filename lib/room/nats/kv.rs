@@ -11,7 +11,7 @@ use crate::room::backend::Present;
 use crate::room::{Line, LineKind};
 
 /// A session id as a key component: letters, digits, `-` and `_` kept, the rest `_`.
-pub fn key_part(s: &str) -> String {
+pub(crate) fn key_part(s: &str) -> String {
     s.chars()
         .map(|c| {
             if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
@@ -24,7 +24,10 @@ pub fn key_part(s: &str) -> String {
 }
 
 /// The room's claim lines and the revision they were read at.
-pub async fn claims_entry(c: &Connected, token: &str) -> Result<Option<(Vec<Line>, u64)>, String> {
+pub(crate) async fn claims_entry(
+    c: &Connected,
+    token: &str,
+) -> Result<Option<(Vec<Line>, u64)>, String> {
     let Some(e) = c
         .claims()
         .await?
@@ -44,7 +47,7 @@ pub async fn claims_entry(c: &Connected, token: &str) -> Result<Option<(Vec<Line
 
 /// Write the claim lines if the key is still at `revision` (0: the key must not exist yet).
 /// `false` when someone else wrote first.
-pub async fn claims_write(
+pub(crate) async fn claims_write(
     c: &Connected,
     token: &str,
     lines: &[Line],
@@ -68,7 +71,7 @@ pub async fn claims_write(
 
 /// The claim lines after `new`: claims released or expired are dropped, and so are the
 /// release lines that ended them (what is left folds to the same active claims).
-pub fn prune(mut lines: Vec<Line>, new: &Line) -> Vec<Line> {
+pub(crate) fn prune(mut lines: Vec<Line>, new: &Line) -> Vec<Line> {
     lines.push(new.clone());
     let now = crate::clock::now_ms();
     let released: std::collections::HashSet<String> = lines
@@ -90,7 +93,7 @@ pub fn prune(mut lines: Vec<Line>, new: &Line) -> Vec<Line> {
 }
 
 /// The fresh presence entries under `prefix` (`TOKEN.`).
-pub async fn present(c: &Connected, prefix: &str) -> Result<Vec<Present>, String> {
+pub(crate) async fn present(c: &Connected, prefix: &str) -> Result<Vec<Present>, String> {
     let presence = c.presence().await?;
     let mut keys = presence.keys().await.map_err(|e| e.to_string())?;
     let mut mine = Vec::new();

@@ -28,21 +28,21 @@ use crate::config::rooms::RoomServer;
 use conn::Connected;
 
 /// The stream that holds every room.
-pub const STREAM: &str = "AG_ROOMS";
+pub(crate) const STREAM: &str = "AG_ROOMS";
 /// Its subjects: `ag.rooms.TOKEN`.
-pub const SUBJECT_PREFIX: &str = "ag.rooms.";
+pub(crate) const SUBJECT_PREFIX: &str = "ag.rooms.";
 /// The claims bucket: one key a room.
-pub const CLAIMS: &str = "ag_claims";
+pub(crate) const CLAIMS: &str = "ag_claims";
 /// The presence bucket: one key a session, `TOKEN.SESSION`.
-pub const PRESENCE: &str = "ag_presence";
+pub(crate) const PRESENCE: &str = "ag_presence";
 /// A presence entry not refreshed for this long is gone (the bucket's max age).
-pub const STALE_AFTER: Duration = Duration::from_secs(30);
+pub(crate) const STALE_AFTER: Duration = Duration::from_secs(30);
 /// How often a running session refreshes its presence.
-pub const HEARTBEAT: Duration = Duration::from_secs(10);
+pub(crate) const HEARTBEAT: Duration = Duration::from_secs(10);
 
 /// [`HEARTBEAT`], or `AG_HEARTBEAT_MS` when set (tests that watch a refresh; never above
 /// [`HEARTBEAT`], so an entry cannot go stale between beats).
-pub fn heartbeat() -> Duration {
+pub(crate) fn heartbeat() -> Duration {
     std::env::var("AG_HEARTBEAT_MS")
         .ok()
         .and_then(|v| v.trim().parse::<u64>().ok())
@@ -50,12 +50,12 @@ pub fn heartbeat() -> Duration {
         .map_or(HEARTBEAT, |ms| Duration::from_millis(ms).min(HEARTBEAT))
 }
 /// How long after a failed connection the next one is tried.
-pub const RETRY_AFTER: Duration = Duration::from_secs(3);
+pub(crate) const RETRY_AFTER: Duration = Duration::from_secs(3);
 /// How long one request (a publish's acknowledgement, a read) may take.
-pub const OP_TIMEOUT: Duration = Duration::from_secs(5);
+pub(crate) const OP_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// The NATS backend.
-pub struct Nats {
+pub(crate) struct Nats {
     server: RoomServer,
     rt: tokio::runtime::Runtime,
     conn: Mutex<ConnState>,
@@ -69,7 +69,7 @@ struct ConnState {
 }
 
 impl Nats {
-    pub fn new(server: RoomServer) -> Nats {
+    pub(crate) fn new(server: RoomServer) -> Nats {
         let rt = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(1)
             .thread_name("ag-rooms")
@@ -151,7 +151,7 @@ impl Nats {
     }
 
     /// What `ag-room doctor` reports: one line a check, and whether it passed.
-    pub fn doctor(&self) -> Vec<(bool, String)> {
+    pub(crate) fn doctor(&self) -> Vec<(bool, String)> {
         let mut out = vec![(
             true,
             format!(

@@ -32,27 +32,27 @@ pub(super) enum MountOp {
 
 /// Everything the child processes need, built before the clone.
 pub(super) struct ChildPlan {
-    pub sandboxed: bool,
+    pub(crate) sandboxed: bool,
     /// The parent is not root: to write our id maps it needs our /proc files owned by its
     /// user, which they are only while we are dumpable.
-    pub dumpable_for_maps: bool,
-    pub network: bool,
-    pub mounts: Vec<MountOp>,
+    pub(crate) dumpable_for_maps: bool,
+    pub(crate) network: bool,
+    pub(crate) mounts: Vec<MountOp>,
     /// The Landlock ruleset to enforce (-1: none).
-    pub ruleset: i32,
-    pub shell: CString,
-    pub argv: Vec<*const c_char>,
-    pub envp: Vec<*const c_char>,
-    pub cwd: CString,
+    pub(crate) ruleset: i32,
+    pub(crate) shell: CString,
+    pub(crate) argv: Vec<*const c_char>,
+    pub(crate) envp: Vec<*const c_char>,
+    pub(crate) cwd: CString,
     /// The init's ends of the pipes, and /dev/null.
-    pub null: i32,
-    pub out_w: i32,
-    pub err_w: i32,
-    pub sync_r: i32,
-    pub status_w: i32,
+    pub(crate) null: i32,
+    pub(crate) out_w: i32,
+    pub(crate) err_w: i32,
+    pub(crate) sync_r: i32,
+    pub(crate) status_w: i32,
     /// The parent's ends, which the clone copied: closed at once, or the sync pipe would
     /// never report the parent gone.
-    pub parent_ends: [i32; 4],
+    pub(crate) parent_ends: [i32; 4],
 }
 
 /// A new process from a raw `clone`: glibc's `fork` would take malloc's locks, which another

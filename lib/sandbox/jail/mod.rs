@@ -21,7 +21,7 @@
 mod child;
 mod tmp;
 
-pub use tmp::sweep_once as sweep_stale_temp_dirs;
+pub(crate) use tmp::sweep_once as sweep_stale_temp_dirs;
 
 use std::ffi::{CString, OsStr};
 use std::fs::File;
@@ -39,7 +39,7 @@ use child::{ChildPlan, MountOp};
 
 /// Set only by tests: `mount` makes the init's setup fail (a mount that cannot be made),
 /// anything else behaves as on a kernel without Landlock.
-pub const SIMULATE_UNSUPPORTED_ENV: &str = "AG_TEST_SANDBOX_UNSUPPORTED";
+pub(crate) const SIMULATE_UNSUPPORTED_ENV: &str = "AG_TEST_SANDBOX_UNSUPPORTED";
 
 /// What a test asked [`SIMULATE_UNSUPPORTED_ENV`] to simulate.
 fn simulated() -> Option<String> {
@@ -60,7 +60,7 @@ const DEVICES: &[&str] = &[
 ];
 
 #[derive(Debug, thiserror::Error)]
-pub enum JailError {
+pub(crate) enum JailError {
     #[error("the sandbox ({mode}) cannot be enforced on this system: {why}")]
     Unsupported { mode: Mode, why: String },
     #[error("{0}")]
@@ -68,24 +68,24 @@ pub enum JailError {
 }
 
 /// What to run.
-pub struct Job<'a> {
-    pub shell: &'a Path,
-    pub command: &'a str,
+pub(crate) struct Job<'a> {
+    pub(crate) shell: &'a Path,
+    pub(crate) command: &'a str,
     /// The workspace: the command's cwd, writable under `workspace-write`.
-    pub cwd: &'a Path,
+    pub(crate) cwd: &'a Path,
     /// The command's whole environment (`TMPDIR` is added).
-    pub env: Vec<(String, String)>,
-    pub settings: &'a Settings,
+    pub(crate) env: Vec<(String, String)>,
+    pub(crate) settings: &'a Settings,
     /// Paths other sessions claim, bound read-only under `workspace-write` (what a peer
     /// removed meanwhile is skipped).
-    pub claimed: &'a [PathBuf],
+    pub(crate) claimed: &'a [PathBuf],
 }
 
 /// A started command.
-pub struct Running {
+pub(crate) struct Running {
     pid: libc::pid_t,
-    pub stdout: Option<File>,
-    pub stderr: Option<File>,
+    pub(crate) stdout: Option<File>,
+    pub(crate) stderr: Option<File>,
     status: File,
     sync: Option<File>,
     tmp: PathBuf,
@@ -192,7 +192,7 @@ fn write_id_maps(pid: libc::pid_t) -> io::Result<()> {
 
 /// Start the job. Returns once the command runs, or with `Unsupported` when the sandbox
 /// cannot be set up — never by running it unconfined.
-pub fn spawn(job: &Job<'_>) -> Result<Running, JailError> {
+pub(crate) fn spawn(job: &Job<'_>) -> Result<Running, JailError> {
     let settings = job.settings;
     let sandboxed = settings.mode != Mode::Off;
     let tmp = private_tmp()?;
@@ -414,7 +414,7 @@ fn clone_init(
 
 impl Running {
     /// The init's pid, which is also the process group of the command.
-    pub fn pgid(&self) -> i32 {
+    pub(crate) fn pgid(&self) -> i32 {
         self.pid
     }
 
@@ -463,7 +463,7 @@ impl Running {
     }
 
     /// Wait up to `limit` for the command to end; its status when it did.
-    pub fn wait_timeout(&mut self, limit: Duration) -> Option<ExitStatus> {
+    pub(crate) fn wait_timeout(&mut self, limit: Duration) -> Option<ExitStatus> {
         if self.exit.is_some() {
             return self.exit;
         }
@@ -509,7 +509,7 @@ impl Running {
 
     /// End the command and everything it started: ask the init (by closing the sync pipe),
     /// then kill its group if it has not finished in a moment.
-    pub fn stop(&mut self) {
+    pub(crate) fn stop(&mut self) {
         if self.exit.is_some() {
             return;
         }
@@ -525,7 +525,7 @@ impl Running {
     }
 
     /// After the command: what happened to the protected paths; removes the temp dir.
-    pub fn finish(mut self) -> Vec<String> {
+    pub(crate) fn finish(mut self) -> Vec<String> {
         self.stop();
         let notes = self.protected.take().map(|p| p.check()).unwrap_or_default();
         let _ = std::fs::remove_dir_all(&self.tmp);

@@ -33,21 +33,21 @@ const NEW: &str = ".new";
 const SETUP_GRACE: Duration = Duration::from_secs(60);
 
 /// A call's directory and the lock that says it is in use.
-pub struct PrivateTmp {
-    pub path: PathBuf,
+pub(crate) struct PrivateTmp {
+    pub(crate) path: PathBuf,
     /// Held until the call ends (and by the init, which inherits it).
-    pub lock: File,
+    pub(crate) lock: File,
 }
 
 /// [`sweep`] this process's temp directory, once a process: at the start of a turn, and
 /// before the first call makes its own directory.
-pub fn sweep_once() {
+pub(crate) fn sweep_once() {
     static SWEEP: Once = Once::new();
     SWEEP.call_once(|| sweep(&std::env::temp_dir()));
 }
 
 /// Make, lock and name a new directory under `base`.
-pub fn create(base: &Path) -> io::Result<PrivateTmp> {
+pub(crate) fn create(base: &Path) -> io::Result<PrivateTmp> {
     let path = base.join(format!("{PREFIX}{}", crate::ids::new_id()));
     let staging = path.with_extension(&NEW[1..]);
     crate::paths::create_private_dir(&staging)?;
@@ -64,7 +64,7 @@ pub fn create(base: &Path) -> io::Result<PrivateTmp> {
 
 /// Remove every `ag-bash-*` directory under `base` that this user owns and nobody holds the
 /// lock on. Best effort: what cannot be read or removed is left.
-pub fn sweep(base: &Path) {
+pub(crate) fn sweep(base: &Path) {
     let Ok(entries) = std::fs::read_dir(base) else {
         return;
     };

@@ -78,10 +78,13 @@ pub struct Config {
     pub(crate) project_sandbox: Option<SandboxConfig>,
     /// MCP servers, by name (`[mcp.NAME]`); only the user file may name them.
     #[serde(default)]
-    pub mcp: BTreeMap<String, McpServerConfig>,
-    /// Where rooms live (`[rooms] url`); only the user file may say (see [`rooms`]).
+    pub(crate) mcp: BTreeMap<String, McpServerConfig>,
+    /// Where rooms live (`[rooms] url`); only the user file may say (see [`rooms`]). Parsed
+    /// here so a typo in the table fails with the rest of the file; [`rooms::load`] reads the
+    /// user file's table on its own.
     #[serde(default)]
-    pub rooms: rooms::RoomsConfig,
+    #[allow(dead_code)]
+    pub(crate) rooms: rooms::RoomsConfig,
     /// A project's `.mcp.json` that was not read because its folder is not trusted: what to
     /// say about it, for the commands that start servers (not every command reads MCP).
     #[serde(skip)]

@@ -59,7 +59,8 @@ impl Policy {
         Policy::of(Tool::names_of(tool::LOOK_ONLY))
     }
 
-    pub fn none() -> Policy {
+    #[cfg(test)]
+    pub(crate) fn none() -> Policy {
         Policy {
             tools: BTreeSet::new(),
         }
@@ -155,7 +156,8 @@ impl Policy {
     }
 
     /// No tool that can change files or the world: MCP tools count as able to.
-    pub fn is_read_only(&self) -> bool {
+    #[cfg(test)]
+    pub(crate) fn is_read_only(&self) -> bool {
         self.tools.iter().all(|t| match Tool::parse(t) {
             Some(tool) => tool.effect() != Effect::Change,
             None => !t.starts_with(MCP_PREFIX),

@@ -238,11 +238,3 @@ pub(crate) fn printed(program: &str, result: std::io::Result<()>) -> u8 {
         }
     }
 }
-
-/// The entry point of a command that is not available in this build.
-pub fn unavailable(program: &str) -> ExitCode {
-    output::eprint_quiet(&format!(
-        "{program}: not yet available in this version of ag\n"
-    ));
-    ExitCode::from(1)
-}

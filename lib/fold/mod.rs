@@ -57,7 +57,8 @@ pub enum Dialect {
 impl Dialect {
     pub const ALL: [Dialect; 2] = [Dialect::Anthropic, Dialect::OpenAi];
 
-    pub fn parse(s: &str) -> Option<Dialect> {
+    #[cfg(test)]
+    pub(crate) fn parse(s: &str) -> Option<Dialect> {
         Dialect::ALL.into_iter().find(|d| d.as_str() == s)
     }
 
@@ -148,17 +149,11 @@ fn write<W: std::io::Write, B: serde::Serialize>(
     }
 }
 
-/// [`fold_to_writer`] into a byte buffer (compact JSON).
-pub fn fold_to_vec(chunks: &[Chunk], dialect: Dialect, opts: &FoldOptions) -> Vec<u8> {
-    let mut out = Vec::new();
-    fold_to_writer(chunks, dialect, opts, false, &mut out).expect("a request body serializes");
-    out
-}
-
 /// Just the `messages` array, exactly as [`fold`] puts it in the body (for Anthropic that
 /// includes the rolling cache breakpoint on the last message; for OpenAI it leaves out the
 /// system message, which comes from the options).
-pub fn messages(chunks: &[Chunk], dialect: Dialect) -> Vec<Value> {
+#[cfg(test)]
+pub(crate) fn messages(chunks: &[Chunk], dialect: Dialect) -> Vec<Value> {
     let chunks = ids::sanitized(chunks);
     let items = walk(&chunks);
     match dialect {
@@ -167,6 +162,7 @@ pub fn messages(chunks: &[Chunk], dialect: Dialect) -> Vec<Value> {
     }
 }
 
+#[cfg(test)]
 fn values<M: serde::Serialize>(msgs: Vec<M>) -> Vec<Value> {
     msgs.iter()
         .map(|m| serde_json::to_value(m).expect("a message serializes"))
@@ -189,7 +185,8 @@ pub fn strip_cache_control(v: &Value) -> Value {
 }
 
 /// How many `cache_control` markers `v` holds (Anthropic allows at most 4 per request).
-pub fn cache_breakpoints(v: &Value) -> usize {
+#[cfg(test)]
+pub(crate) fn cache_breakpoints(v: &Value) -> usize {
     match v {
         Value::Object(m) => m
             .iter()

@@ -214,7 +214,8 @@ impl ChunkData {
     }
 
     /// Why the turn ended, for a `turn_end` record (checked when the record was decoded).
-    pub fn stop_reason(&self) -> Option<StopReason> {
+    #[cfg(test)]
+    pub(crate) fn stop_reason(&self) -> Option<StopReason> {
         match self {
             ChunkData::System(m) if self.system_kind() == Some("turn_end") => m
                 .get("stop_reason")

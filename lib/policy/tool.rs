@@ -77,7 +77,8 @@ impl Tool {
         self.row().1
     }
 
-    pub fn effect(self) -> Effect {
+    #[cfg(test)]
+    pub(crate) fn effect(self) -> Effect {
         self.row().2
     }
 

@@ -129,7 +129,8 @@ impl HttpProvider {
     }
 
     /// The endpoint this provider posts to.
-    pub fn url(&self) -> &str {
+    #[cfg(test)]
+    pub(crate) fn url(&self) -> &str {
         &self.url
     }
 

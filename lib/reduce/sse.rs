@@ -65,7 +65,8 @@ impl SseParser {
 
     /// True while bytes or fields of an event not yet dispatched are held: at end of stream
     /// this means the server stopped mid-event.
-    pub fn has_partial(&self) -> bool {
+    #[cfg(test)]
+    pub(crate) fn has_partial(&self) -> bool {
         !self.line.is_empty() || self.has_data || self.event.is_some()
     }
 

@@ -303,11 +303,6 @@ pub(crate) fn room_name(key: &Path) -> String {
     format!("{slug}-{:012x}.jsonl", h & 0xffff_ffff_ffff)
 }
 
-/// Whether `path` lies in the worktree `key`.
-pub fn is_under(path: &Path, key: &Path) -> bool {
-    path.starts_with(key)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

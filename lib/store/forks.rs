@@ -34,17 +34,6 @@ impl Store {
         Ok((self.session(&session.id)?, stored))
     }
 
-    /// The sessions forked directly from `id`.
-    pub fn forks_of(&self, id: &str) -> Result<Vec<String>> {
-        let mut stmt = self
-            .conn()
-            .prepare("SELECT id FROM sessions WHERE fork_of = ?1 ORDER BY id")?;
-        let rows = stmt
-            .query_map([id], |r| r.get(0))?
-            .collect::<rusqlite::Result<_>>()?;
-        Ok(rows)
-    }
-
     /// Remove a session, its chunks, queued input and index entries. A session that others
     /// fork from is refused unless `cascade`, which removes the forks (recursively) first.
     /// Returns the ids removed.

@@ -5,7 +5,6 @@ use rusqlite::params;
 
 use super::chunks::append_in;
 use super::{Result, Store};
-use crate::clock;
 use crate::log::{Chunk, ChunkData, NewChunk, Role};
 
 #[derive(Debug, Clone, PartialEq)]
@@ -17,17 +16,7 @@ pub(crate) struct Queued {
 }
 
 impl Store {
-    pub fn enqueue(&self, session_id: &str, text: &str) -> Result<i64> {
-        self.conn()
-            .execute(
-                "INSERT INTO queued_input (session_id, text, created_at) VALUES (?1, ?2, ?3)",
-                params![session_id, text, clock::now_ms()],
-            )
-            .map_err(|e| self.classify(e))?;
-        Ok(self.conn().last_insert_rowid())
-    }
-
-    pub fn queued(&self, session_id: &str) -> Result<Vec<Queued>> {
+    pub(crate) fn queued(&self, session_id: &str) -> Result<Vec<Queued>> {
         let mut stmt = self.conn().prepare(
             "SELECT id, session_id, text, created_at FROM queued_input WHERE session_id = ?1 ORDER BY id",
         )?;

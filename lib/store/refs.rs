@@ -236,15 +236,6 @@ impl Store {
         ranked.sort_by_key(|(r, _)| *r);
         Ok(ranked.into_iter().take(3).map(|(_, s)| s.into()).collect())
     }
-
-    /// The session `last` means, or None when there is none in scope (`-c`).
-    pub fn last_session(&self) -> Result<Option<Session>> {
-        match self.resolve("last") {
-            Ok(s) => Ok(Some(s)),
-            Err(StoreError::NoLast { .. }) => Ok(None),
-            Err(e) => Err(e),
-        }
-    }
 }
 
 #[cfg(test)]

@@ -116,20 +116,6 @@ impl Store {
         ids.iter().map(|id| self.session(id)).collect()
     }
 
-    /// Sessions whose pid is `pid`.
-    pub fn sessions_with_pid(&self, pid: i64) -> Result<Vec<Session>> {
-        let ids: Vec<String> = {
-            let mut stmt = self
-                .conn()
-                .prepare("SELECT id FROM sessions WHERE pid = ?1 ORDER BY id")?;
-            let rows = stmt
-                .query_map([pid], |r| r.get(0))?
-                .collect::<rusqlite::Result<_>>()?;
-            rows
-        };
-        ids.iter().map(|id| self.session(id)).collect()
-    }
-
     /// A running session whose process is gone: mark it `interrupted` and clear its pid, unless
     /// another process took it meanwhile.
     pub(crate) fn reap(&self, id: &str, pid: Option<i64>, pid_start: Option<i64>) -> Result<()> {

@@ -87,12 +87,9 @@ impl ScriptProvider {
     }
 
     /// How many steps the script has.
-    pub fn len(&self) -> usize {
+    #[cfg(test)]
+    pub(crate) fn len(&self) -> usize {
         self.steps.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.steps.is_empty()
     }
 }
 

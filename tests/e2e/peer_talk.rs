@@ -53,7 +53,7 @@ fn rosters(env: &TestEnv, id: &str) -> Vec<Value> {
         .collect()
 }
 
-fn results(env: &TestEnv, id: &str, tool: &str) -> Vec<Value> {
+pub(crate) fn results(env: &TestEnv, id: &str, tool: &str) -> Vec<Value> {
     env.chunks(id)
         .into_iter()
         .filter(|c| c["type"] == "tool_result" && c["data"]["name"] == tool)

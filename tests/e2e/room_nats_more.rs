@@ -1,7 +1,7 @@
 //! Rooms on NATS across two homes ("machines"), continued: `ag-room mcp` on a shared room,
 //! the claims of a session that died or was removed, `peek` of a session of the other
-//! machine, and presence that says what a running session is doing now. Each test runs its
-//! own `nats-server`.
+//! machine, presence that says what a running session is doing now, and the collision gate
+//! for a claim made on the other machine. Each test runs its own `nats-server`.
 
 use serde_json::{json, Value};
 
@@ -254,4 +254,54 @@ fn nats_presence_refreshes_say_the_last_tool_of_a_running_turn() {
     open_gate(&a, "go");
     assert_eq!(agent.wait(LONG).code, 0);
     assert!(wait_until(LONG, || !who_ids(&b).contains(&id)));
+}
+
+#[test]
+fn nats_a_claim_made_on_the_other_home_refuses_an_agents_write_here() {
+    let Some(server) = NatsServer::start() else {
+        return;
+    };
+    let (a, b) = two_homes(&server);
+    b.write_file("src/x.rs", "original\n");
+    let claimed = a.run(
+        "ag-room",
+        &[
+            "claim",
+            "src/x.rs",
+            "--intent",
+            "rewriting x",
+            "--ttl",
+            "600s",
+            "--from",
+            "alice",
+        ],
+    );
+    assert_eq!(claimed.code, 0, "{}", claimed.stderr);
+    let writer = script(
+        &b,
+        "w.toml",
+        "[[step]]\ntool_calls = [{ name = \"write\", arguments = { path = \"src/x.rs\", content = \"theirs\" } }]\n[[step]]\ntext = \"done\"\n",
+    );
+    let write = |title: &str| {
+        let run = b
+            .run("ag-prompt", &["-m", &writer, "--tools", "all", title])
+            .ok();
+        crate::peer_talk::results(&b, &crate::prompt::session_id(&run), "write").remove(0)
+    };
+    // The gate in home B sees home A's claim: refused, naming the holder and its intent.
+    let refused = write("writer");
+    let text = refused["result"].as_str().unwrap();
+    assert_eq!(refused["is_error"], true, "{refused}");
+    assert!(
+        text.contains("alice") && text.contains("rewriting x"),
+        "{text}"
+    );
+    let file = b.cwd.join("src/x.rs");
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), "original\n");
+    // Released in home A, the same write goes through in home B.
+    a.run("ag-room", &["release", "--all", "--from", "alice"])
+        .ok();
+    let written = write("writer again");
+    assert_ne!(written["is_error"], true, "{written}");
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), "theirs");
 }

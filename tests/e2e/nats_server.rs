@@ -1,6 +1,7 @@
 //! A real `nats-server` with JetStream for the shared-room tests: on a free loopback port,
-//! with its storage in a temp dir, killed when dropped. Missing outside CI, the tests that
-//! need it skip with a message; under `CI=true` a missing server fails them.
+//! with its storage in a temp dir (in memory where it can be), killed when dropped. Missing
+//! outside CI, the tests that need it skip with a message; under `CI=true` a missing server
+//! fails them.
 
 use std::net::{TcpListener, TcpStream};
 use std::path::PathBuf;
@@ -40,6 +41,16 @@ fn free_port() -> u16 {
         .port()
 }
 
+/// JetStream's storage: in memory (`/dev/shm`) where there is one, so the whole suite's disk
+/// writes cannot stall the server past a client's request timeout; else the temp dir.
+fn storage_dir() -> tempfile::TempDir {
+    tempfile::Builder::new()
+        .prefix("ag-nats-")
+        .tempdir_in("/dev/shm")
+        .or_else(|_| tempfile::tempdir())
+        .unwrap()
+}
+
 impl NatsServer {
     /// A server with JetStream, or `None` when there is none to run (outside CI).
     pub fn start() -> Option<NatsServer> {
@@ -52,7 +63,7 @@ impl NatsServer {
         let mut s = NatsServer {
             child: None,
             port: free_port(),
-            store: tempfile::tempdir().unwrap(),
+            store: storage_dir(),
             extra: extra.iter().map(|s| s.to_string()).collect(),
         };
         s.run();

@@ -1,8 +1,13 @@
 //! `ag`: the library behind the `ag-*` commands.
 //!
-//! Lower modules never import higher ones: `ids clock paths proc sandbox config` → `log fold
-//! reduce policy settings` (pure) → `store` → `net` → `provider tools room` → `context` →
-//! `fork agent summon` → `cli`.
+//! Lower modules never import higher ones: `ids clock text follow paths live proc policy` →
+//! `sandbox settings config secrets` (config names the keys that secrets withdraws) → `log
+//! fold reduce structured import` (pure) → `store` → `net` → `provider tools room mcp` →
+//! `context export` → `fork agent summon` → `cli`. Only what the commands, benches, xtask and
+//! tests name is `pub`; the lint below keeps a `pub` from standing where nothing outside the
+//! crate can reach it.
+
+#![warn(unreachable_pub)]
 
 pub(crate) mod clock;
 pub mod config;

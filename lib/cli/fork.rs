@@ -117,9 +117,7 @@ fn plain(ctx: &mut Ctx, cli: &Cli) -> CliResult<()> {
     let source = store.resolve(&cli.session)?;
     let tools = if cli.read_only {
         ChildTools::Set(Policy::look_only())
-    } else if let Some(list) = &cli.tools {
-        let asked =
-            Policy::parse_list(list).map_err(|e| CliError::usage(format!("--tools: {e}")))?;
+    } else if let Some(asked) = super::tools_flag(cli.tools.as_deref())? {
         let have = source.settings()?.tools();
         let dropped = asked.dropped_by(&have);
         if !dropped.is_empty() {

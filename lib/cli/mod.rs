@@ -214,6 +214,13 @@ pub(crate) fn parse<T: clap::Parser>(program: &'static str) -> T {
     }
 }
 
+/// A `--tools LIST` flag as a policy; a bad list is a usage error naming the flag.
+pub(crate) fn tools_flag(list: Option<&str>) -> CliResult<Option<crate::policy::Policy>> {
+    list.map(crate::policy::Policy::parse_list)
+        .transpose()
+        .map_err(|e| CliError::usage(format!("--tools: {e}")))
+}
+
 /// The exit status after help or a version went to stdout: 0, also when the reader went away
 /// (`--help | head -1`); 1 with the cause when stdout is full or closed, as for any output.
 pub(crate) fn printed(program: &str, result: std::io::Result<()>) -> u8 {

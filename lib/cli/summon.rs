@@ -9,7 +9,6 @@ use clap::{CommandFactory, Parser, Subcommand};
 use serde_json::json;
 
 use super::{escape_controls, finish, CliError, CliResult, Ctx, Exit, GlobalArgs};
-use crate::policy::Policy;
 use crate::store::{Session, SessionKind, SessionStatus, Store};
 use crate::summon::spawn::{self, Request, Spawner, SummonError, SummonErrorKind};
 use crate::summon::{Catalog, Origin};
@@ -244,12 +243,7 @@ fn agent_and_task(args: &RunArgs) -> CliResult<(String, Option<String>)> {
 fn summon(ctx: &mut Ctx, args: RunArgs) -> CliResult<()> {
     let (agent, task) = agent_and_task(&args)?;
     let task = read_task(task.as_deref())?;
-    let tools = args
-        .tools
-        .as_deref()
-        .map(Policy::parse_list)
-        .transpose()
-        .map_err(|e| CliError::usage(format!("--tools: {e}")))?;
+    let tools = super::tools_flag(args.tools.as_deref())?;
     let here = std::fs::canonicalize(std::env::current_dir()?)?;
     let store = ctx.store()?;
     // The spawner: --parent, else AG_SESSION, else the person at this shell. A user agent

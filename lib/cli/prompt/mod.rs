@@ -18,7 +18,6 @@ use live::LiveView;
 use super::{finish, CliError, CliResult, Ctx, Exit, GlobalArgs};
 use crate::agent::{Outcome, PlanError, Prepared, SessionChoice, TurnPlan, TurnRequest};
 use crate::config::Config;
-use crate::policy::Policy;
 use crate::provider::ChooseError;
 use crate::summon::AgentDef;
 
@@ -304,12 +303,7 @@ fn turn_request(
     agent: Option<AgentDef>,
     cwd_now: &std::path::Path,
 ) -> CliResult<TurnRequest> {
-    let tools = args
-        .tools
-        .as_deref()
-        .map(Policy::parse_list)
-        .transpose()
-        .map_err(|e| CliError::usage(format!("--tools: {e}")))?;
+    let tools = super::tools_flag(args.tools.as_deref())?;
     let system = args
         .system
         .as_deref()

@@ -124,10 +124,9 @@ pub(crate) async fn connect(s: RoomServer) -> Result<Connected, RoomError> {
             s.url
         ))
     };
-    let stream = js
-        .get_or_create_stream(stream_config())
+    let stream = made_or_found(&js, stream_config())
         .await
-        .map_err(|e| fail(&format!("the stream {STREAM}"), e.to_string()))?;
+        .map_err(|e| fail(&format!("the stream {STREAM}"), e))?;
     Ok(Connected {
         client,
         js,
@@ -159,22 +158,38 @@ async fn bucket(
     }
     // The bucket's stream, made as the KV API makes it (`create_key_value` first asks for
     // account details that a 2.9 server answers in a shape this client does not read).
-    js.get_or_create_stream(stream::Config {
-        name: format!("KV_{name}"),
-        subjects: vec![format!("$KV.{name}.>")],
-        max_messages_per_subject: 1,
-        max_age,
-        storage: stream::StorageType::File,
-        allow_rollup: true,
-        deny_delete: true,
-        allow_direct: true,
-        discard: stream::DiscardPolicy::New,
-        num_replicas: 1,
-        ..Default::default()
-    })
-    .await
-    .map_err(|e| e.to_string())?;
+    made_or_found(
+        js,
+        stream::Config {
+            name: format!("KV_{name}"),
+            subjects: vec![format!("$KV.{name}.>")],
+            max_messages_per_subject: 1,
+            max_age,
+            storage: stream::StorageType::File,
+            allow_rollup: true,
+            deny_delete: true,
+            allow_direct: true,
+            discard: stream::DiscardPolicy::New,
+            num_replicas: 1,
+            ..Default::default()
+        },
+    )
+    .await?;
     js.get_key_value(name).await.map_err(|e| e.to_string())
+}
+
+/// The stream `config` names, made when it is missing. Several first users race to make it:
+/// a server can refuse the losers ("subjects overlap with an existing stream") while the
+/// winner's stream is being made, so a refused creation looks for the stream once more.
+async fn made_or_found(
+    js: &jetstream::Context,
+    config: stream::Config,
+) -> Result<stream::Stream, String> {
+    let name = config.name.clone();
+    match js.get_or_create_stream(config).await {
+        Ok(s) => Ok(s),
+        Err(made) => js.get_stream(&name).await.map_err(|_| made.to_string()),
+    }
 }
 
 /// The stream and buckets, one line each.

@@ -110,8 +110,27 @@ pub(crate) fn active(
     Ok(fold(store, &lines))
 }
 
-/// The active claims that `claim` and `release` lines leave, oldest first.
+/// The active claims that `claim` and `release` lines leave, oldest first: neither released
+/// nor expired, and held by a session this store does not know ended (or by no session).
 pub(crate) fn fold(store: &Store, lines: &[Line]) -> Vec<Claim> {
+    let mut states: HashMap<String, Option<&'static str>> = HashMap::new();
+    let mut out = Vec::new();
+    for mut c in unreleased(lines) {
+        if let Some(s) = &c.holder.session {
+            let state = *states.entry(s.clone()).or_insert_with(|| holding(store, s));
+            let Some(state) = state else {
+                continue;
+            };
+            c.holder_state = Some(state);
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// The claims that `claim` and `release` lines leave, neither released nor expired, whoever
+/// holds them, oldest first.
+fn unreleased(lines: &[Line]) -> Vec<Claim> {
     let now = crate::clock::now_ms();
     let mut claims: Vec<Claim> = Vec::new();
     let mut released: std::collections::HashSet<String> = Default::default();
@@ -135,22 +154,8 @@ pub(crate) fn fold(store: &Store, lines: &[Line]) -> Vec<Claim> {
             _ => {}
         }
     }
-    let mut states: HashMap<String, Option<&'static str>> = HashMap::new();
-    let mut out = Vec::new();
-    for mut c in claims {
-        if released.contains(&c.id) || c.expires_ms <= now {
-            continue;
-        }
-        if let Some(s) = &c.holder.session {
-            let state = *states.entry(s.clone()).or_insert_with(|| holding(store, s));
-            let Some(state) = state else {
-                continue;
-            };
-            c.holder_state = Some(state);
-        }
-        out.push(c);
-    }
-    out
+    claims.retain(|c| !released.contains(&c.id) && c.expires_ms > now);
+    claims
 }
 
 /// The literal start of a glob (up to its first wildcard).
@@ -429,18 +434,10 @@ pub(crate) fn release_ended(_store: &Store, s: &crate::store::Session) {
 
 /// The ids of the claims that session `id` made and that are neither released nor expired.
 fn held_by(lines: &[Line], id: &str) -> Vec<String> {
-    let now = crate::clock::now_ms();
-    let released: std::collections::HashSet<&String> = lines
-        .iter()
-        .filter(|l| l.ty == LineKind::Release)
-        .flat_map(|l| l.claims.iter().flatten())
-        .collect();
-    lines
-        .iter()
-        .filter(|l| l.ty == LineKind::Claim && l.from.session.as_deref() == Some(id))
-        .filter(|l| expires(l.ts_ms(), l.ttl_s.unwrap_or(DEFAULT_TTL_S)) > now)
-        .filter(|l| !released.contains(&l.id))
-        .map(|l| l.id.clone())
+    unreleased(lines)
+        .into_iter()
+        .filter(|c| c.holder.session.as_deref() == Some(id))
+        .map(|c| c.id)
         .collect()
 }
 

@@ -1,7 +1,8 @@
 //! Presence on a shared backend: while a turn runs, its session says it is here — at the
-//! start, then every [`heartbeat`] from a thread of its own, saying what it is doing now — and leaves when the turn ends.
-//! A server that cannot be reached is a warning: the turn goes on, and the heartbeat finds
-//! the server again when it is back. (On files presence is the store's and none of this runs.)
+//! start, then every [`heartbeat`] from a thread of its own, saying what it is doing now —
+//! and leaves when the turn ends. A server that cannot be reached is a warning: the turn goes
+//! on, and the heartbeat finds the server again when it is back. (On files presence is the
+//! store's and none of this runs.)
 
 use std::sync::mpsc::{channel, RecvTimeoutError, Sender};
 use std::thread::JoinHandle;
@@ -47,8 +48,11 @@ impl Agent<'_> {
                 let store = Store::open_path(&path).ok();
                 let every = heartbeat();
                 while let Err(RecvTimeoutError::Timeout) = rx.recv_timeout(every) {
-                    if let Some(s) = store.as_ref().and_then(|st| st.session(&id).ok()) {
-                        p = remote::present_of(store.as_ref().unwrap(), &s, &key);
+                    if let Some((st, s)) = store
+                        .as_ref()
+                        .and_then(|st| Some((st, st.session(&id).ok()?)))
+                    {
+                        p = remote::present_of(st, &s, &key);
                     }
                     p.at_ms = crate::clock::now_ms();
                     let _ = backend::get().announce(&beat_room, &p);

@@ -3,12 +3,10 @@
 //! that read the same revision exactly one writes. Presence: one key a session, `TOKEN.KEY`,
 //! which the bucket's max age removes when the session stops refreshing it.
 
-use async_nats::jetstream::kv::{CreateErrorKind, UpdateErrorKind};
-use futures_util::StreamExt;
-
 use super::conn::Connected;
 use crate::room::backend::Present;
 use crate::room::{Line, LineKind};
+use async_nats::jetstream::kv::{CreateErrorKind, UpdateErrorKind};
 
 /// A session id as a key component: letters, digits, `-` and `_` kept, the rest `_`.
 pub(crate) fn key_part(s: &str) -> String {
@@ -92,24 +90,26 @@ pub(crate) fn prune(mut lines: Vec<Line>, new: &Line) -> Vec<Line> {
         .collect()
 }
 
-/// The fresh presence entries under `prefix` (`TOKEN.`).
+/// The fresh presence entries under `prefix` (`TOKEN.`): the latest message of each key,
+/// read from the bucket's stream, deleted keys left out. Staleness is the server's (the
+/// bucket's max age removes an entry not refreshed): machines' clocks may differ.
 pub(crate) async fn present(c: &Connected, prefix: &str) -> Result<Vec<Present>, String> {
+    use async_nats::jetstream::consumer::DeliverPolicy;
     let presence = c.presence().await?;
-    let mut keys = presence.keys().await.map_err(|e| e.to_string())?;
-    let mut mine = Vec::new();
-    while let Some(k) = keys.next().await {
-        let k = k.map_err(|e| e.to_string())?;
-        if k.starts_with(prefix) {
-            mine.push(k);
-        }
-    }
-    // Staleness is the server's (the bucket's max age): machines' clocks may differ.
+    let filter = format!("{}{prefix}>", presence.prefix);
+    let got = super::fetch_all(
+        &presence.stream,
+        filter,
+        DeliverPolicy::LastPerSubject,
+        u64::MAX,
+    );
     let mut out = Vec::new();
-    for k in mine {
-        let Some(v) = presence.get(&k).await.map_err(|e| e.to_string())? else {
+    for (_, m) in got.await? {
+        let op = m.headers.as_ref().and_then(|h| h.get("KV-Operation"));
+        if op.is_some_and(|op| op.as_str() != "PUT") {
             continue;
-        };
-        if let Ok(p) = serde_json::from_slice::<Present>(&v) {
+        }
+        if let Ok(p) = serde_json::from_slice::<Present>(&m.payload) {
             out.push(p);
         }
     }

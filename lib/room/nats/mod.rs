@@ -176,6 +176,17 @@ impl Nats {
     }
 }
 
+/// The next item of a stream the server feeds (a fetched batch, a key listing), or an error
+/// after [`OP_TIMEOUT`]. Those streams have no deadline of their own: one whose server went
+/// away while it answered would wait for ever, and a running agent with it.
+async fn next_within<S: futures_util::Stream + Unpin>(
+    s: &mut S,
+) -> Result<Option<S::Item>, String> {
+    tokio::time::timeout(OP_TIMEOUT, s.next())
+        .await
+        .map_err(|_| format!("no answer within {} s", OP_TIMEOUT.as_secs()))
+}
+
 /// The position of a message: its stream sequence.
 async fn publish(c: Connected, subject: String, id: String, bytes: Vec<u8>) -> Result<(), String> {
     let mut headers = async_nats::HeaderMap::new();
@@ -205,7 +216,7 @@ async fn read_from(
     subject: String,
     from: u64,
 ) -> Result<Vec<(u64, Vec<u8>)>, String> {
-    use async_nats::jetstream::consumer::{pull, AckPolicy, DeliverPolicy};
+    use async_nats::jetstream::consumer::DeliverPolicy;
     let last = c
         .stream
         .get_info()
@@ -217,13 +228,32 @@ async fn read_from(
     if from > last {
         return Ok(Vec::new());
     }
-    let consumer = c
-        .stream
+    let start = DeliverPolicy::ByStartSequence {
+        start_sequence: from,
+    };
+    let got = fetch_all(&c.stream, subject, start, last).await?;
+    Ok(got
+        .into_iter()
+        .map(|(seq, m)| (seq, m.payload.to_vec()))
+        .collect())
+}
+
+/// What a fresh consumer of `stream` delivers for `filter` under `deliver`, each message with
+/// its stream sequence, up to sequence `last` or until the stream has nothing more: no-wait
+/// batches, which the server ends itself, each item within [`OP_TIMEOUT`]. (The client's KV
+/// key listing decides it is done from a pending count taken when it starts, and an entry
+/// removed meanwhile left it waiting for ever.)
+pub(super) async fn fetch_all(
+    stream: &async_nats::jetstream::stream::Stream,
+    filter: String,
+    deliver: async_nats::jetstream::consumer::DeliverPolicy,
+    last: u64,
+) -> Result<Vec<(u64, async_nats::jetstream::Message)>, String> {
+    use async_nats::jetstream::consumer::{pull, AckPolicy};
+    let consumer = stream
         .create_consumer(pull::Config {
-            filter_subject: subject,
-            deliver_policy: DeliverPolicy::ByStartSequence {
-                start_sequence: from,
-            },
+            filter_subject: filter,
+            deliver_policy: deliver,
             ack_policy: AckPolicy::None,
             inactive_threshold: Duration::from_secs(10),
             memory_storage: true,
@@ -240,11 +270,11 @@ async fn read_from(
             .await
             .map_err(|e| e.to_string())?;
         let mut n = 0;
-        while let Some(m) = batch.next().await {
+        while let Some(m) = next_within(&mut batch).await? {
             let m = m.map_err(|e| e.to_string())?;
             let info = m.info().map_err(|e| e.to_string())?;
             let (seq, pending) = (info.stream_sequence, info.pending);
-            out.push((seq, m.payload.to_vec()));
+            out.push((seq, m));
             n += 1;
             if pending == 0 || seq >= last {
                 break 'batches;
@@ -254,7 +284,7 @@ async fn read_from(
             break;
         }
     }
-    let _ = c.stream.delete_consumer(&consumer.cached_info().name).await;
+    let _ = stream.delete_consumer(&consumer.cached_info().name).await;
     Ok(out)
 }
 

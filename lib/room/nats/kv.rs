@@ -90,26 +90,36 @@ pub(crate) fn prune(mut lines: Vec<Line>, new: &Line) -> Vec<Line> {
         .collect()
 }
 
-/// The fresh presence entries under `prefix` (`TOKEN.`): the latest message of each key,
-/// read from the bucket's stream, deleted keys left out. Staleness is the server's (the
+/// The fresh presence entries under `prefix` (`TOKEN.`). Staleness is the server's (the
 /// bucket's max age removes an entry not refreshed): machines' clocks may differ.
+///
+/// The keys come from the stream's subjects and each value from a direct read of its latest
+/// message, all of them requests the server answers at once. (The client's key listing is a
+/// consumer that decides it is done from a pending count taken when it starts: an entry that
+/// left meanwhile kept it waiting for ever, and a running agent at its step boundary with it.)
 pub(crate) async fn present(c: &Connected, prefix: &str) -> Result<Vec<Present>, String> {
-    use async_nats::jetstream::consumer::DeliverPolicy;
     let presence = c.presence().await?;
     let filter = format!("{}{prefix}>", presence.prefix);
-    let got = super::fetch_all(
-        &presence.stream,
-        filter,
-        DeliverPolicy::LastPerSubject,
-        u64::MAX,
-    );
-    let mut out = Vec::new();
-    for (_, m) in got.await? {
-        let op = m.headers.as_ref().and_then(|h| h.get("KV-Operation"));
-        if op.is_some_and(|op| op.as_str() != "PUT") {
-            continue;
+    let mut subjects = presence
+        .stream
+        .info_with_subjects(&filter)
+        .await
+        .map_err(|e| e.to_string())?;
+    let mut keys = Vec::new();
+    while let Some(s) = super::next_within(&mut subjects).await? {
+        let (subject, _) = s.map_err(|e| e.to_string())?;
+        if let Some(key) = subject.strip_prefix(presence.prefix.as_str()) {
+            keys.push(key.to_string());
         }
-        if let Ok(p) = serde_json::from_slice::<Present>(&m.payload) {
+    }
+    keys.sort();
+    let mut out = Vec::new();
+    for k in keys {
+        // A key deleted (its session left) or removed by age since the listing reads as none.
+        let Some(v) = presence.get(&k).await.map_err(|e| e.to_string())? else {
+            continue;
+        };
+        if let Ok(p) = serde_json::from_slice::<Present>(&v) {
             out.push(p);
         }
     }

@@ -179,7 +179,7 @@ impl Nats {
 /// The next item of a stream the server feeds (a fetched batch, a key listing), or an error
 /// after [`OP_TIMEOUT`]. Those streams have no deadline of their own: one whose server went
 /// away while it answered would wait for ever, and a running agent with it.
-async fn next_within<S: futures_util::Stream + Unpin>(
+pub(super) async fn next_within<S: futures_util::Stream + Unpin>(
     s: &mut S,
 ) -> Result<Option<S::Item>, String> {
     tokio::time::timeout(OP_TIMEOUT, s.next())
@@ -240,10 +240,8 @@ async fn read_from(
 
 /// What a fresh consumer of `stream` delivers for `filter` under `deliver`, each message with
 /// its stream sequence, up to sequence `last` or until the stream has nothing more: no-wait
-/// batches, which the server ends itself, each item within [`OP_TIMEOUT`]. (The client's KV
-/// key listing decides it is done from a pending count taken when it starts, and an entry
-/// removed meanwhile left it waiting for ever.)
-pub(super) async fn fetch_all(
+/// batches, which the server ends itself, each item within [`OP_TIMEOUT`].
+async fn fetch_all(
     stream: &async_nats::jetstream::stream::Stream,
     filter: String,
     deliver: async_nats::jetstream::consumer::DeliverPolicy,

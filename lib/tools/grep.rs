@@ -17,10 +17,20 @@ use grep_searcher::{BinaryDetection, SearcherBuilder};
 
 use super::beneath::{failure, swapped, Beneath};
 use super::confine::{canonical_root, confine_in};
-use super::walk::{walk, Kind};
+use super::walk::{walk_hooked, Kind};
 use super::{cap_text, clip_chars, shown, Args, ToolCtx, ToolOutput, GREP_CAP, MAX_LINE_CHARS};
 
 pub(super) fn run(args: &Args<'_>, ctx: &ToolCtx) -> Result<ToolOutput, String> {
+    run_hooked(args, ctx, &mut |_| {})
+}
+
+/// [`run`], with the walk calling `before_open` before it opens each directory (where a test
+/// swaps one for a link).
+fn run_hooked(
+    args: &Args<'_>,
+    ctx: &ToolCtx,
+    before_open: &mut dyn FnMut(&Path),
+) -> Result<ToolOutput, String> {
     let pattern = args.req_str("pattern")?;
     let path = args.opt_str("path")?.unwrap_or(".");
     let glob = args.opt_str("glob")?;
@@ -40,10 +50,13 @@ pub(super) fn run(args: &Args<'_>, ctx: &ToolCtx) -> Result<ToolOutput, String> 
     let md = fs::metadata(&base).map_err(|_| format!("{where_} does not exist"))?;
 
     // A file named outright is searched whatever the filters say: it was asked for.
+    let mut walk_left = Found::default();
     let files: Vec<std::path::PathBuf> = if md.is_file() {
         vec![base.clone()]
     } else {
-        let walked = walk(&root, &base).map_err(|e| failure("grep", &where_, &e))?;
+        let walked =
+            walk_hooked(&root, &base, before_open).map_err(|e| failure("grep", &where_, &e))?;
+        (walk_left.unreadable, walk_left.dirs_changed) = (walked.unreadable, walked.changed);
         // Only regular files: the walk does not follow symlinks, and neither does grep, so a
         // link inside the cwd cannot be used to read a file outside it.
         let mut rels: Vec<&Path> = walked
@@ -62,7 +75,9 @@ pub(super) fn run(args: &Args<'_>, ctx: &ToolCtx) -> Result<ToolOutput, String> 
         truncated,
         unreadable,
         changed,
+        ..
     } = search(&root, &files, &matcher)?;
+    let (unreadable, dirs_changed) = (unreadable + walk_left.unreadable, walk_left.dirs_changed);
 
     let mut text = String::new();
     if lines.is_empty() {
@@ -86,6 +101,15 @@ pub(super) fn run(args: &Args<'_>, ctx: &ToolCtx) -> Result<ToolOutput, String> 
             "({changed} files were replaced by a link while searching and were not read)\n"
         ));
     }
+    if dirs_changed > 0 {
+        let dirs = match dirs_changed {
+            1 => "1 directory was".to_string(),
+            n => format!("{n} directories were"),
+        };
+        text.push_str(&format!(
+            "({dirs} replaced by a link while searching and not searched)\n"
+        ));
+    }
     Ok(ToolOutput::ok(cap_text(text, ctx.output_cap)))
 }
 
@@ -97,6 +121,8 @@ struct Found {
     unreadable: usize,
     /// Files replaced by a link (or under a directory replaced by one) after the walk.
     changed: usize,
+    /// Directories the walk found replaced by a link before it could open them.
+    dirs_changed: usize,
 }
 
 /// Search `files` (found under `root` by the walk) for `matcher`, `rg -n` style.
@@ -295,6 +321,38 @@ mod tests {
         let found = search(&cwd, &files, &matcher).unwrap();
         assert!(found.lines.is_empty(), "{:?}", found.lines);
         assert_eq!(found.changed, 1);
+    }
+
+    /// The walk listed `d` as a directory; it became a link to a directory outside before
+    /// the walk opened it. Nothing outside is searched, and the answer says what was left out.
+    #[test]
+    fn a_directory_swapped_for_a_link_during_the_walk_is_named_in_a_note() {
+        let top = tempfile::tempdir().unwrap();
+        let base = top.path().canonicalize().unwrap();
+        let cwd = base.join("cwd");
+        fs::create_dir_all(base.join("outside")).unwrap();
+        fs::create_dir_all(cwd.join("d")).unwrap();
+        fs::write(base.join("outside/s.txt"), "needle secret\n").unwrap();
+        fs::write(cwd.join("d/s.txt"), "needle inside\n").unwrap();
+        fs::write(cwd.join("top.txt"), "needle top\n").unwrap();
+        let ctx = ToolCtx::new(cwd.clone());
+        let args = json!({"pattern": "needle"});
+        let args = Args(args.as_object().unwrap());
+        let out = run_hooked(&args, &ctx, &mut |rel| {
+            if rel == Path::new("d") {
+                fs::rename(cwd.join("d"), cwd.join("d.real")).unwrap();
+                std::os::unix::fs::symlink(base.join("outside"), cwd.join("d")).unwrap();
+            }
+        })
+        .unwrap();
+        assert!(!out.text.contains("secret"), "{}", out.text);
+        assert!(out.text.contains("top.txt:1:needle top"), "{}", out.text);
+        assert!(
+            out.text
+                .contains("(1 directory was replaced by a link while searching and not searched)"),
+            "{}",
+            out.text
+        );
     }
 
     #[test]

@@ -63,7 +63,11 @@ pub(crate) fn walk(root: &Path, base: &Path) -> io::Result<Walked> {
 
 /// The walk, calling `before_open` with each directory's path (relative to `base`) after its
 /// parent was listed and before it is opened: where a test swaps it for a link.
-fn walk_hooked(root: &Path, base: &Path, before_open: &mut dyn FnMut(&Path)) -> io::Result<Walked> {
+pub(super) fn walk_hooked(
+    root: &Path,
+    base: &Path,
+    before_open: &mut dyn FnMut(&Path),
+) -> io::Result<Walked> {
     let rel = base
         .strip_prefix(root)
         .map_err(|_| io::Error::from(io::ErrorKind::InvalidInput))?;

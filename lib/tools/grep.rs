@@ -70,47 +70,54 @@ fn run_hooked(
         rels.into_iter().map(|r| base.join(r)).collect()
     };
 
-    let Found {
-        lines,
-        truncated,
-        unreadable,
-        changed,
-        ..
-    } = search(&root, &files, &matcher)?;
-    let (unreadable, dirs_changed) = (unreadable + walk_left.unreadable, walk_left.dirs_changed);
+    let mut found = search(&root, &files, &matcher)?;
+    found.unreadable += walk_left.unreadable;
+    found.dirs_changed = walk_left.dirs_changed;
+    Ok(ToolOutput::ok(cap_text(
+        answer(&found, pattern, &where_),
+        ctx.output_cap,
+    )))
+}
 
+/// The matching lines (or that there were none), then a note for each thing left out.
+fn answer(found: &Found, pattern: &str, where_: &str) -> String {
     let mut text = String::new();
-    if lines.is_empty() {
+    if found.lines.is_empty() {
         text.push_str(&format!("no matches for {pattern:?} in {where_}"));
-    } else {
-        for l in &lines {
-            text.push_str(l);
+    }
+    for l in &found.lines {
+        text.push_str(l);
+        text.push('\n');
+    }
+    let mut note = |s: String| {
+        if !text.is_empty() && !text.ends_with('\n') {
             text.push('\n');
         }
-    }
-    if truncated {
-        text.push_str(&format!(
-            "(stopped after {GREP_CAP} matching lines; narrow the pattern, path or glob to see the rest)\n"
+        text.push_str(&s);
+        text.push('\n');
+    };
+    if found.truncated {
+        note(format!(
+            "(stopped after {GREP_CAP} matching lines; narrow the pattern, path or glob to see the rest)"
         ));
     }
-    if unreadable > 0 {
-        text.push_str(&format!("({unreadable} files could not be read)\n"));
+    if found.unreadable > 0 {
+        note(format!("({} files could not be read)", found.unreadable));
     }
-    if changed > 0 {
-        text.push_str(&format!(
-            "({changed} files were replaced by a link while searching and were not read)\n"
+    if found.changed > 0 {
+        note(format!(
+            "({} files were replaced by a link while searching and were not read)",
+            found.changed
         ));
     }
-    if dirs_changed > 0 {
-        let dirs = match dirs_changed {
-            1 => "1 directory was".to_string(),
-            n => format!("{n} directories were"),
-        };
-        text.push_str(&format!(
-            "({dirs} replaced by a link while searching and not searched)\n"
-        ));
+    match found.dirs_changed {
+        0 => {}
+        1 => note("(1 directory was replaced by a link while searching and not searched)".into()),
+        n => note(format!(
+            "({n} directories were replaced by a link while searching and not searched)"
+        )),
     }
-    Ok(ToolOutput::ok(cap_text(text, ctx.output_cap)))
+    text
 }
 
 /// What a search found.

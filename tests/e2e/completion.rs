@@ -1,5 +1,6 @@
-//! Dynamic completion in a real bash: session handles, agent names and model names come
-//! from `ag-log __complete`, which never creates a store and offers only plain words.
+//! Dynamic completion in a real bash and a real zsh: session handles, agent names and model
+//! names come from `ag-log __complete`, which never creates a store and offers only plain
+//! words.
 
 use std::path::Path;
 
@@ -104,4 +105,79 @@ fn the_completion_helper_needs_no_store_and_makes_none() {
     assert!(!env.home.exists());
     // It is not part of the help people read.
     assert!(!env.log(&["--help"]).ok().stdout.contains("__complete"));
+}
+
+/// What a real interactive zsh (driven through a pseudo-terminal by `zsh_complete.zsh`)
+/// offers for `LINE<TAB>`, with `completions/` on its `fpath` and the test's environment.
+/// `None` when zsh is not installed (CI installs it, and fails without it).
+fn zsh_complete(env: &TestEnv, line: &str) -> Option<Vec<String>> {
+    let Some(zsh) = ["/usr/bin/zsh", "/bin/zsh"]
+        .into_iter()
+        .find(|p| Path::new(p).is_file())
+    else {
+        assert!(
+            std::env::var("CI").as_deref() != Ok("true"),
+            "zsh is not installed, and CI=true: `.ci/run` installs it (apt-get install zsh)"
+        );
+        eprintln!("skipped: zsh is not installed (apt-get install zsh)");
+        return None;
+    };
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let out = env.dir.path().join("zsh-offers.txt");
+    let run = std::process::Command::new(zsh)
+        .arg("-f")
+        .arg(root.join("tests/e2e/zsh_complete.zsh"))
+        .args([
+            line.as_ref(),
+            root.join("completions").as_os_str(),
+            out.as_os_str(),
+        ])
+        .env_clear()
+        .envs(env.env.iter().map(|(k, v)| (k, v)))
+        .current_dir(&env.cwd)
+        .output()
+        .expect("run zsh");
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let offers = std::fs::read_to_string(&out).unwrap();
+    Some(
+        offers
+            .lines()
+            .filter(|l| !l.is_empty() && *l != "--done--")
+            .map(str::to_string)
+            .collect(),
+    )
+}
+
+#[test]
+fn zsh_completes_sessions_agents_and_models() {
+    let env = TestEnv::new();
+    let a = handle(&env, &env.new_session("alpha", "one"));
+    let b = handle(&env, &env.new_session("beta: a title with a colon", "two"));
+    let Some(got) = zsh_complete(&env, "ag-log cat ") else {
+        return;
+    };
+    assert!(got.contains(&a) && got.contains(&b), "{got:?}");
+    let got = zsh_complete(&env, &format!("ag-log cat {}", &a[..3])).unwrap();
+    assert_eq!(got, std::slice::from_ref(&a));
+    let got = zsh_complete(&env, "ag-log search -s ").unwrap();
+    assert!(got.contains(&a) && got.contains(&b), "{got:?}");
+    let got = zsh_complete(&env, "ag-prompt --session ").unwrap();
+    assert!(got.contains(&a), "{got:?}");
+    let got = zsh_complete(&env, "ag-prompt -m ").unwrap();
+    for m in ["echo", "sonnet"] {
+        assert!(got.iter().any(|w| w == m), "{m}: {got:?}");
+    }
+    env.write_file(
+        ".ag/agents/finder.toml",
+        "description = \"Finds\"\nis_subagent = true\nmodels = [\"echo\"]\n",
+    );
+    let got = zsh_complete(&env, "ag-summon --agent fi").unwrap();
+    assert_eq!(got, ["finder"]);
+    // Flags still complete as before.
+    let got = zsh_complete(&env, "ag-log cat --tu").unwrap();
+    assert_eq!(got, ["--turn"]);
 }

@@ -1,6 +1,6 @@
 //! Shell completions for one command: bash, zsh and fish, named the way each shell's
-//! completion directory expects. Bash and fish also complete session handles, agent names
-//! and model names at the moment of completion (see `dynamic`).
+//! completion directory expects. Each also completes session handles, agent names and model
+//! names at the moment of completion (see `dynamic`).
 
 use clap_complete::Shell;
 
@@ -21,6 +21,7 @@ pub fn render(name: &str, mut command: clap::Command) -> Vec<(String, Vec<u8>)> 
                 buf.extend(crate::dynamic::bash(name, &command).into_bytes());
             }
             Shell::Fish => buf.extend(crate::dynamic::fish(name, &command).into_bytes()),
+            Shell::Zsh => buf = crate::dynamic::zsh(name, &command, &buf),
             _ => {}
         }
         (file_name, buf)

@@ -175,3 +175,79 @@ pub fn fish(name: &str, command: &Command) -> String {
     }
     out
 }
+
+/// Zsh: clap's script, with each argument whose value is a session, agent or model completed
+/// by `_ag_complete KIND` instead of `_default`, and that function, which offers the words of
+/// `ag-log __complete KIND` with their descriptions (`_describe`). A flag's spec names its
+/// value (`…]:SESSION:_default'`), a positional's its id (`':session -- …:_default'`).
+pub fn zsh(name: &str, command: &Command, script: &[u8]) -> Vec<u8> {
+    let mut flags: Vec<(String, &'static str)> = Vec::new();
+    let mut positionals: Vec<(String, &'static str)> = Vec::new();
+    let mut visit = |c: &Command| {
+        for arg in c.get_arguments() {
+            let Some(kind) = kind_of(arg) else { continue };
+            let value = arg
+                .get_value_names()
+                .and_then(|v| v.first())
+                .map(|v| v.to_string());
+            if arg.is_positional() {
+                positionals.push((arg.get_id().to_string(), kind));
+            } else if let Some(value) = value {
+                flags.push((value, kind));
+            }
+        }
+    };
+    visit(command);
+    command.get_subcommands().for_each(&mut visit);
+    let text = String::from_utf8_lossy(script);
+    let mut out = String::new();
+    for line in text.split_inclusive('\n') {
+        out.push_str(&zsh_line(line, &flags, &positionals));
+    }
+    // The function goes before clap's closing dispatch, when something calls it.
+    let dispatch = format!("if [ \"$funcstack[1]\" = \"_{name}\" ]; then");
+    match out.find(&dispatch) {
+        Some(at) if out.contains(":_ag_complete ") => out.insert_str(at, ZSH_HELPER),
+        _ => {}
+    }
+    out.into_bytes()
+}
+
+/// One line of clap's zsh script, its `_default` action replaced when the spec is one of a
+/// dynamic flag's or positional's.
+fn zsh_line(line: &str, flags: &[(String, &str)], positionals: &[(String, &str)]) -> String {
+    let Some(head) = line.trim_end().strip_suffix(":_default' \\") else {
+        return line.to_string();
+    };
+    let spec = head.trim_start_matches(['\'', '*', ':']);
+    let kind = flags
+        .iter()
+        .find(|(value, _)| head.ends_with(&format!("]:{value}")))
+        .or_else(|| {
+            positionals
+                .iter()
+                .find(|(id, _)| head.starts_with('\'') && spec.starts_with(&format!("{id} -- ")))
+        })
+        .map(|(_, kind)| *kind);
+    match kind {
+        Some(kind) => format!("{head}:_ag_complete {kind}' \\\n"),
+        None => line.to_string(),
+    }
+}
+
+/// The words of `ag-log __complete KIND` (`WORD<TAB>ABOUT` lines) for `_describe`, whose
+/// `WORD:ABOUT` form needs a colon in the word escaped. `_arguments` puts its own options
+/// before the action's words, so the kind is the last argument.
+const ZSH_HELPER: &str = r#"(( $+functions[_ag_complete] )) ||
+_ag_complete() {
+    local kind="${@[-1]}" line word
+    local -a values
+    for line in "${(@f)$(ag-log __complete "$kind" 2>/dev/null)}"; do
+        [[ -n "$line" ]] || continue
+        word="${line%%$'\t'*}"
+        values+=("${word//:/\\:}:${line#*$'\t'}")
+    done
+    _describe -t "$kind" "$kind" values
+}
+
+"#;

@@ -182,9 +182,16 @@ impl Nats {
 pub(super) async fn next_within<S: futures_util::Stream + Unpin>(
     s: &mut S,
 ) -> Result<Option<S::Item>, String> {
-    tokio::time::timeout(OP_TIMEOUT, s.next())
+    next_before(s, OP_TIMEOUT).await
+}
+
+async fn next_before<S: futures_util::Stream + Unpin>(
+    s: &mut S,
+    limit: Duration,
+) -> Result<Option<S::Item>, String> {
+    tokio::time::timeout(limit, s.next())
         .await
-        .map_err(|_| format!("no answer within {} s", OP_TIMEOUT.as_secs()))
+        .map_err(|_| format!("no answer within {} s", limit.as_secs_f32()))
 }
 
 /// The position of a message: its stream sequence.
@@ -216,7 +223,6 @@ async fn read_from(
     subject: String,
     from: u64,
 ) -> Result<Vec<(u64, Vec<u8>)>, String> {
-    use async_nats::jetstream::consumer::DeliverPolicy;
     let last = c
         .stream
         .get_info()
@@ -228,30 +234,25 @@ async fn read_from(
     if from > last {
         return Ok(Vec::new());
     }
-    let start = DeliverPolicy::ByStartSequence {
-        start_sequence: from,
-    };
-    let got = fetch_all(&c.stream, subject, start, last).await?;
-    Ok(got
-        .into_iter()
-        .map(|(seq, m)| (seq, m.payload.to_vec()))
-        .collect())
+    fetch_all(&c.stream, subject, from, last).await
 }
 
-/// What a fresh consumer of `stream` delivers for `filter` under `deliver`, each message with
-/// its stream sequence, up to sequence `last` or until the stream has nothing more: no-wait
-/// batches, which the server ends itself, each item within [`OP_TIMEOUT`].
+/// The messages of `subject` from sequence `from` to `last` (or until the stream has nothing
+/// more), each with its sequence, through a fresh consumer: no-wait batches, which the server
+/// ends itself, each item within [`OP_TIMEOUT`].
 async fn fetch_all(
     stream: &async_nats::jetstream::stream::Stream,
-    filter: String,
-    deliver: async_nats::jetstream::consumer::DeliverPolicy,
+    subject: String,
+    from: u64,
     last: u64,
-) -> Result<Vec<(u64, async_nats::jetstream::Message)>, String> {
-    use async_nats::jetstream::consumer::{pull, AckPolicy};
+) -> Result<Vec<(u64, Vec<u8>)>, String> {
+    use async_nats::jetstream::consumer::{pull, AckPolicy, DeliverPolicy};
     let consumer = stream
         .create_consumer(pull::Config {
-            filter_subject: filter,
-            deliver_policy: deliver,
+            filter_subject: subject,
+            deliver_policy: DeliverPolicy::ByStartSequence {
+                start_sequence: from,
+            },
             ack_policy: AckPolicy::None,
             inactive_threshold: Duration::from_secs(10),
             memory_storage: true,
@@ -272,7 +273,7 @@ async fn fetch_all(
             let m = m.map_err(|e| e.to_string())?;
             let info = m.info().map_err(|e| e.to_string())?;
             let (seq, pending) = (info.stream_sequence, info.pending);
-            out.push((seq, m));
+            out.push((seq, m.payload.to_vec()));
             n += 1;
             if pending == 0 || seq >= last {
                 break 'batches;
@@ -513,5 +514,30 @@ fn wake_loop(subject: &str, tx: &std::sync::mpsc::Sender<()>, stop: &AtomicBool)
             Some(false) => {}
             None => sub = None,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A stream the server stopped feeding (gone mid-answer) ends the read with an error
+    /// instead of holding it, and whatever came before is still read.
+    #[test]
+    fn a_stream_that_stops_answering_ends_the_read() {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_time()
+            .build()
+            .unwrap();
+        let got = rt.block_on(async {
+            let mut s = futures_util::stream::iter([1, 2]).chain(futures_util::stream::pending());
+            let limit = Duration::from_millis(20);
+            let first = next_before(&mut s, limit).await;
+            let second = next_before(&mut s, limit).await;
+            (first, second, next_before(&mut s, limit).await)
+        });
+        assert_eq!(got.0, Ok(Some(1)));
+        assert_eq!(got.1, Ok(Some(2)));
+        assert_eq!(got.2, Err("no answer within 0.02 s".to_string()));
     }
 }

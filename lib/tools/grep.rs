@@ -310,10 +310,8 @@ mod tests {
         );
     }
 
-    /// The walk listed `d/s.txt`; then `d` became a link to a directory outside holding a
-    /// file of the same name. The search must not read it.
-    #[test]
-    fn a_directory_swapped_for_a_link_after_the_walk_is_not_read() {
+    /// `BASE/cwd/d/s.txt` and `BASE/outside/s.txt`, both holding "needle".
+    fn inside_and_outside() -> (tempfile::TempDir, std::path::PathBuf, std::path::PathBuf) {
         let top = tempfile::tempdir().unwrap();
         let base = top.path().canonicalize().unwrap();
         let cwd = base.join("cwd");
@@ -321,9 +319,22 @@ mod tests {
         fs::create_dir_all(cwd.join("d")).unwrap();
         fs::write(base.join("outside/s.txt"), "needle secret\n").unwrap();
         fs::write(cwd.join("d/s.txt"), "needle inside\n").unwrap();
-        let files = vec![cwd.join("d/s.txt")];
+        (top, base, cwd)
+    }
+
+    /// `cwd/d` becomes a link to `outside`.
+    fn swap_d(base: &Path, cwd: &Path) {
         fs::rename(cwd.join("d"), cwd.join("d.real")).unwrap();
         std::os::unix::fs::symlink(base.join("outside"), cwd.join("d")).unwrap();
+    }
+
+    /// The walk listed `d/s.txt`; then `d` became a link to a directory outside holding a
+    /// file of the same name. The search must not read it.
+    #[test]
+    fn a_directory_swapped_for_a_link_after_the_walk_is_not_read() {
+        let (_top, base, cwd) = inside_and_outside();
+        let files = vec![cwd.join("d/s.txt")];
+        swap_d(&base, &cwd);
         let matcher = RegexMatcherBuilder::new().build("needle").unwrap();
         let found = search(&cwd, &files, &matcher).unwrap();
         assert!(found.lines.is_empty(), "{:?}", found.lines);
@@ -334,21 +345,14 @@ mod tests {
     /// the walk opened it. Nothing outside is searched, and the answer says what was left out.
     #[test]
     fn a_directory_swapped_for_a_link_during_the_walk_is_named_in_a_note() {
-        let top = tempfile::tempdir().unwrap();
-        let base = top.path().canonicalize().unwrap();
-        let cwd = base.join("cwd");
-        fs::create_dir_all(base.join("outside")).unwrap();
-        fs::create_dir_all(cwd.join("d")).unwrap();
-        fs::write(base.join("outside/s.txt"), "needle secret\n").unwrap();
-        fs::write(cwd.join("d/s.txt"), "needle inside\n").unwrap();
+        let (_top, base, cwd) = inside_and_outside();
         fs::write(cwd.join("top.txt"), "needle top\n").unwrap();
         let ctx = ToolCtx::new(cwd.clone());
         let args = json!({"pattern": "needle"});
         let args = Args(args.as_object().unwrap());
         let out = run_hooked(&args, &ctx, &mut |rel| {
             if rel == Path::new("d") {
-                fs::rename(cwd.join("d"), cwd.join("d.real")).unwrap();
-                std::os::unix::fs::symlink(base.join("outside"), cwd.join("d")).unwrap();
+                swap_d(&base, &cwd);
             }
         })
         .unwrap();

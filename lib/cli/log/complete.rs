@@ -1,6 +1,6 @@
 //! `ag-log __complete KIND`: the words the shell completions offer for session handles,
 //! agent names and model names, one a line as `WORD<TAB>DESCRIPTION` (bash keeps the word,
-//! fish shows both). It is not a clap verb, so help, man pages and the completions themselves
+//! zsh and fish show both). It is not a clap verb, so help, man pages and the completions themselves
 //! never list it; the completion scripts call it.
 //!
 //! It must be fast and harmless at every keystroke: it never creates a store (no store, no

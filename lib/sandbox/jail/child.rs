@@ -115,7 +115,12 @@ pub(super) unsafe fn init_main(p: &ChildPlan) -> ! {
             0,
         );
     }
-    libc::setpgid(0, 0);
+    // A session of its own: no controlling terminal, so nothing the command runs can open
+    // `/dev/tty`, push keystrokes into the user's shell (TIOCSTI) or write escapes past the
+    // output's escaping. It also makes the init the leader of the command's process group.
+    if libc::setsid() < 0 {
+        fail(p, b"starting a new session (setsid)");
+    }
     if p.dumpable_for_maps {
         // Our memory is a copy of the parent's, keys and all. Blank the environment block
         // (what /proc/PID/environ shows) before we are readable, and be readable only until
@@ -149,6 +154,9 @@ pub(super) unsafe fn init_main(p: &ChildPlan) -> ! {
         if libc::syscall(libc::SYS_landlock_restrict_self, p.ruleset, 0) != 0 {
             fail(p, b"enforcing the Landlock ruleset");
         }
+    }
+    if p.sandboxed && super::seccomp::install() != 0 {
+        fail(p, b"installing the seccomp filter");
     }
     let shell = clone_process(0);
     if shell == 0 {

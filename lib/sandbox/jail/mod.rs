@@ -19,7 +19,17 @@
 //! has `PR_SET_PDEATHSIG`.
 
 mod child;
+#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
+mod seccomp;
 mod tmp;
+
+/// Elsewhere the filter is not available; the command still has no controlling terminal.
+#[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
+mod seccomp {
+    pub(super) unsafe fn install() -> i32 {
+        0
+    }
+}
 
 pub(crate) use tmp::sweep_once as sweep_stale_temp_dirs;
 
@@ -56,7 +66,6 @@ const DEVICES: &[&str] = &[
     "/dev/full",
     "/dev/random",
     "/dev/urandom",
-    "/dev/tty",
 ];
 
 #[derive(Debug, thiserror::Error)]
@@ -311,8 +320,9 @@ fn spawn_in(job: &Job<'_>, sandboxed: bool, tmp: tmp::PrivateTmp) -> Result<Runn
     let pipes = Pipes::open()?;
     let plan = child_plan(job, sandboxed, &mut conf, &pipes, &strings)?;
     let pid = clone_init(&plan, sandboxed, settings)?;
-    // SAFETY: setpgid on our own child; the init does the same, whoever runs first.
-    unsafe { libc::setpgid(pid, pid) };
+    // No setpgid here: the init makes itself a session (and so group) leader with setsid,
+    // which fails on a process that is already a group leader. It has done so before it
+    // reports MAPS, and nothing signals the group before that.
     // The child's ends are the child's now (holding them would keep the pipes open); ours go
     // to the handle. The ruleset is in the child too.
     let Pipes {

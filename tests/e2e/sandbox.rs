@@ -54,7 +54,7 @@ pub(crate) fn run_bash(
     (run, r)
 }
 
-fn git(dir: &Path, args: &[&str]) {
+pub(crate) fn git(dir: &Path, args: &[&str]) {
     let ok = Command::new("git")
         .args(args)
         .current_dir(dir)

@@ -1,0 +1,120 @@
+//! Git's indirections from inside the sandbox: a command may commit, but nothing it writes may
+//! point the user's git at a configuration or hooks of its own — not `.git/commondir`,
+//! `.git/config.worktree`, `objects/info/alternates`, a `.git` file in a subfolder, nor the
+//! configuration of a repository it made with `git init`. Each attack plants a
+//! `core.fsmonitor` that the user's next `git status` would run; the test then runs the user's
+//! git, outside the sandbox, and checks that nothing ran.
+
+use std::process::Command;
+
+use crate::prompt::env_with;
+use crate::sandbox::{git, run_bash};
+
+/// An `evil` git directory whose config runs `touch <marker>` on every `git status`.
+fn evil_gitdir(name: &str, marker: &str) -> String {
+    format!(
+        "mkdir -p {name}/objects {name}/refs/heads && echo 'ref: refs/heads/main' > {name}/HEAD && \
+         printf '[core]\\n\\trepositoryformatversion = 0\\n\\tfsmonitor = \"touch $PWD/{marker}\"\\n' > {name}/config && echo planted"
+    )
+}
+
+#[test]
+fn sandbox_command_cannot_redirect_git_to_its_own_config_or_hooks() {
+    let env = env_with(None, "");
+    git(&env.cwd, &["init", "-q"]);
+    env.write_file("a.txt", "one\n");
+    let commondir = format!(
+        "{} && echo ../evil > .git/commondir",
+        evil_gitdir("evil", "pwned-commondir")
+    );
+    let worktree_config = "printf '[core]\\n\\tfsmonitor = \"touch $PWD/pwned-worktree\"\\n' > .git/config.worktree && echo planted";
+    let alternates =
+        "mkdir -p .git/objects/info && echo /tmp > .git/objects/info/alternates && echo planted";
+    let gitfile = format!(
+        "{} && mkdir -p other && echo 'gitdir: ../evil2' > other/.git",
+        evil_gitdir("evil2", "pwned-gitfile")
+    );
+    let nested = "mkdir -p sub && cd sub && git init -q && git config core.fsmonitor \"touch $PWD/../pwned-nested\" && \
+                  printf '#!/bin/sh\\ntouch ../pwned-hook\\n' > .git/hooks/pre-commit && chmod +x .git/hooks/pre-commit && echo planted";
+    let commit = "export GIT_CONFIG_NOSYSTEM=1 HOME=$TMPDIR; git add a.txt && \
+                  git -c user.name=t -c user.email=t@e commit -qm first && git log --oneline | wc -l";
+    let (_, r) = run_bash(
+        &env,
+        &[
+            &commondir,
+            worktree_config,
+            alternates,
+            &gitfile,
+            nested,
+            commit,
+        ],
+        &["--sandbox", "workspace-write"],
+    );
+    for (i, res) in r.iter().enumerate().take(5) {
+        assert!(res.0.contains("planted") || res.1, "{i}: {res:?}");
+    }
+    assert!(
+        r[0].0
+            .contains(".git/commondir, which the sandbox keeps read-only; it was removed"),
+        "{:?}",
+        r[0]
+    );
+    assert!(r[4].0.contains("sub/.git/config"), "{:?}", r[4]);
+    assert!(
+        r[5].0.contains("1\nexit 0"),
+        "a commit still works: {:?}",
+        r[5]
+    );
+    // The user's git, outside the sandbox, in every folder the command touched.
+    for dir in ["", "sub", "other"] {
+        let _ = Command::new("git")
+            .args(["status", "--short"])
+            .current_dir(env.cwd.join(dir))
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("HOME", env.dir.path())
+            .output()
+            .unwrap();
+    }
+    let _ = Command::new("git")
+        .args([
+            "-c",
+            "user.name=t",
+            "-c",
+            "user.email=t@e",
+            "commit",
+            "-q",
+            "--allow-empty",
+            "-m",
+            "x",
+        ])
+        .current_dir(env.cwd.join("sub"))
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("HOME", env.dir.path())
+        .output()
+        .unwrap();
+    for marker in [
+        "pwned-commondir",
+        "pwned-worktree",
+        "pwned-gitfile",
+        "pwned-nested",
+        "pwned-hook",
+    ] {
+        assert!(
+            !env.cwd.join(marker).exists(),
+            "{marker}: the user's git ran the command's code"
+        );
+    }
+    for gone in [
+        ".git/commondir",
+        ".git/config.worktree",
+        ".git/objects/info/alternates",
+        "other/.git",
+        "sub/.git/config",
+    ] {
+        assert!(!env.cwd.join(gone).exists(), "{gone} is still there");
+    }
+    assert!(
+        env.cwd.join("sub/.git/HEAD").exists(),
+        "the nested repository keeps its commits"
+    );
+}

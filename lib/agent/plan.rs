@@ -200,7 +200,18 @@ pub(crate) fn prepare<'s>(
         Some(chosen) => chosen,
         None => choose()?,
     };
-    let stored = existing.as_ref().map(Session::settings).transpose()?;
+    // An imported session records no tools (a file grants nothing): its first turn here grants
+    // them as for a new session, from the flags and the user's defaults. A session made with
+    // `ag-log append` stays read-only.
+    let imported = match &existing {
+        Some(s) => store.import_source(&s.id)?.is_some(),
+        None => false,
+    };
+    let stored = existing
+        .as_ref()
+        .map(Session::settings)
+        .transpose()?
+        .filter(|s| s.tools.is_some() || !imported);
     let (tools, notes) = narrow(stored.as_ref().map(Settings::tools), &req);
     let (sandbox, warnings) = sandbox_for(config, &req, stored.as_ref())?;
     let (session, claim) = match (existing, claim) {

@@ -58,6 +58,8 @@ pub(crate) fn source_json(src: &ImportSource) -> Value {
         "tool_version": src.tool_version,
         "leaf": src.leaf,
         "parent_source_id": src.parent_source_id,
+        "cwd": src.cwd,
+        "model": src.model,
     })
 }
 

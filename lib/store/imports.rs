@@ -19,6 +19,10 @@ pub(crate) struct ImportSource {
     pub(crate) tool_version: Option<String>,
     pub(crate) leaf: Option<String>,
     pub(crate) parent_source_id: Option<String>,
+    /// The directory and model the source recorded: shown, never used (an imported session
+    /// runs in the directory it was imported in, on the user's default model).
+    pub(crate) cwd: Option<String>,
+    pub(crate) model: Option<String>,
 }
 
 /// A session to import: its row and its whole log as the source holds it now.
@@ -151,7 +155,8 @@ impl Store {
         super::refs::assign_handle(conn, &id)?;
         conn.execute(
             "INSERT INTO imports (session_id, source, source_id, path, tool_version, leaf, \
-             parent_source_id, imported_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+             parent_source_id, imported_at, source_cwd, source_model) \
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
             params![
                 id,
                 src.source,
@@ -160,7 +165,9 @@ impl Store {
                 src.tool_version,
                 src.leaf,
                 src.parent_source_id,
-                clock::now_ms()
+                clock::now_ms(),
+                src.cwd,
+                src.model
             ],
         )?;
         self.session(&id)
@@ -195,25 +202,22 @@ impl Store {
         conn.execute(
             "UPDATE sessions SET updated_at = MAX(?2, CASE WHEN ?3 THEN 0 ELSE updated_at END), \
                title = CASE WHEN title = '' THEN ?4 ELSE title END, \
-               model = COALESCE(model, ?5), cwd = COALESCE(cwd, ?6) WHERE id = ?1",
-            params![
-                session.id,
-                updated,
-                last_ts.is_some(),
-                new.title,
-                new.model,
-                new.cwd
-            ],
+               cwd = COALESCE(cwd, ?5) WHERE id = ?1",
+            params![session.id, updated, last_ts.is_some(), new.title, new.cwd],
         )?;
         conn.execute(
             "UPDATE imports SET path = ?2, tool_version = COALESCE(?3, tool_version), \
-             leaf = COALESCE(?4, leaf), imported_at = ?5 WHERE session_id = ?1",
+             leaf = COALESCE(?4, leaf), imported_at = ?5, \
+             source_cwd = COALESCE(?6, source_cwd), source_model = COALESCE(?7, source_model) \
+             WHERE session_id = ?1",
             params![
                 session.id,
                 src.path,
                 src.tool_version,
                 src.leaf,
-                clock::now_ms()
+                clock::now_ms(),
+                src.cwd,
+                src.model
             ],
         )?;
         // Subagents imported before their parent find it now.
@@ -230,8 +234,8 @@ impl Store {
         Ok(self
             .conn()
             .query_row(
-                "SELECT source, source_id, path, tool_version, leaf, parent_source_id \
-                 FROM imports WHERE session_id = ?1",
+                "SELECT source, source_id, path, tool_version, leaf, parent_source_id, \
+                 source_cwd, source_model FROM imports WHERE session_id = ?1",
                 [session_id],
                 |r| {
                     Ok(ImportSource {
@@ -241,6 +245,8 @@ impl Store {
                         tool_version: r.get(3)?,
                         leaf: r.get(4)?,
                         parent_source_id: r.get(5)?,
+                        cwd: r.get(6)?,
+                        model: r.get(7)?,
                     })
                 },
             )

@@ -163,6 +163,12 @@ const MIGRATIONS: &[&str] = &[
     CREATE VIRTUAL TABLE chunks_fts USING fts5(text, tokenize = 'unicode61 remove_diacritics 2');
     UPDATE fts_state SET last_rowid = 0;
     "#,
+    // 10: the directory and model an imported session's source recorded, shown beside the
+    // session's own (an import runs where it was imported, on the user's model).
+    r#"
+    ALTER TABLE imports ADD COLUMN source_cwd TEXT;
+    ALTER TABLE imports ADD COLUMN source_model TEXT;
+    "#,
 ];
 
 /// The version whose migration adds session handles: after it, existing rows get theirs.

@@ -58,10 +58,14 @@ fn ndjson_export_imports_back_into_an_identical_log() {
             other.log(&["show", id, "--json"]).ok().json(),
         );
         for k in [
-            "title", "kind", "model", "cwd", "created", "updated", "counts", "usage",
+            "title", "kind", "model", "created", "updated", "counts", "usage",
         ] {
             assert_eq!(a[k], b[k], "session {id}: {k}");
         }
+        // An import runs where it was imported; the exported session's directory is shown as
+        // its source's.
+        assert_eq!(b["cwd"], other.cwd.to_string_lossy().as_ref());
+        assert_eq!(b["source"]["cwd"], a["cwd"], "session {id}");
         // Again, and into the store it came from: nothing is duplicated.
         let again = other.log(&["import", &file.to_string_lossy()]).ok();
         assert_eq!(again.json_lines()[0]["chunks"], 0);
@@ -203,16 +207,26 @@ fn export_many_needs_a_directory_and_writes_one_file_per_session() {
     for id in &ids {
         assert!(dir.join(format!("{id}.html")).exists());
     }
-    // --here: only the sessions of this directory (none of the imported ones).
+    // --here: only the sessions of this directory: the imported ones (an import belongs
+    // where it ran) and a new one, not one made elsewhere.
     let mine = env.new_session("here", "hello");
+    let elsewhere = env.cwd.join("elsewhere");
+    std::fs::create_dir(&elsewhere).unwrap();
+    let mut cmd = env.command("ag-log");
+    cmd.args(["append", "--new", "--title", "elsewhere", "hi"])
+        .current_dir(&elsewhere);
+    let other = crate::support::Run::from_output(cmd.output().unwrap()).ok();
+    let other = other.json_lines()[0]["session"]
+        .as_str()
+        .unwrap()
+        .to_string();
     let dir = env.cwd.join("here");
     let run = env
         .log(&["export", "--here", "-o", &dir.to_string_lossy()])
         .ok();
-    assert_eq!(
-        run.stdout.trim(),
-        dir.join(format!("{mine}.md")).to_string_lossy()
-    );
+    assert_eq!(run.stdout.lines().count(), ids.len() + 1, "{}", run.stdout);
+    assert!(run.stdout.contains(&format!("{mine}.md")));
+    assert!(!run.stdout.contains(&other), "{other}");
 }
 
 /// Chromium, when installed; under CI it must be.

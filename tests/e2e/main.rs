@@ -22,6 +22,7 @@ mod glob_walk;
 mod help_output;
 mod images;
 mod import;
+mod import_grants;
 mod keepalive;
 mod live_tail;
 mod llmock;

@@ -53,6 +53,7 @@ pub(crate) fn run(ctx: &mut Ctx, args: Args) -> CliResult<()> {
         follow: args.follow,
         warned: HashSet::new(),
         seen: HashMap::new(),
+        here: std::env::current_dir()?,
     };
     let files = collect(&args.paths)?;
     let mut failed = Vec::new();
@@ -136,6 +137,8 @@ struct Importer {
     warned: HashSet<(PathBuf, usize)>,
     /// Length and modification time of each file as last imported.
     seen: HashMap<PathBuf, (u64, Option<SystemTime>)>,
+    /// Where the import runs: the imported sessions' directory.
+    here: PathBuf,
 }
 
 impl Importer {
@@ -224,7 +227,7 @@ impl Importer {
             planned.source.source_id.clone(),
             planned.skipped,
         );
-        let done = plan(planned, record)
+        let done = plan(planned, record, &self.here)
             .and_then(|p| store.import_session(p))
             .map_err(|e| {
                 CliError::from(e).context(format!("{shown}: {source} session {source_id}"))
@@ -278,17 +281,25 @@ impl Importer {
 }
 
 /// A planned session in the store's terms.
-/// What the store imports; an exported session's settings that do not read are refused, never
-/// replaced by a default.
-fn plan(p: PlannedSession, path: &str) -> Result<ImportPlan, crate::store::StoreError> {
-    let settings = p
-        .policy
-        .map(crate::settings::Settings::from_value)
-        .transpose()
-        .map_err(|message| crate::store::StoreError::BadSettings {
-            session: p.source.source_id.clone(),
-            message,
+///
+/// A data file grants nothing: the session runs in the directory the import ran in (`here`),
+/// on the user's default model, with the tools and sandbox any new session gets until a turn's
+/// flags widen them. What the source recorded (its directory and model) is kept beside it, to
+/// be shown; its tools, sandbox and system prompt are not kept. An exported session's settings
+/// that do not read are still refused: the file is damaged.
+fn plan(
+    p: PlannedSession,
+    path: &str,
+    here: &Path,
+) -> Result<ImportPlan, crate::store::StoreError> {
+    if let Some(policy) = p.policy {
+        crate::settings::Settings::from_value(policy).map_err(|message| {
+            crate::store::StoreError::BadSettings {
+                session: p.source.source_id.clone(),
+                message,
+            }
         })?;
+    }
     Ok(ImportPlan {
         source: ImportSource {
             source: p.source.kind.as_str().to_string(),
@@ -297,14 +308,14 @@ fn plan(p: PlannedSession, path: &str) -> Result<ImportPlan, crate::store::Store
             tool_version: p.source.tool_version,
             leaf: p.source.leaf,
             parent_source_id: p.source.parent_source_id,
+            cwd: p.cwd,
+            model: p.model,
         },
         session: NewSession {
             title: p.title,
             kind: Some(SessionKind::parse(&p.kind)),
-            model: p.model,
-            cwd: p.cwd,
+            cwd: Some(here.to_string_lossy().into_owned()),
             agent: p.agent,
-            settings,
             ..Default::default()
         },
         keep_id: p.keep_id,

@@ -171,15 +171,19 @@ impl Shown {
 }
 
 fn source_line(src: &ImportSource) -> String {
+    let extra = |label: &str, v: &Option<String>| {
+        v.as_ref()
+            .map(|v| format!(", {label} {}", escape_controls(v, false)))
+            .unwrap_or_default()
+    };
     format!(
-        "source    {} {} ({}{})",
+        "source    {} {} ({}{}{}{})",
         src.source,
         escape_controls(&src.source_id, false),
         escape_controls(&src.path, false),
-        src.tool_version
-            .as_ref()
-            .map(|v| format!(", version {}", escape_controls(v, false)))
-            .unwrap_or_default()
+        extra("version", &src.tool_version),
+        extra("its cwd", &src.cwd),
+        extra("its model", &src.model),
     )
 }
 

@@ -1,6 +1,8 @@
 //! The paths inside a writable workspace that stay read-only, because a write there turns
-//! into code execution later, outside the sandbox: `.ag/`, `.claude/`, and everything git
-//! reads to find its configuration and hooks.
+//! into code execution later, outside the sandbox: `.ag/`, `.claude/`, everything git reads
+//! to find its configuration and hooks, and — wherever they are, when a writable root holds
+//! them — the store (`$AG_HOME`) and the user's configuration (`$XDG_CONFIG_HOME/ag`,
+//! `~/.claude`).
 //!
 //! Git's rule is decided from what git reads, not from two names. In every git directory of
 //! the workspace (the top `.git`, each submodule's under `.git/modules`, and each nested
@@ -70,6 +72,24 @@ pub(super) struct Protected {
     nested: HashSet<PathBuf>,
 }
 
+/// `p` with its symbolic links resolved as far as it exists, the rest appended.
+fn absolute(p: &Path) -> PathBuf {
+    let mut missing = Vec::new();
+    let mut at = p.to_path_buf();
+    loop {
+        if let Ok(real) = std::fs::canonicalize(&at) {
+            return missing.iter().rev().fold(real, |acc, part| acc.join(part));
+        }
+        match (at.file_name().map(|n| n.to_os_string()), at.parent()) {
+            (Some(name), Some(parent)) => {
+                missing.push(name);
+                at = parent.to_path_buf();
+            }
+            _ => return p.to_path_buf(),
+        }
+    }
+}
+
 fn identity(p: &Path) -> Option<(u64, u64)> {
     std::fs::symlink_metadata(p)
         .ok()
@@ -83,13 +103,18 @@ fn names(dir: &Path) -> HashSet<OsString> {
 }
 
 impl Protected {
-    /// The protected paths of `workspace` as they are now.
-    pub(crate) fn plan(workspace: &Path) -> Protected {
+    /// The protected paths of `workspace` as they are now, and of `private` (the store, the
+    /// user's configuration) where they lie inside a writable root in `roots`.
+    pub(crate) fn plan(workspace: &Path, private: &[PathBuf], roots: &[PathBuf]) -> Protected {
         let mut p = Protected {
             workspace: workspace.to_path_buf(),
             ..Protected::default()
         };
         let mut candidates = vec![workspace.join(".ag"), workspace.join(".claude")];
+        let roots: Vec<PathBuf> = roots.iter().map(|r| absolute(r)).collect();
+        for path in private {
+            p.private(path, &roots, &mut candidates);
+        }
         for git in git_entries(workspace) {
             p.git_entry(&git, &mut candidates);
             p.nested.insert(git);
@@ -108,6 +133,32 @@ impl Protected {
                 .map(|(c, _)| c.clone()),
         );
         p
+    }
+
+    /// A private path inside a writable root: read-only, and each folder between the root and
+    /// it pinned, so no rename can route around it. One that holds a root is left alone
+    /// (binding it would make the root read-only).
+    fn private(&mut self, path: &Path, roots: &[PathBuf], candidates: &mut Vec<PathBuf>) {
+        let path = absolute(path);
+        let Some(root) = roots.iter().find(|r| path.starts_with(r) && path != **r) else {
+            return;
+        };
+        let mut between: Vec<PathBuf> = path
+            .ancestors()
+            .skip(1)
+            .take_while(|a| *a != root.as_path())
+            .filter(|a| a.is_dir())
+            .map(Path::to_path_buf)
+            .collect();
+        between.reverse();
+        for dir in between {
+            if !self.pinned.contains(&dir) {
+                self.pinned.push(dir);
+            }
+        }
+        if !candidates.contains(&path) {
+            candidates.push(path);
+        }
     }
 
     /// A `.git` entry: a directory gets the git directory rule, a file (`gitdir: …`, which
@@ -331,7 +382,7 @@ mod tests {
         std::fs::create_dir_all(ws.join("vendor/x")).unwrap();
         std::fs::write(ws.join("vendor/x/.git"), "gitdir: ../../.git/modules/lib/a").unwrap();
         std::fs::create_dir(ws.join(".claude")).unwrap();
-        let p = Protected::plan(ws);
+        let p = Protected::plan(ws, &[], &[]);
         for ro in [
             ".git/hooks",
             ".git/config",
@@ -362,7 +413,7 @@ mod tests {
         let d = tempfile::tempdir().unwrap();
         let ws = d.path();
         std::fs::create_dir_all(ws.join(".git/objects")).unwrap();
-        let p = Protected::plan(ws);
+        let p = Protected::plan(ws, &[], &[]);
         assert!(p.check().is_empty());
         std::fs::create_dir_all(ws.join(".ag")).unwrap();
         std::fs::write(ws.join(".ag/config.toml"), "model = \"evil\"").unwrap();

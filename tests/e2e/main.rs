@@ -59,6 +59,7 @@ mod room_nats;
 mod room_nats_more;
 mod sandbox;
 mod sandbox_git;
+mod sandbox_home;
 mod sandbox_procs;
 mod sandbox_terminal;
 mod scale;

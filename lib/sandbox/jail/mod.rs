@@ -221,6 +221,30 @@ struct Confinement {
     ruleset: Option<OwnedFd>,
 }
 
+/// What a command may never write, wherever it is: the store the session writes to (the
+/// `AG_HOME` the command is given, else this process's), the user's configuration, and Claude
+/// Code's user folder (read for agent definitions). `Protected` binds those inside a writable
+/// root read-only.
+fn private_paths(job: &Job<'_>) -> Vec<PathBuf> {
+    let var = |k: &str| {
+        std::env::var_os(k)
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+    };
+    let ag_home = job
+        .env
+        .iter()
+        .find(|(k, _)| k == "AG_HOME")
+        .map(|(_, v)| PathBuf::from(v))
+        .or_else(|| crate::paths::Home::resolve(None).ok().map(|h| h.dir));
+    ag_home
+        .into_iter()
+        .chain(crate::config::user_config_dir())
+        .chain(var("HOME").map(|h| h.join(".claude")))
+        .filter(|p| p.is_absolute())
+        .collect()
+}
+
 fn confinement(job: &Job<'_>, tmp: &Path) -> Result<Confinement, JailError> {
     let settings = job.settings;
     let mut c = Confinement::default();
@@ -232,7 +256,7 @@ fn confinement(job: &Job<'_>, tmp: &Path) -> Result<Confinement, JailError> {
     if settings.mode == Mode::WorkspaceWrite {
         writable.push(job.cwd.to_path_buf());
         writable.extend(settings.writable.iter().cloned());
-        let p = Protected::plan(job.cwd);
+        let p = Protected::plan(job.cwd, &private_paths(job), &writable);
         for d in &p.pinned {
             c.mounts.push(MountOp::Pin(cstring(d)?));
         }

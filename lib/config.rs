@@ -12,6 +12,7 @@ use serde::Deserialize;
 
 pub(crate) mod aliases;
 mod check;
+pub(crate) mod mcp_approval;
 mod mcp_json;
 mod project;
 pub(crate) mod rooms;
@@ -92,6 +93,10 @@ pub struct Config {
     /// The servers a trusted project's `.mcp.json` added, with that file.
     #[serde(skip)]
     pub(crate) mcp_from: BTreeMap<String, PathBuf>,
+    /// A trusted project's servers that are new or changed since the user approved them: not
+    /// in `mcp`; the commands that start servers ask about them or say they are left out.
+    #[serde(skip)]
+    pub(crate) mcp_unapproved: Vec<mcp_approval::Unapproved>,
     /// The files this was read from, lowest precedence first.
     #[serde(skip)]
     pub(crate) sources: Vec<PathBuf>,
@@ -295,8 +300,8 @@ impl Config {
         Ok(config)
     }
 
-    /// The servers of the nearest `.mcp.json`, when its folder is trusted; a name the user
-    /// config defines stays the user's. (An untrusted file is reported by the commands that
+    /// The servers of the nearest `.mcp.json`, when its folder is trusted and the user approved
+    /// each server's entry as it now reads; a name the user config defines stays the user's. (An untrusted file is reported by the commands that
     /// start servers, not by every command.)
     fn add_project_mcp(&mut self, cwd: &Path) -> Result<(), ConfigError> {
         let Some(file) = find_upward(cwd, ".mcp.json") else {
@@ -318,12 +323,20 @@ impl Config {
         let (servers, warnings) =
             mcp_json::read(&file, &|v| secrets.names_key(v), &|v| std::env::var(v).ok())?;
         self.warnings.extend(warnings);
-        for (name, server) in servers {
+        for (name, (server, fingerprint)) in servers {
             if self.mcp.contains_key(&name) {
                 self.warnings.push(format!(
                     "{}: the MCP server {name:?} is ignored: the user config defines one of that name",
                     file.display()
                 ));
+            } else if !mcp_approval::is_approved(&root, &name, &fingerprint) {
+                self.mcp_unapproved.push(mcp_approval::Unapproved {
+                    name,
+                    server,
+                    fingerprint,
+                    file: file.clone(),
+                    folder: root.clone(),
+                });
             } else {
                 self.mcp.insert(name.clone(), server);
                 self.mcp_from.insert(name, file.clone());

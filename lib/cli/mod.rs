@@ -162,6 +162,20 @@ pub(crate) fn trust_here(out: &Out) -> CliResult<()> {
         dir.display(),
         list.display()
     ));
+    // Trust approves the project's MCP servers as its `.mcp.json` reads now; a server added
+    // or changed later asks again.
+    let config = crate::config::Config::load(&std::env::current_dir()?)
+        .map_err(|e| CliError::msg(e.to_string()))?;
+    for u in &config.mcp_unapproved {
+        crate::config::mcp_approval::approve(&u.folder, &[(&u.name, &u.fingerprint)])
+            .map_err(|e| CliError::msg(e.to_string()))?;
+        out.note(&format!(
+            "approved the MCP server {:?} of {}: {}",
+            u.name,
+            u.file.display(),
+            escape_controls(&u.what(), false)
+        ));
+    }
     Ok(())
 }
 

@@ -21,11 +21,14 @@ use super::{ConfigError, McpServerConfig};
 
 /// The servers `file` defines, and a warning for each entry it had to leave out.
 /// `is_key(var)` says whether a variable holds a provider key; `var(name)` reads one.
+/// Each server comes with the fingerprint of its entry as written (see `mcp_approval`).
+pub(crate) type Servers = BTreeMap<String, (McpServerConfig, String)>;
+
 pub(crate) fn read(
     file: &Path,
     is_key: &dyn Fn(&str) -> bool,
     var: &dyn Fn(&str) -> Option<String>,
-) -> Result<(BTreeMap<String, McpServerConfig>, Vec<String>), ConfigError> {
+) -> Result<(Servers, Vec<String>), ConfigError> {
     let bad = |message: String| ConfigError::Parse {
         path: file.to_path_buf(),
         message,
@@ -47,7 +50,8 @@ pub(crate) fn read(
     for (name, entry) in servers {
         match server(entry, is_key, var) {
             Ok(s) => {
-                out.insert(name.clone(), s);
+                let fp = super::mcp_approval::fingerprint(entry);
+                out.insert(name.clone(), (s, fp));
             }
             Err(why) => warnings.push(format!(
                 "{}: the MCP server {name:?} is left out: {why}",
@@ -167,7 +171,9 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let file = dir.path().join(".mcp.json");
         std::fs::write(&file, json).unwrap();
-        read(&file, &is_key, &vars).unwrap()
+        let (servers, warnings) = read(&file, &is_key, &vars).unwrap();
+        let servers = servers.into_iter().map(|(k, (s, _))| (k, s)).collect();
+        (servers, warnings)
     }
 
     #[test]

@@ -33,6 +33,7 @@ mod log_read;
 mod log_store_faults;
 mod log_tail;
 mod mcp;
+mod mcp_approval;
 mod nats_server;
 mod network;
 mod numbers;

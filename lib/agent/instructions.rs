@@ -88,6 +88,9 @@ pub(crate) fn project_instructions(cwd: &Path) -> Option<ProjectInstructions> {
         .find(|d| d.join(".git").exists())
         .unwrap_or(cwd);
     let mut dirs: Vec<&Path> = cwd.ancestors().take_while(|d| d.starts_with(top)).collect();
+    // A file that is a link out of the project (`AGENTS.md -> ~/.ssh/id_rsa` in a clone) is
+    // not read: the `read` tool refuses the same link.
+    let real_top = std::fs::canonicalize(top).ok()?;
     dirs.reverse();
     let mut files = Vec::new();
     let mut parts = Vec::new();
@@ -96,6 +99,9 @@ pub(crate) fn project_instructions(cwd: &Path) -> Option<ProjectInstructions> {
     for dir in dirs {
         let Some((path, text)) = ["AGENTS.md", "CLAUDE.md"].iter().find_map(|name| {
             let p = dir.join(name);
+            if !std::fs::canonicalize(&p).ok()?.starts_with(&real_top) {
+                return None;
+            }
             let text = std::fs::read_to_string(&p).ok()?;
             Some((p, text))
         }) else {

@@ -185,7 +185,16 @@ impl McpServers {
             None => {}
         }
         let cfg = &self.configs[server];
-        let log = self.log_dir.join(format!("{server}.log"));
+        // The name comes from a config file: only its safe characters name the log, so
+        // `../../x` cannot put it outside the log folder.
+        let file: String = server
+            .chars()
+            .map(|c| match c {
+                'a'..='z' | 'A'..='Z' | '0'..='9' | '-' | '_' => c,
+                _ => '_',
+            })
+            .collect();
+        let log = self.log_dir.join(format!("{file}.log"));
         let started = crate::paths::create_private_dir(&self.log_dir)
             .map_err(|e| format!("cannot create {}: {e}", self.log_dir.display()))
             .and_then(|()| {

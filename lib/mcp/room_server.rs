@@ -149,10 +149,7 @@ impl RoomServer {
             .iter()
             .map(|p| claims::normalize(p, &self.cwd, &key))
             .collect::<Result<Vec<_>, _>>()?;
-        let ttl = args["ttl_s"]
-            .as_u64()
-            .unwrap_or(claims::DEFAULT_TTL_S)
-            .max(1);
+        let ttl = claims::ttl_arg(&args["ttl_s"])?;
         let shared = args["shared"].as_bool().unwrap_or(false);
         let intent = args["intent"].as_str().unwrap_or("");
         let outcome = claims::claim(store, &room, me, paths, intent, shared, ttl, &mut |_| {})

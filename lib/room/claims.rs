@@ -16,6 +16,18 @@ use crate::store::{SessionStatus, Store};
 
 pub(crate) const DEFAULT_TTL_S: u64 = 1800;
 
+/// A claim's `ttl_s` as a tool passes it (the agent's `peer_claim`, `ag-room mcp`'s `claim`):
+/// absent is the default; otherwise whole seconds within what `ag-room claim --ttl` accepts.
+pub(crate) fn ttl_arg(v: &serde_json::Value) -> Result<u64, String> {
+    let max = crate::clock::MAX_DURATION.as_secs();
+    match v {
+        serde_json::Value::Null => Ok(DEFAULT_TTL_S),
+        v => v.as_u64().filter(|t| (1..=max).contains(t)).ok_or_else(|| {
+            format!("ttl_s must be a whole number of seconds from 1 to {max}, not {v}")
+        }),
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub(crate) struct Claim {
     pub(crate) id: String,

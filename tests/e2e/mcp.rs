@@ -547,3 +547,20 @@ text = "done"
         run.stdout
     );
 }
+
+#[test]
+fn a_server_name_cannot_put_its_log_outside_the_log_folder() {
+    let env = mcp_env(
+        None,
+        &format!(
+            "[mcp.\"../../escape\"]\ncommand = {:?}\nargs = [\"stdio\"]\n",
+            fixture()
+        ),
+        "",
+    );
+    // Listing starts every server.
+    let list = env.run("ag-prompt", &["mcp", "list"]).ok();
+    assert!(list.stdout.contains("escape"), "{list:?}");
+    assert!(!env.dir.path().join("escape.log").exists());
+    assert!(env.home.join("mcp").join("______escape.log").exists());
+}

@@ -162,3 +162,20 @@ fn an_untrusted_project_cannot_define_aliases() {
     );
     assert!(!run.stdout.contains("evil/model"), "{}", run.stdout);
 }
+
+#[test]
+fn an_agents_md_that_links_out_of_the_project_is_not_read() {
+    let fake = FakeProvider::start();
+    let env = env_for(&fake);
+    // A clone whose AGENTS.md points at a private file of the user's.
+    let secret = env.dir.path().join("id_private");
+    std::fs::write(&secret, "SECRET-KEY-MATERIAL").unwrap();
+    std::os::unix::fs::symlink(&secret, env.cwd.join("AGENTS.md")).unwrap();
+    env.write_file("CLAUDE.md", "Use tabs.");
+    let (system, _) = one_turn(&fake, &env, &["-m", MODEL, "hi"]);
+    assert!(!system.contains("SECRET-KEY-MATERIAL"), "{system}");
+    assert!(
+        system.contains("Use tabs."),
+        "the next file counts: {system}"
+    );
+}

@@ -148,6 +148,12 @@ fn a_claim_taken_over_mcp_blocks_an_agents_write_until_released() {
     let env = env_with(None, "");
     env.write_file("NOTES.md", "original\n");
     let cursor = Client::start(&env, "cursor", &["--name", "cursor-bot"]);
+    // The TTL `ag-room claim --ttl` would refuse is refused here too.
+    let (refused, err) = cursor.call(
+        "peer_claim",
+        json!({"paths": ["NOTES.md"], "ttl_s": 1_000_000_000_000u64}),
+    );
+    assert!(err && refused.contains("ttl_s must be"), "{refused}");
     let (claimed, err) = cursor.call(
         "peer_claim",
         json!({"paths": ["NOTES.md"], "intent": "rewriting the notes"}),

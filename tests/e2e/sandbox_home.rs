@@ -3,6 +3,7 @@
 //! a command may write the workspace but not turn the sandbox off in the user config, trust
 //! `/`, write the database, or move the configuration aside and put its own in its place.
 
+use crate::nats_server::NatsServer;
 use crate::prompt::env_with;
 use crate::sandbox::run_bash;
 
@@ -42,4 +43,32 @@ fn sandbox_in_the_home_folder_cannot_touch_the_store_or_the_user_config() {
     );
     // The store still works for the next command.
     env.log(&["ls"]).ok();
+}
+
+#[test]
+fn sandbox_command_cannot_read_the_room_servers_password() {
+    let pass = "hunter2-room-password";
+    // A real room server that takes the password (claims are read from it on every call).
+    let Some(nats) = NatsServer::start_with(&["--user", "agent", "--pass", pass]) else {
+        return;
+    };
+    let env = env_with(None, "");
+    let file = env.dir.path().join("nats.pass");
+    std::fs::write(&file, pass).unwrap();
+    let config = env.dir.path().join("config/ag/config.toml");
+    let text = std::fs::read_to_string(&config).unwrap();
+    std::fs::write(
+        &config,
+        format!(
+            "{text}\n[rooms]\nurl = {:?}\nuser = \"agent\"\npassword_file = {:?}\n",
+            nats.url(),
+            file
+        ),
+    )
+    .unwrap();
+    let read = format!("cat {} && echo", file.display());
+    for mode in ["read-only", "workspace-write"] {
+        let (_, r) = run_bash(&env, &[&read], &["--sandbox", mode]);
+        assert!(!r[0].1 && !r[0].0.contains(pass), "{mode}: {r:?}");
+    }
 }

@@ -192,10 +192,7 @@ impl Agent<'_> {
         let paths = self.claim_paths(&args["paths"], &key)?;
         let intent = args["intent"].as_str().unwrap_or("");
         let shared = args["shared"].as_bool().unwrap_or(false);
-        let ttl = args["ttl_s"]
-            .as_u64()
-            .unwrap_or(claims::DEFAULT_TTL_S)
-            .max(1);
+        let ttl = claims::ttl_arg(&args["ttl_s"])?;
         match claims::claim(
             self.store,
             &room,

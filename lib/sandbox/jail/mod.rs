@@ -281,8 +281,32 @@ fn confinement(job: &Job<'_>, tmp: &Path) -> Result<Confinement, JailError> {
         c.mounts
             .push(MountOp::Over(cstring(&shm)?, cstring("/dev/shm")?));
     }
+    hide_room_credentials(&mut c, tmp)?;
     c.ruleset = Some(ruleset(settings.mode, &writable)?);
     Ok(c)
+}
+
+/// The room server's credential file (a `.creds` file, an nkey seed, a password file) is the
+/// user's, not the command's: an empty file is bound over it, so reading it gives nothing.
+fn hide_room_credentials(c: &mut Confinement, tmp: &Path) -> Result<(), JailError> {
+    use crate::config::rooms::Credential;
+    let file = match crate::config::rooms::load() {
+        Ok(Some(server)) => match server.credential {
+            Credential::Creds(f) | Credential::NkeySeed(f) => f,
+            Credential::UserPassword { password_file, .. } => password_file,
+            Credential::None => return Ok(()),
+        },
+        _ => return Ok(()),
+    };
+    if !file.is_file() {
+        return Ok(());
+    }
+    let empty = tmp.join(".hidden");
+    std::fs::File::create(&empty)
+        .map_err(|e| JailError::Io(format!("{}: {e}", empty.display())))?;
+    c.mounts
+        .push(MountOp::Over(cstring(&empty)?, cstring(&file)?));
+    Ok(())
 }
 
 /// `SHELL -c COMMAND` and its environment (with `TMPDIR`), as C strings.

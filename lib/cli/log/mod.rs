@@ -55,7 +55,12 @@ Examples:
 
 Prints one NDJSON line per source session: {session, source, source_id, chunks, skipped}
 (chunks: appended by this run; skipped: source lines that gave no chunk). Importing again
-is idempotent, and a file that grew appends only its new part.";
+is idempotent, and a file that grew appends only its new part.
+
+A file grants nothing: an imported session belongs to the directory the import ran in, runs
+on your default model, and has a new session's tools and sandbox until a turn's flags widen
+them (ag-prompt -s ID --tools …). The directory and model the source recorded are shown by
+ag-log show, never used.";
 
 const EXPORT_EXAMPLES: &str = "\
 Examples:

@@ -171,7 +171,8 @@ pub(crate) struct RunArgs {
     #[arg(long)]
     net: bool,
     /// Trust this folder (the one holding the nearest .ag/, else the current one), so its
-    /// project config may choose the model, providers and MCP servers. Recorded in
+    /// project config may choose the model, providers and MCP servers, and approve the
+    /// servers its .mcp.json names now (one added or changed later asks again). Recorded in
     /// trusted-folders in the user config directory; without a prompt, only records
     #[arg(long)]
     trust: bool,

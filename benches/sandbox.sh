@@ -18,6 +18,10 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 export AG_HOME=$tmp/home XDG_CONFIG_HOME=$tmp/config
 mkdir -p "$tmp/work" && cd "$tmp/work"
+# The workspace is a git repository with a few hundred folders, as a project is: the sandbox
+# protects every git directory in it, and looks for nested ones, before and after each call.
+git init -q . && mkdir -p src/{a..z}/{0..9} && touch src/a/0/main.rs
+folders=$(find . -path ./.git -prune -o -type d -print | wc -l)
 unset AG_SESSION AG_MODEL
 
 script() { # script FILE CALLS
@@ -66,7 +70,8 @@ for mode in "${modes[@]}"; do
 done
 
 base=${per_call[off]}
-echo "machine: $(nproc) cores, $(uname -r); $N calls of \`true\` per run, median of $REPS runs"
+echo "machine: $(nproc) cores, $(uname -r); $N calls of \`true\` per run, median of $REPS runs;"
+echo "workspace: a git repository with $folders folders"
 echo
 echo "| bash call (\`true\`) | per call | baseline (--sandbox off) | ratio | extra per call |"
 echo "| --- | --- | --- | --- | --- |"

@@ -250,6 +250,12 @@ pub(crate) struct ModelConfig {
     pub(crate) context_window: Option<u64>,
     /// Tokens the model writes at most in one answer.
     pub(crate) max_output: Option<u64>,
+    /// OpenAI dialect: send `max_completion_tokens` (true) or `max_tokens` (false); by
+    /// default the o-series and gpt-5 family take the first, other models the second.
+    pub(crate) max_completion_tokens: Option<bool>,
+    /// OpenAI dialect: a reasoning model, sent `reasoning_effort` when thinking is asked for;
+    /// by default the o-series and gpt-5 family.
+    pub(crate) reasoning: Option<bool>,
 }
 
 impl Config {

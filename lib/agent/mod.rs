@@ -421,6 +421,16 @@ impl Agent<'_> {
         })
     }
 
+    /// How an OpenAI request names its limit and thinking for this model: the model's config,
+    /// else its family.
+    fn openai_params(&self) -> crate::fold::OpenAiParams {
+        let m = self.config.models.get(self.provider.name());
+        crate::fold::OpenAiParams {
+            completion_tokens: m.and_then(|m| m.max_completion_tokens),
+            reasoning: m.and_then(|m| m.reasoning),
+        }
+    }
+
     /// The request for the next step: the fold of the view.
     fn request(&self, view: &View) -> Result<Value, AgentError> {
         let chunks = &view.chunks;
@@ -435,6 +445,7 @@ impl Agent<'_> {
             }),
             thinking_budget: self.opts.thinking_budget,
             stream: true,
+            openai: self.openai_params(),
         };
         Ok(self.with_schema(fold(chunks, self.provider.dialect(), &opts)))
     }

@@ -307,6 +307,7 @@ fn call(s: &Summarizer, input: &[Chunk]) -> Result<String, Failure> {
         max_tokens: Some(summary_max(s.window)),
         thinking_budget: None,
         stream: true,
+        openai: Default::default(),
     };
     let body = fold(input, s.provider.dialect(), &opts);
     let mut last = String::new();

@@ -272,6 +272,7 @@ mod tests {
             ModelConfig {
                 context_window: Some(8192),
                 max_output: Some(2048),
+                ..Default::default()
             },
         );
         let w = lookup("ollama/llama3", &config, None);

@@ -101,6 +101,49 @@ pub struct FoldOptions {
     pub thinking_budget: Option<u64>,
     /// Adds `"stream":true` (and OpenAI's `stream_options.include_usage`).
     pub stream: bool,
+    /// OpenAI only: how the limit and thinking are named for this model.
+    pub openai: OpenAiParams,
+}
+
+/// How an OpenAI request names the answer's limit and thinking. OpenAI's reasoning models (the
+/// o-series) and the gpt-5 family refuse `max_tokens` with a 400 and take
+/// `max_completion_tokens`, and take `reasoning_effort` where other models refuse it. Decided
+/// by the model's name; a model's `[models."openai/NAME"]` config may say otherwise.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct OpenAiParams {
+    /// `max_completion_tokens` rather than `max_tokens`; `None`: by family.
+    pub completion_tokens: Option<bool>,
+    /// A reasoning model (`reasoning_effort` when thinking is asked for); `None`: by family.
+    pub reasoning: Option<bool>,
+}
+
+impl OpenAiParams {
+    /// o1, o3, o4-mini, gpt-5, gpt-5-mini, … (with or without a `provider/` prefix).
+    pub fn reasoning_family(model: &str) -> bool {
+        let name = model.rsplit('/').next().unwrap_or(model);
+        let o_series =
+            name.len() >= 2 && name.starts_with('o') && name.as_bytes()[1].is_ascii_digit();
+        o_series || name.starts_with("gpt-5")
+    }
+
+    pub(crate) fn completion_tokens(&self, model: Option<&str>) -> bool {
+        self.completion_tokens
+            .unwrap_or_else(|| model.is_some_and(Self::reasoning_family))
+    }
+
+    pub(crate) fn reasoning(&self, model: Option<&str>) -> bool {
+        self.reasoning
+            .unwrap_or_else(|| model.is_some_and(Self::reasoning_family))
+    }
+
+    /// The effort a thinking budget asks for: up to 2k tokens low, up to 8k medium, else high.
+    pub(crate) fn effort(budget: u64) -> &'static str {
+        match budget {
+            0..=2048 => "low",
+            2049..=8192 => "medium",
+            _ => "high",
+        }
+    }
 }
 
 /// The whole request body for `dialect`.

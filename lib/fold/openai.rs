@@ -68,14 +68,21 @@ impl Serialize for StreamOptions {
     }
 }
 
-/// Keys, in order: `model, messages, tools, max_tokens, stream, stream_options`.
+/// Keys, in order: `model, messages, tools, max_tokens (or max_completion_tokens),
+/// reasoning_effort, stream, stream_options`.
 impl<M: Serialize> Serialize for Body<'_, M> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         let o = self.opts;
+        let model = o.model.as_deref();
+        let effort = o
+            .thinking_budget
+            .filter(|_| o.openai.reasoning(model))
+            .map(super::OpenAiParams::effort);
         let len = usize::from(o.model.is_some())
             + 1
             + usize::from(!o.tools.is_empty())
             + usize::from(o.max_tokens.is_some())
+            + usize::from(effort.is_some())
             + 2 * usize::from(o.stream);
         let mut m = s.serialize_map(Some(len))?;
         if let Some(model) = &o.model {
@@ -86,7 +93,15 @@ impl<M: Serialize> Serialize for Body<'_, M> {
             m.serialize_entry("tools", &Tools(&o.tools))?;
         }
         if let Some(max_tokens) = o.max_tokens {
-            m.serialize_entry("max_tokens", &max_tokens)?;
+            let key = if o.openai.completion_tokens(model) {
+                "max_completion_tokens"
+            } else {
+                "max_tokens"
+            };
+            m.serialize_entry(key, &max_tokens)?;
+        }
+        if let Some(effort) = effort {
+            m.serialize_entry("reasoning_effort", effort)?;
         }
         if o.stream {
             m.serialize_entry("stream", &true)?;
@@ -389,6 +404,7 @@ mod tests {
             max_tokens: Some(500),
             thinking_budget: Some(1000),
             stream: true,
+            openai: Default::default(),
         };
         let body = fold(&log.chunks, Dialect::OpenAi, &opts);
         let keys: Vec<&str> = body

@@ -268,6 +268,7 @@ fn options() -> [FoldOptions; 2] {
             max_tokens: Some(100),
             thinking_budget: Some(1024),
             stream: true,
+            openai: Default::default(),
         },
     ]
 }

@@ -37,6 +37,7 @@ mod mcp_approval;
 mod nats_server;
 mod network;
 mod numbers;
+mod openai_params;
 mod peer_talk;
 mod peers;
 mod project_context;

@@ -36,6 +36,7 @@ fn body_keys_in_order_with_breakpoints_on_system_last_tool_and_tail() {
         max_tokens: None,
         thinking_budget: Some(2048),
         stream: true,
+        openai: Default::default(),
     };
     let body = fold(&log.chunks, Dialect::Anthropic, &opts);
     let keys: Vec<&str> = body

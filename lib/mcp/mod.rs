@@ -159,10 +159,17 @@ impl McpServers {
             .collect()
     }
 
-    /// `mcp__SERVER__TOOL` split at the configured server whose prefix it carries.
+    /// `mcp__SERVER__TOOL` split at the configured server whose prefix it carries (as far as
+    /// a shortened name keeps it); the tool part is for messages, the call matches the name
+    /// against the server's tools.
     fn resolve(&self, name: &str) -> Option<(String, String)> {
         self.configs.keys().find_map(|server| {
-            let tool = name.strip_prefix(&tool_name(server, ""))?;
+            let prefix = clean_name(server, "");
+            let kept = prefix.len().min(MAX_TOOL_NAME - 9);
+            if !name.starts_with(&prefix[..kept]) {
+                return None;
+            }
+            let tool = name.get(prefix.len()..).unwrap_or(name);
             Some((server.clone(), tool.to_owned()))
         })
     }
@@ -262,9 +269,26 @@ impl Drop for McpServers {
     }
 }
 
+/// The longest tool name both provider APIs take (OpenAI: 64 characters of
+/// `[a-zA-Z0-9_-]`; Anthropic allows no more).
+pub(crate) const MAX_TOOL_NAME: usize = 64;
+
 /// The name the model sees: `mcp__SERVER__TOOL`, with characters the provider APIs refuse
-/// in tool names replaced by `_`.
+/// in tool names replaced by `_`. A name longer than [`MAX_TOOL_NAME`] (MCP allows 128) keeps
+/// its readable start and ends in `_` and 8 hex digits of a hash of the server and tool
+/// names: stable, distinct, and mapped back by looking the name up among the server's tools.
 pub(crate) fn tool_name(server: &str, tool: &str) -> String {
+    let full = clean_name(server, tool);
+    if full.len() <= MAX_TOOL_NAME {
+        return full;
+    }
+    use sha2::{Digest, Sha256};
+    let digest = Sha256::digest(format!("{server}\0{tool}").as_bytes());
+    let hash: String = digest[..4].iter().map(|b| format!("{b:02x}")).collect();
+    format!("{}_{hash}", &full[..MAX_TOOL_NAME - 9])
+}
+
+fn clean_name(server: &str, tool: &str) -> String {
     let clean = |s: &str| -> String {
         s.chars()
             .map(|c| {
@@ -293,5 +317,24 @@ mod tests {
     fn names_are_prefixed_and_clean() {
         assert_eq!(tool_name("git", "log"), "mcp__git__log");
         assert_eq!(tool_name("my.srv", "do it/now"), "mcp__my_srv__do_it_now");
+    }
+
+    #[test]
+    fn long_names_are_shortened_stably_and_distinctly() {
+        let a = "a".repeat(100);
+        let b = format!("{}b", "a".repeat(99));
+        let (na, nb) = (tool_name("srv", &a), tool_name("srv", &b));
+        assert_eq!(na.len(), MAX_TOOL_NAME);
+        assert!(na.starts_with("mcp__srv__aaaa"), "{na}");
+        assert_ne!(na, nb, "a shared start still gives distinct names");
+        assert_eq!(na, tool_name("srv", &a), "stable");
+        assert!(na
+            .bytes()
+            .all(|c| c.is_ascii_alphanumeric() || c == b'_' || c == b'-'));
+        assert_eq!(
+            tool_name("srv", &"x".repeat(51)).len(),
+            61,
+            "fits: kept whole"
+        );
     }
 }

@@ -34,6 +34,7 @@ mod log_store_faults;
 mod log_tail;
 mod mcp;
 mod mcp_approval;
+mod mcp_long_names;
 mod nats_server;
 mod network;
 mod numbers;

@@ -215,3 +215,63 @@ fn a_provider_error_is_printed_once() {
         run.stderr
     );
 }
+
+#[test]
+fn a_turn_that_stops_at_max_steps_without_an_answer_fails_the_script() {
+    let env = TestEnv::new();
+    let model = script(
+        &env,
+        "loop.toml",
+        "[[step]]\ntool_calls = [{ name = \"glob\", arguments = { pattern = \"*\" } }]\n\
+         [[step]]\ntool_calls = [{ name = \"glob\", arguments = { pattern = \"*\" } }]\n\
+         [[step]]\ntext = \"{\\\"n\\\": 1}\"\n",
+    );
+    let args = [
+        "-m",
+        &model,
+        "--schema",
+        SCHEMA,
+        "--max-steps",
+        "1",
+        "--output",
+        "json",
+        "go",
+    ];
+    let run = env.run("ag-prompt", &args);
+    assert_eq!(run.code, 1, "{run:?}");
+    let v = run.json();
+    assert_eq!(v["is_error"], true, "{v}");
+    assert_eq!(v["subtype"], "error_max_steps", "{v}");
+    assert_eq!(v["stop_reason"], "max_steps");
+    assert!(
+        run.stderr.contains("no answer satisfying --schema"),
+        "{}",
+        run.stderr
+    );
+    // Without --output json: nothing on stdout, and still a failure.
+    let run = env.run(
+        "ag-prompt",
+        &["-m", &model, "--schema", SCHEMA, "--max-steps", "1", "go"],
+    );
+    assert_eq!((run.code, run.stdout.as_str()), (1, ""), "{run:?}");
+    // A good answer says so.
+    let run = env
+        .run(
+            "ag-prompt",
+            &[
+                "-m",
+                "echo",
+                "--schema",
+                SCHEMA,
+                "--output",
+                "json",
+                "{\"n\": 2}",
+            ],
+        )
+        .ok();
+    let v = run.json();
+    assert_eq!(
+        (v["is_error"].clone(), v["subtype"].clone()),
+        (json!(false), json!("success"))
+    );
+}

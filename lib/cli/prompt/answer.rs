@@ -157,10 +157,18 @@ fn attachment(path: &Path) -> CliResult<Attachment> {
 /// The `result` object of a turn that ended (`turn_done` is its `turn-done` event), and the
 /// answer's text: a validated `--schema` answer as compact JSON (also as `structured`), else
 /// the text of the turn's last step.
+///
+/// Every result says whether it is a good answer: `is_error` and a `subtype`, as `claude -p`
+/// reports them — `success` for a turn the model ended (and, with `--schema`, whose answer
+/// satisfies it), else `error_` and why: `error_schema` (no answer satisfied `--schema`),
+/// `error_max_steps`, `error_max_tokens`, `error_refusal`, `error_context_window`,
+/// `error_interrupted`, `error_during_execution` (the provider failed), `error_incomplete`
+/// (a turn the model did not end: paused, a tool call left, an unknown reason).
 pub(super) fn result(
     store: &Store,
     session: &Session,
     turn_done: &Value,
+    schema: bool,
 ) -> CliResult<(Value, String)> {
     let turn = turn_done["turn"].as_str().unwrap_or_default();
     let (text, structured) = crate::agent::turn_answer(store, session, turn)?;
@@ -168,10 +176,54 @@ pub(super) fn result(
     v["type"] = "result".into();
     v["handle"] = session.handle.clone().into();
     v["answer"] = text.clone().into();
+    // A validated answer is the good answer, whatever the step's stop (Anthropic answers
+    // through a forced tool call, so its turn stops on `tool_use`).
+    let subtype = if schema && structured.is_some() {
+        "success"
+    } else {
+        subtype(
+            turn_done["stop_reason"].as_str().unwrap_or_default(),
+            schema,
+        )
+    };
+    v["is_error"] = (subtype != "success").into();
+    v["subtype"] = subtype.into();
     if let Some(s) = structured {
         v["structured"] = s;
     }
     Ok((v, text))
+}
+
+/// See [`result`].
+fn subtype(stop_reason: &str, schema_unmet: bool) -> &'static str {
+    use crate::log::StopReason as R;
+    match R::parse(stop_reason) {
+        Some(R::MaxSteps) => "error_max_steps",
+        Some(R::MaxTokens) => "error_max_tokens",
+        Some(R::Refusal) => "error_refusal",
+        Some(R::ContextWindowExceeded) => "error_context_window",
+        Some(R::Interrupted) => "error_interrupted",
+        Some(R::Error) => "error_during_execution",
+        Some(R::EndTurn | R::StopSequence) if schema_unmet => "error_schema",
+        Some(R::EndTurn | R::StopSequence) => "success",
+        Some(R::ToolUse | R::PauseTurn | R::Unknown) | None => "error_incomplete",
+    }
+}
+
+/// With `--schema`, a result that is not a good answer fails the command: a script that
+/// asked for a verdict must not take silence for one.
+pub(super) fn schema_failure(result: &Value, session: &Session) -> Option<CliError> {
+    (result["is_error"] == true).then(|| {
+        CliError::msg(format!(
+            "no answer satisfying --schema: the turn ended with {} ({})",
+            result["stop_reason"].as_str().unwrap_or("no stop reason"),
+            result["subtype"].as_str().unwrap_or_default()
+        ))
+        .with_hint(format!(
+            "session {} keeps the turn; continue it with ag-prompt -s {} --schema …",
+            session.handle, session.handle
+        ))
+    })
 }
 
 /// `--wait`: the queued prompt's turn ended (or could not): print its answer as the flags ask.
@@ -198,7 +250,7 @@ pub(super) fn waited(
     };
     let done = serde_json::json!({"type": "turn-done", "session": session.id, "turn": turn,
         "stop_reason": end["stop_reason"], "usage": end["usage"]});
-    let (result, answer) = result(store, session, &done)?;
+    let (result, answer) = result(store, session, &done, want.structured)?;
     if want.result_only || want.result_event {
         ctx.out.line(&result.to_string())?;
     } else {
@@ -214,6 +266,11 @@ pub(super) fn waited(
             "the turn that took your prompt in session {} ended with an error",
             session.handle
         )));
+    }
+    if want.structured {
+        if let Some(e) = schema_failure(&result, session) {
+            return Err(e);
+        }
     }
     Ok(())
 }

@@ -447,8 +447,12 @@ pub(crate) fn run_turn_in(
     };
     let outcome = agent.run_turn(&input.text, input.images, &mut |ev| view.event(ev));
     let mut stdout_error = view.close();
+    let mut schema_failure = None;
     if let Some(done) = view.turn_done.take() {
-        let (result, text) = answer::result(store, &session, &done)?;
+        let (result, text) = answer::result(store, &session, &done, want.structured)?;
+        if want.structured {
+            schema_failure = answer::schema_failure(&result, &session);
+        }
         if want.result_event {
             view.emit(result.clone());
         }
@@ -471,7 +475,8 @@ pub(crate) fn run_turn_in(
         "the turn ran and is recorded in session {}",
         session.id
     ));
-    turn_result(store, &session, outcome, stdout_error)
+    turn_result(store, &session, outcome, stdout_error)?;
+    schema_failure.map_or(Ok(()), Err)
 }
 
 /// A flag that Ctrl-C, a kill and a closed terminal raise: each ends the turn and the

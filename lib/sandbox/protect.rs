@@ -30,10 +30,23 @@ use std::path::{Path, PathBuf};
 /// How deep `.git/modules` is searched for nested submodule git directories.
 const MAX_MODULE_DEPTH: usize = 6;
 /// How deep, and through how many directories, the workspace is searched for nested
-/// repositories (a `.git` below the top). Beyond that, a repository is too deep for the user
-/// to stumble into.
-const MAX_NESTED_DEPTH: usize = 4;
-const MAX_NESTED_DIRS: usize = 4096;
+/// repositories (a `.git` below the top): `.git`, `a/.git` and `a/b/.git`. The
+/// search runs before and after every call, so it is kept to what a project's top holds;
+/// folders of dependencies and build output are not searched.
+const MAX_NESTED_DEPTH: usize = 3;
+const MAX_NESTED_DIRS: usize = 256;
+const NOT_SEARCHED: &[&str] = &[
+    "node_modules",
+    "target",
+    ".venv",
+    "venv",
+    "__pycache__",
+    ".tox",
+    ".mypy_cache",
+    ".cache",
+    "dist",
+    "build",
+];
 
 /// What stays writable in a git directory: what commits, branches and merges write. Lock
 /// files (`index.lock`, …) are written too, but are removed if one outlives the command.
@@ -348,7 +361,10 @@ fn git_entries(workspace: &Path) -> Vec<PathBuf> {
             let Ok(t) = e.file_type() else { continue };
             if name == ".git" {
                 found.push(e.path());
-            } else if t.is_dir() && depth < MAX_NESTED_DEPTH {
+            } else if t.is_dir()
+                && depth + 1 < MAX_NESTED_DEPTH
+                && !name.to_str().is_some_and(|n| NOT_SEARCHED.contains(&n))
+            {
                 queue.push_back((e.path(), depth + 1));
             }
         }

@@ -290,22 +290,24 @@ fn confinement(job: &Job<'_>, tmp: &Path) -> Result<Confinement, JailError> {
 /// user's, not the command's: an empty file is bound over it, so reading it gives nothing.
 fn hide_room_credentials(c: &mut Confinement, tmp: &Path) -> Result<(), JailError> {
     use crate::config::rooms::Credential;
-    let file = match crate::config::rooms::load() {
+    // The user config is read once a process, not at every call.
+    static FILE: std::sync::OnceLock<Option<PathBuf>> = std::sync::OnceLock::new();
+    let file = FILE.get_or_init(|| match crate::config::rooms::load() {
         Ok(Some(server)) => match server.credential {
-            Credential::Creds(f) | Credential::NkeySeed(f) => f,
-            Credential::UserPassword { password_file, .. } => password_file,
-            Credential::None => return Ok(()),
+            Credential::Creds(f) | Credential::NkeySeed(f) => Some(f),
+            Credential::UserPassword { password_file, .. } => Some(password_file),
+            Credential::None => None,
         },
-        _ => return Ok(()),
-    };
-    if !file.is_file() {
+        _ => None,
+    });
+    let Some(file) = file.as_ref().filter(|f| f.is_file()) else {
         return Ok(());
-    }
+    };
     let empty = tmp.join(".hidden");
     std::fs::File::create(&empty)
         .map_err(|e| JailError::Io(format!("{}: {e}", empty.display())))?;
     c.mounts
-        .push(MountOp::Over(cstring(&empty)?, cstring(&file)?));
+        .push(MountOp::Over(cstring(&empty)?, cstring(file)?));
     Ok(())
 }
 

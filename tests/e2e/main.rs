@@ -23,6 +23,7 @@ mod help_output;
 mod images;
 mod import;
 mod import_grants;
+mod import_parallel;
 mod keepalive;
 mod live_tail;
 mod llmock;

@@ -212,20 +212,24 @@ fn conversation(all: &[Line], members: &[usize]) -> Vec<usize> {
         }
         cur = all[i].parent().and_then(|p| by_uuid.get(p).copied());
     }
+    // The API messages of the branch: every line of each (a parallel call's `tool_use` lines
+    // may sit off the branch, each result hanging off its own call), and every call on them.
+    let msg_id = |i: usize| {
+        (all[i].ty() == "assistant")
+            .then(|| all[i].message())
+            .flatten()
+            .and_then(|m| m.get("id").and_then(Value::as_str))
+    };
+    let msg_ids: HashSet<&str> = branch.iter().filter_map(|&i| msg_id(i)).collect();
     let mut calls = HashSet::new();
-    let mut msg_ids = HashSet::new();
-    for &i in &branch {
-        if let Some(m) = all[i].message() {
-            if all[i].ty() == "assistant" {
-                if let Some(id) = m.get("id").and_then(Value::as_str) {
-                    msg_ids.insert(id);
-                }
-            }
-            for b in blocks(m) {
-                if b.get("type").and_then(Value::as_str) == Some("tool_use") {
-                    if let Some(id) = b.get("id").and_then(Value::as_str) {
-                        calls.insert(id);
-                    }
+    for &i in members {
+        if !branch.contains(&i) && !msg_id(i).is_some_and(|id| msg_ids.contains(id)) {
+            continue;
+        }
+        for b in all[i].message().map(blocks).unwrap_or_default() {
+            if b.get("type").and_then(Value::as_str) == Some("tool_use") {
+                if let Some(id) = b.get("id").and_then(Value::as_str) {
+                    calls.insert(id);
                 }
             }
         }

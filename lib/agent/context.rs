@@ -126,19 +126,36 @@ impl Agent<'_> {
                         .map(cut::tokens)
                         .sum::<u64>()
             }
-            None => {
-                let fixed = self.opts.system.as_deref().map_or(0, cut::tokens_of_text)
-                    + self
-                        .tool_specs()
-                        .iter()
-                        .map(|t| {
-                            cut::tokens_of_text(&t.description)
-                                + cut::tokens_of_text(&t.input_schema.to_string())
-                        })
-                        .sum::<u64>();
-                fixed + cut::view_tokens(&view.chunks)
-            }
+            None => self.fixed_tokens() + cut::view_tokens(&view.chunks),
         }
+    }
+
+    /// What every request carries besides the conversation, about: the system prompt (with
+    /// the project's instructions) and every tool's name, description and schema.
+    pub(super) fn fixed_tokens(&self) -> u64 {
+        self.opts.system.as_deref().map_or(0, cut::tokens_of_text)
+            + self
+                .tool_specs()
+                .iter()
+                .map(|t| {
+                    cut::tokens_of_text(&t.name)
+                        + cut::tokens_of_text(&t.description)
+                        + cut::tokens_of_text(&t.input_schema.to_string())
+                        + 8
+                })
+                .sum::<u64>()
+    }
+
+    /// How much of the conversation a compaction keeps verbatim: `[context] keep_tokens` at
+    /// most, and never more than [`window::KEEP_SHARE`] of what the window leaves after the
+    /// fixed part and the room kept for the answer, so that on a small window the kept part
+    /// itself cannot overflow and the part before it is summarized.
+    pub(super) fn keep_budget(&self) -> u64 {
+        let configured = self.config.context.keep_tokens;
+        let Some(w) = self.window() else {
+            return configured;
+        };
+        window::keep_budget(&w, self.fixed_tokens(), self.opts.max_tokens, configured)
     }
 
     /// Before a step: take queued compactions, then compact when the estimate passes
@@ -158,8 +175,11 @@ impl Agent<'_> {
             return Ok(());
         };
         let mut est = self.estimate(view);
-        let limit =
-            (w.context_window as f64 * self.config.context.compact_at.clamp(0.05, 1.0)) as u64;
+        // `compact_at` of the window, and never so late that the answer's reserve is gone.
+        let reserve = self.opts.max_tokens.min(w.context_window / 4);
+        let limit = ((w.context_window as f64 * self.config.context.compact_at.clamp(0.05, 1.0))
+            as u64)
+            .min(w.context_window.saturating_sub(reserve));
         if est <= limit || view.auto_failed {
             return Ok(());
         }
@@ -305,7 +325,7 @@ impl Agent<'_> {
             session: &self.session,
             cwd: &self.tool_ctx.cwd,
             trigger,
-            keep_tokens: self.config.context.keep_tokens,
+            keep_tokens: self.keep_budget(),
             tokens_before: before,
             turn: at,
             recall: self.policy.allows(crate::policy::Tool::Recall.name()),

@@ -73,6 +73,27 @@ pub(crate) struct Window {
     pub(crate) source: Source,
 }
 
+/// The share of the window's free room (after the fixed part and the answer's reserve) that
+/// a compaction keeps verbatim; the rest is for the summary and the turns that follow.
+pub(crate) const KEEP_SHARE: f64 = 0.4;
+
+/// The least a compaction keeps verbatim, however small the window (the latest prompt, at
+/// least in part).
+pub(crate) const MIN_KEEP: u64 = 256;
+
+/// The kept part's budget on window `w`: at most `configured` (`[context] keep_tokens`), and
+/// at most [`KEEP_SHARE`] of what is left after `fixed` (system prompt, instructions, tool
+/// schemas) and the answer's reserve (`max_tokens`, at most a quarter of the window).
+///
+/// A 4,096-token window with 1,200 tokens of fixed part and an 8,192 `max_tokens`: the reserve
+/// is 1,024, the free room 1,872, and the kept part at most 748 tokens.
+pub(crate) fn keep_budget(w: &Window, fixed: u64, max_tokens: u64, configured: u64) -> u64 {
+    let reserve = max_tokens.min(w.context_window / 4);
+    let free = w.context_window.saturating_sub(fixed + reserve);
+    let share = (free as f64 * KEEP_SHARE) as u64;
+    configured.min(share.max(MIN_KEEP))
+}
+
 /// The built-in figures for a model name (without its provider), if the table knows it.
 pub(crate) fn builtin(name: &str) -> Option<(u64, u64)> {
     let name = name.rsplit('/').next().unwrap_or(name);
@@ -244,6 +265,21 @@ pub(crate) fn short_tokens(n: u64) -> String {
 mod tests {
     use super::*;
     use crate::config::ModelConfig;
+
+    #[test]
+    fn the_kept_part_is_bounded_by_the_window() {
+        let w = |context_window| Window {
+            context_window,
+            max_output: 4096,
+            source: Source::Config,
+        };
+        // The README's example: a 4k window, 1,200 tokens of fixed part, max_tokens 8,192.
+        assert_eq!(keep_budget(&w(4096), 1200, 8192, 8000), 748);
+        // A large window: keep_tokens is the bound.
+        assert_eq!(keep_budget(&w(200_000), 3000, 8192, 8000), 8000);
+        // A window the fixed part fills: still the least a compaction keeps.
+        assert_eq!(keep_budget(&w(2048), 3000, 8192, 8000), MIN_KEEP);
+    }
 
     #[test]
     fn the_table_matches_families_and_dated_snapshots() {

@@ -7,6 +7,7 @@ mod busy;
 mod claims_sandbox;
 mod compaction;
 mod compaction_peers;
+mod compaction_windows;
 mod completion;
 mod dispatch;
 mod error_causes;

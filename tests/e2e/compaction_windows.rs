@@ -1,0 +1,92 @@
+//! Compaction holds on small real windows with the default settings: LLMock refuses prompts
+//! over its `--context-window` with the providers' own error texts, and fifteen turns of about
+//! 500 words each must all succeed on windows of 2,048, 4,096 and 8,192 tokens, in both
+//! dialects, with the default tools offered. Turn 1 leaves the fold once summarized (but for
+//! the start the handoff quotes as the goal), and `ag-log fold --full` still has it.
+
+use crate::peers::Llmock;
+use crate::prompt::{env_with, session_id};
+
+/// About 500 words, marked with the turn's number.
+fn long_prompt(turn: usize) -> String {
+    let words: Vec<String> = (0..500)
+        .map(|i| format!("w{}", (i * 7 + turn) % 97))
+        .collect();
+    format!(
+        "TURN-MARKER-{turn} please consider these notes: {} END-OF-TURN-{turn}.",
+        words.join(" ")
+    )
+}
+
+fn run_window(window: u32, model: &str) {
+    let w = window.to_string();
+    let Some(mock) = Llmock::start(&["--tool-mode", "off", "--context-window", &w]) else {
+        return;
+    };
+    let mut env = env_with(None, "");
+    env.set("OPENAI_BASE_URL", mock.openai_url())
+        .set("OPENAI_API_KEY", "sk-llmock")
+        .set("ANTHROPIC_BASE_URL", mock.anthropic_url())
+        .set("ANTHROPIC_API_KEY", "sk-ant-llmock");
+    // The window LLMock enforces, as the user would configure a local model's.
+    let cfg = env.dir.path().join("config/ag/config.toml");
+    let text = std::fs::read_to_string(&cfg).unwrap();
+    std::fs::write(
+        &cfg,
+        format!("{text}\n[models.{model:?}]\ncontext_window = {window}\n"),
+    )
+    .unwrap();
+    let mut id = String::new();
+    for turn in 1..=15 {
+        let prompt = long_prompt(turn);
+        let mut args = vec!["-m", model];
+        if turn > 1 {
+            args.extend(["-s", id.as_str()]);
+        }
+        args.push(&prompt);
+        let run = env.run("ag-prompt", &args);
+        assert_eq!(
+            run.code, 0,
+            "window {window}, {model}, turn {turn}:\n{}",
+            run.stderr
+        );
+        if turn == 1 {
+            id = session_id(&run);
+        }
+    }
+    let fold = env.log(&["fold", &id]).ok().stdout;
+    // The handoff quotes the first request's start as the goal; its end is gone.
+    if let Some(at) = fold.find("END-OF-TURN-1.") {
+        let from = (0..=at.saturating_sub(300))
+            .rev()
+            .find(|&i| fold.is_char_boundary(i))
+            .unwrap_or(0);
+        panic!(
+            "window {window}, {model}: turn 1 is still verbatim: …{}",
+            &fold[from..at + 14]
+        );
+    }
+    let full = env.log(&["fold", &id, "--full"]).ok().stdout;
+    assert!(full.contains("END-OF-TURN-1.") && full.contains("END-OF-TURN-15."));
+}
+
+#[test]
+fn fifteen_long_turns_fit_a_2048_token_window() {
+    for model in ["openai/gpt-4o-mini", "anthropic/claude-sonnet-4-5"] {
+        run_window(2048, model);
+    }
+}
+
+#[test]
+fn fifteen_long_turns_fit_a_4096_token_window() {
+    for model in ["openai/gpt-4o-mini", "anthropic/claude-sonnet-4-5"] {
+        run_window(4096, model);
+    }
+}
+
+#[test]
+fn fifteen_long_turns_fit_an_8192_token_window() {
+    for model in ["openai/gpt-4o-mini", "anthropic/claude-sonnet-4-5"] {
+        run_window(8192, model);
+    }
+}

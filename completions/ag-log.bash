@@ -171,13 +171,21 @@ _ag__log() {
             return 0
             ;;
         ag__log__subcmd__compact)
-            opts="-q -v -h --summary --no-queue --home --json --quiet --verbose --color --any --help"
+            opts="-q -v -h --summary --keep-turns --instructions --no-queue --home --json --quiet --verbose --color --any --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
                 --summary)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --keep-turns)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --instructions)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

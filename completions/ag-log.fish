@@ -159,6 +159,8 @@ complete -c ag-log -n "__fish_ag_log_using_subcommand import" -s v -l verbose -d
 complete -c ag-log -n "__fish_ag_log_using_subcommand import" -l any -d '`last` (and `-c`) mean the latest chat session of any directory, not only this one'
 complete -c ag-log -n "__fish_ag_log_using_subcommand import" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c ag-log -n "__fish_ag_log_using_subcommand compact" -l summary -d 'The summary: the text, or @FILE (UTF-8). Without it, the session\'s model (or `[context] compact_model`) writes one' -r
+complete -c ag-log -n "__fish_ag_log_using_subcommand compact" -l keep-turns -d 'Keep the latest N turns verbatim and summarize everything before them [default: 1]' -r
+complete -c ag-log -n "__fish_ag_log_using_subcommand compact" -l instructions -d 'What the summary should keep or focus on, for the model that writes it (as Claude Code\'s `/compact focus on …`)' -r
 complete -c ag-log -n "__fish_ag_log_using_subcommand compact" -l home -d 'The store directory [default: $AG_HOME, else $XDG_DATA_HOME/ag, else ~/.local/share/ag]' -r -F
 complete -c ag-log -n "__fish_ag_log_using_subcommand compact" -l color -d 'When to colour output (NO_COLOR is honoured by `auto`)' -r -f -a "auto\t''
 always\t''

@@ -326,6 +326,8 @@ impl Agent<'_> {
             cwd: &self.tool_ctx.cwd,
             trigger,
             keep_tokens: self.keep_budget(),
+            keep_turns: (trigger == Trigger::Manual && at.is_none()).then_some(1),
+            instructions: None,
             tokens_before: before,
             turn: at,
             recall: self.policy.allows(crate::policy::Tool::Recall.name()),

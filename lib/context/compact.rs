@@ -67,6 +67,11 @@ pub(crate) struct Request<'a> {
     pub(crate) cwd: &'a Path,
     pub(crate) trigger: Trigger,
     pub(crate) keep_tokens: u64,
+    /// A compaction asked for by hand: keep this many of the latest human turns verbatim
+    /// (whatever their size) and summarize everything before them, instead of `keep_tokens`.
+    pub(crate) keep_turns: Option<usize>,
+    /// What the summary should keep or focus on (`ag-log compact --instructions`).
+    pub(crate) instructions: Option<String>,
     /// The prompt tokens the session is at, when a request measured them.
     pub(crate) tokens_before: Option<u64>,
     /// The turn and step the records belong to (inside a turn), else a turn of their own.
@@ -101,7 +106,11 @@ pub(crate) fn compact(
     view: &[Chunk],
     source: SummarySource,
 ) -> Result<Option<Compacted>, CompactError> {
-    let Some(plan) = cut::plan(view, req.keep_tokens) else {
+    let plan = match req.keep_turns {
+        Some(n) => cut::plan_turns(view, n),
+        None => cut::plan(view, req.keep_tokens),
+    };
+    let Some(plan) = plan else {
         return Ok(None);
     };
     let next = req.store.view_len(req.session)? + 1;
@@ -115,7 +124,13 @@ pub(crate) fn compact(
     let (summary, model) = match source {
         SummarySource::Given(s) => (s, "manual".to_string()),
         SummarySource::Model(s) => (
-            summarize(previous.as_ref(), &summarized, &s).map_err(CompactError::Summarizer)?,
+            summarize(
+                previous.as_ref(),
+                &summarized,
+                &s,
+                req.instructions.as_deref(),
+            )
+            .map_err(CompactError::Summarizer)?,
             s.provider.name().to_string(),
         ),
     };
@@ -174,6 +189,7 @@ fn summarize(
     previous: Option<&Compaction>,
     chunks: &[&Chunk],
     s: &Summarizer,
+    instructions: Option<&str>,
 ) -> Result<String, String> {
     // What every summarizer request carries besides the conversation.
     let fixed = tokens_of_text(SUMMARY_PROMPT)
@@ -191,7 +207,7 @@ fn summarize(
         let mut summary = previous.map(|c| c.summary.clone());
         let carry = summary.as_deref().map_or(0, tokens_of_text);
         for range in cut::slices(chunks, budget.saturating_sub(carry).max(500)) {
-            let input = slice_input(summary.as_deref(), &chunks[range], budget);
+            let input = slice_input(summary.as_deref(), &chunks[range], budget, instructions);
             match call(s, &input) {
                 Ok(text) => summary = Some(text),
                 Err(Failure::TooLong) if tries < 6 => {
@@ -211,7 +227,12 @@ fn summarize(
 
 /// What one summarizer call reads: the summary so far, the slice (clipped to the budget when
 /// one turn alone is bigger), and the prompt.
-fn slice_input(earlier: Option<&str>, slice: &[&Chunk], budget: u64) -> Vec<Chunk> {
+fn slice_input(
+    earlier: Option<&str>,
+    slice: &[&Chunk],
+    budget: u64,
+    instructions: Option<&str>,
+) -> Vec<Chunk> {
     let user = |text: String| Chunk {
         id: String::new(),
         session: String::new(),
@@ -227,7 +248,10 @@ fn slice_input(earlier: Option<&str>, slice: &[&Chunk], budget: u64) -> Vec<Chun
         out.push(user(format!("{EARLIER}\n\n{e}")));
     }
     out.extend(clip_to(slice, budget));
-    out.push(user(SUMMARY_PROMPT.to_string()));
+    out.push(user(match instructions {
+        Some(i) => format!("{SUMMARY_PROMPT}\n\nThe person asking for this summary adds: {i}"),
+        None => SUMMARY_PROMPT.to_string(),
+    }));
     out
 }
 

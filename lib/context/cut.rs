@@ -105,6 +105,25 @@ pub(crate) fn plan(view: &[Chunk], keep_tokens: u64) -> Option<Cut> {
     })
 }
 
+/// The cut of a compaction asked for by hand: keep the latest `turns` human turns (at least
+/// one) verbatim, whatever their size, and summarize everything before them. `None` when
+/// nothing but those turns lies after the previous compaction.
+pub(crate) fn plan_turns(view: &[Chunk], turns: usize) -> Option<Cut> {
+    let summarized_from = compaction::latest(view).map_or(0, |(_, from)| from);
+    let splits = split_pairs(view);
+    let starts: Vec<usize> = (summarized_from..view.len())
+        .filter(|&i| is_human_turn(&view[i]) && !splits.contains(&i))
+        .collect();
+    let kept_from = *starts.iter().rev().nth(turns.max(1) - 1)?;
+    let has_conversation = view[summarized_from..kept_from]
+        .iter()
+        .any(|c| summarizable(c) && compaction::of_chunk(c).is_none());
+    has_conversation.then_some(Cut {
+        kept_from,
+        summarized_from,
+    })
+}
+
 /// Positions where a suffix would start after a tool call whose result comes later.
 fn split_pairs(view: &[Chunk]) -> HashSet<usize> {
     let mut open: Vec<(&str, usize)> = Vec::new();

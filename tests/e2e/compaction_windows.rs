@@ -90,3 +90,60 @@ fn fifteen_long_turns_fit_an_8192_token_window() {
         run_window(8192, model);
     }
 }
+
+#[test]
+fn ag_log_compact_summarizes_everything_before_the_latest_turn() {
+    let Some(mock) = Llmock::start(&["--tool-mode", "off"]) else {
+        return;
+    };
+    let mut env = env_with(None, "");
+    env.set("OPENAI_BASE_URL", mock.openai_url())
+        .set("OPENAI_API_KEY", "sk-llmock");
+    let model = "openai/gpt-4o-mini";
+    let first = env
+        .run(
+            "ag-prompt",
+            &["-m", model, "first: the parser is slow ONE-END"],
+        )
+        .ok();
+    let id = session_id(&first);
+    env.run(
+        "ag-prompt",
+        &["-m", model, "-s", &id, "second: now the lexer TWO-END"],
+    )
+    .ok();
+    // Two turns fit any window: by tokens there is nothing to compact, by hand there is.
+    let run = env.log(&["compact", &id, "--keep-turns", "2"]).ok();
+    assert!(run.stderr.contains("nothing to compact"), "{}", run.stderr);
+    env.log(&["compact", &id, "--instructions", "focus on the parser"])
+        .ok();
+    let fold = env.log(&["fold", &id]).ok().stdout;
+    let handoff_end = fold.find("TWO-END").expect("turn 2 is kept");
+    // Turn 1 is in the summary's durable state (the goal) only, not as a message of its own.
+    let messages: Vec<serde_json::Value> = serde_json::from_str::<serde_json::Value>(&fold)
+        .unwrap()["messages"]
+        .as_array()
+        .unwrap()
+        .clone();
+    assert!(messages[0]
+        .to_string()
+        .contains("This conversation was compacted"));
+    assert!(
+        messages[1..]
+            .iter()
+            .all(|m| !m.to_string().contains("ONE-END")),
+        "{fold}"
+    );
+    assert!(handoff_end > 0);
+    let log = mock.requests();
+    let last = log["requests"]
+        .as_array()
+        .unwrap()
+        .last()
+        .unwrap()
+        .to_string();
+    assert!(
+        last.contains("focus on the parser"),
+        "the summarizer was told: {last}"
+    );
+}

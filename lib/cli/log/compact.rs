@@ -17,6 +17,7 @@ Examples:
   ag-log compact last --summary @handoff.md     # your summary stands for the older part
   ag-log compact last --summary 'Goal: …; done: …; next: …'
   ag-log compact last                           # the session's model writes the summary
+  ag-log compact last --instructions 'keep the API decisions' --keep-turns 2
   ag-log fold last --full                       # the request as if nothing had been compacted";
 
 #[derive(Debug, clap::Args)]
@@ -29,6 +30,14 @@ pub(crate) struct Args {
     /// `[context] compact_model`) writes one
     #[arg(long, value_name = "TEXT|@FILE")]
     summary: Option<String>,
+    /// Keep the latest N turns verbatim and summarize everything before them [default: 1]
+    #[arg(long, value_name = "N", default_value_t = 1,
+          value_parser = clap::value_parser!(u32).range(1..))]
+    keep_turns: u32,
+    /// What the summary should keep or focus on, for the model that writes it (as Claude
+    /// Code's `/compact focus on …`)
+    #[arg(long, value_name = "TEXT", conflicts_with = "summary")]
+    instructions: Option<String>,
     /// When the session is running, fail with status 3 instead of queueing the compaction
     #[arg(long)]
     no_queue: bool,
@@ -83,7 +92,7 @@ pub(crate) fn run(ctx: &mut Ctx, args: Args) -> CliResult<()> {
         }
     }
     // Whatever happens, the session goes back to the status it had.
-    let result = compact_claimed(ctx, &store, &session, summary);
+    let result = compact_claimed(ctx, &store, &session, summary, &args);
     let released = store.release(&session.id, session.status.as_str());
     result?;
     released?;
@@ -95,6 +104,7 @@ fn compact_claimed(
     store: &Store,
     session: &Session,
     summary: Option<String>,
+    args: &Args,
 ) -> CliResult<()> {
     let cwd = PathBuf::from(session.cwd.clone().unwrap_or_else(|| ".".into()));
     let here = std::env::current_dir()?;
@@ -110,6 +120,8 @@ fn compact_claimed(
         cwd: &cwd,
         trigger: Trigger::Manual,
         keep_tokens: config.context.keep_tokens,
+        keep_turns: Some(args.keep_turns as usize),
+        instructions: args.instructions.clone(),
         tokens_before: None,
         turn: None,
         recall: session
@@ -134,9 +146,12 @@ fn compact_claimed(
         }
         Ok(None) => {
             ctx.out.note(&format!(
-                "nothing to compact: session {} holds nothing before its last ~{} tokens",
+                "nothing to compact: session {} holds nothing before its latest {} (--keep-turns)",
                 session.id,
-                window::short_tokens(config.context.keep_tokens)
+                match args.keep_turns {
+                    1 => "turn".to_string(),
+                    n => format!("{n} turns"),
+                }
             ));
             Ok(())
         }

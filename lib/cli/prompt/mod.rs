@@ -436,7 +436,7 @@ pub(crate) fn run_turn_in(
     let structured_text = want.structured && !want.result_only && !view.ctx.global.json;
     view.mute = want.result_only || structured_text;
     if compact {
-        compact_first(&mut view, &agent, store, config)?;
+        compact_first(&mut view, &agent, store)?;
     }
     let Some(input) = input else {
         let stdout_error = view.close();
@@ -499,15 +499,13 @@ fn compact_first(
     view: &mut LiveView<'_>,
     agent: &crate::agent::Agent<'_>,
     store: &crate::store::Store,
-    config: &Config,
 ) -> CliResult<()> {
     let session = &agent.session;
     match agent.compact_now(&mut |ev| view.event(ev)) {
         Ok(crate::agent::Manual::Done) => {}
         Ok(crate::agent::Manual::Nothing) => view.ctx.out.note(&format!(
-            "nothing to compact: session {} holds nothing before its last ~{} tokens",
-            session.id,
-            crate::context::window::short_tokens(config.context.keep_tokens)
+            "nothing to compact: session {} holds nothing before its latest turn",
+            session.id
         )),
         Err(e) => {
             let _ = view.close();

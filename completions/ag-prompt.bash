@@ -170,12 +170,16 @@ _ag__prompt() {
             return 0
             ;;
         ag__prompt__subcmd__models)
-            opts="-q -v -h --home --json --quiet --verbose --color --any --help"
+            opts="-q -v -h --forget --home --json --quiet --verbose --color --any --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
+                --forget)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --home)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -212,6 +216,7 @@ _ag__prompt__dynamic() {
         "|-s"|"|--session") kind=sessions ;;
         "|-m"|"|--model") kind=models ;;
         "|--agent") kind=agents ;;
+        "models|--forget") kind=models ;;
     esac
     local first=""
     if [[ -z "$kind" && "$cur" != -* ]]; then

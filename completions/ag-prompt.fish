@@ -60,6 +60,7 @@ complete -c ag-prompt -n "__fish_ag_prompt_needs_command" -s h -l help -d 'Print
 complete -c ag-prompt -n "__fish_ag_prompt_needs_command" -s V -l version -d 'Print version'
 complete -c ag-prompt -n "__fish_ag_prompt_needs_command" -a "models" -d 'List the models and providers this machine can use'
 complete -c ag-prompt -n "__fish_ag_prompt_needs_command" -a "mcp" -d 'MCP servers from the user config ([mcp.NAME]) and a trusted folder\'s .mcp.json'
+complete -c ag-prompt -n "__fish_ag_prompt_using_subcommand models" -l forget -d 'Forget the windows learned for MODEL (from providers\' "too long" errors, on every endpoint); its configured or built-in window applies again' -r
 complete -c ag-prompt -n "__fish_ag_prompt_using_subcommand models" -l home -d 'The store directory [default: $AG_HOME, else $XDG_DATA_HOME/ag, else ~/.local/share/ag]' -r -F
 complete -c ag-prompt -n "__fish_ag_prompt_using_subcommand models" -l color -d 'When to colour output (NO_COLOR is honoured by `auto`)' -r -f -a "auto\t''
 always\t''
@@ -91,3 +92,4 @@ complete -c ag-prompt -n "__fish_ag_prompt_using_subcommand mcp; and __fish_seen
 complete -c ag-prompt -s s -l session -x -a "(ag-log __complete sessions)"
 complete -c ag-prompt -s m -l model -x -a "(ag-log __complete models)"
 complete -c ag-prompt -l agent -x -a "(ag-log __complete agents)"
+complete -c ag-prompt -n "__fish_seen_subcommand_from models" -l forget -x -a "(ag-log __complete models)"

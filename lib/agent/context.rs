@@ -109,7 +109,8 @@ impl Agent<'_> {
         if window::is_offline(model) && !self.config.models.contains_key(model) {
             return None;
         }
-        let learned = self.store.learned_window(model).ok().flatten();
+        let key = window::learned_key(self.provider.as_ref());
+        let learned = self.store.learned_window(&key).ok().flatten();
         Some(context::lookup(model, self.config, learned))
     }
 
@@ -235,7 +236,8 @@ impl Agent<'_> {
     ) -> Result<bool, AgentError> {
         let said = window::too_long(message);
         if let Some(w) = said.and_then(|t| t.window) {
-            self.store.learn_window(self.provider.name(), w)?;
+            self.store
+                .learn_window(&window::learned_key(self.provider.as_ref()), w)?;
         }
         self.refresh(view)?;
         let before = said
@@ -354,7 +356,8 @@ impl Agent<'_> {
                 let p = crate::provider::resolve(m, self.config).map_err(|e| {
                     CompactError::Summarizer(format!("[context] compact_model {m:?}: {e}"))
                 })?;
-                let learned = self.store.learned_window(m).ok().flatten();
+                let key = window::learned_key_of(m, self.config);
+                let learned = self.store.learned_window(&key).ok().flatten();
                 let w = context::lookup(m, self.config, learned).context_window;
                 (std::sync::Arc::from(p), w)
             }

@@ -110,6 +110,23 @@ pub(crate) fn builtin(name: &str) -> Option<(u64, u64)> {
 /// The window of `model` (`PROVIDER/NAME` as the user wrote it). `learned` is what the store
 /// remembers from a provider's error: it replaces the built-in figure or the default, and
 /// caps a configured one (the provider's word is the truth about what it accepts).
+/// The key a learned window is kept under: the model and the endpoint it was learned on
+/// (`openai/gpt-4o-mini@127.0.0.1:4000`), so one server's small limit does not shrink the
+/// same model on another. Offline models have no endpoint.
+pub(crate) fn learned_key(provider: &dyn crate::provider::Provider) -> String {
+    match provider.host() {
+        Some(host) => format!("{}@{host}", provider.name()),
+        None => provider.name().to_string(),
+    }
+}
+
+/// [`learned_key`] for a model by name, as the configuration resolves it.
+pub(crate) fn learned_key_of(model: &str, config: &Config) -> String {
+    crate::provider::resolve(model, config)
+        .map(|p| learned_key(p.as_ref()))
+        .unwrap_or_else(|_| model.to_string())
+}
+
 pub(crate) fn lookup(model: &str, config: &Config, learned: Option<u64>) -> Window {
     let configured = config.models.get(model);
     let name = model.split_once('/').map_or(model, |(_, n)| n);
@@ -118,8 +135,8 @@ pub(crate) fn lookup(model: &str, config: &Config, learned: Option<u64>) -> Wind
         .and_then(|m| m.max_output)
         .or(table.map(|t| t.1))
         .unwrap_or(DEFAULT_MAX_OUTPUT);
+    // A window the user configured wins over one a provider's error stated.
     let (context_window, source) = match (configured.and_then(|m| m.context_window), learned) {
-        (Some(c), Some(l)) if l < c => (l, Source::Learned),
         (Some(c), _) => (c, Source::Config),
         (None, Some(l)) => (l, Source::Learned),
         (None, None) => match table {
@@ -316,8 +333,9 @@ mod tests {
             (w.context_window, w.max_output, w.source),
             (8192, 2048, Source::Config)
         );
+        // A configured window wins over a learned one.
         let w = lookup("ollama/llama3", &config, Some(4096));
-        assert_eq!((w.context_window, w.source), (4096, Source::Learned));
+        assert_eq!((w.context_window, w.source), (8192, Source::Config));
         let w = lookup("ollama/llama3", &config, Some(100_000));
         assert_eq!((w.context_window, w.source), (8192, Source::Config));
         let w = lookup("anthropic/claude-haiku-4-5", &config, None);

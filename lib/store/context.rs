@@ -34,6 +34,19 @@ impl Store {
         Ok(rows)
     }
 
+    /// Forget the windows learned for `model`, on every endpoint (keys `MODEL` and
+    /// `MODEL@HOST`); how many there were.
+    pub(crate) fn forget_windows(&self, model: &str) -> Result<usize> {
+        let n = self
+            .conn()
+            .execute(
+                "DELETE FROM model_windows WHERE model = ?1 OR substr(model, 1, length(?1) + 1) = ?1 || '@'",
+                [model],
+            )
+            .map_err(|e| self.classify(e))?;
+        Ok(n)
+    }
+
     /// Remember what a provider said `model`'s window is.
     pub(crate) fn learn_window(&self, model: &str, window: u64) -> Result<()> {
         self.conn()

@@ -412,14 +412,16 @@ fn a_too_long_error_compacts_retries_the_step_and_teaches_the_window() {
             "{dialect}"
         );
 
-        // The window the provider stated is remembered, by a new process too.
+        // The window the provider stated is remembered for that endpoint, by a new process
+        // too.
         let models = env
             .run("ag-prompt", &["models", "--json"])
             .ok()
             .json_lines();
+        let key = format!("{}@127.0.0.1:", model_of(dialect));
         let learned = models
             .iter()
-            .find(|m| m["model"] == model_of(dialect))
+            .find(|m| m["model"].as_str().is_some_and(|s| s.starts_with(&key)))
             .unwrap_or_else(|| panic!("{dialect}: {models:?}"));
         assert_eq!(learned["context_window"], window);
         assert_eq!(learned["source"], "learned");

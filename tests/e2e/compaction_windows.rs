@@ -147,3 +147,53 @@ fn ag_log_compact_summarizes_everything_before_the_latest_turn() {
         "the summarizer was told: {last}"
     );
 }
+
+#[test]
+fn a_window_learned_on_one_endpoint_stays_there_and_can_be_forgotten() {
+    let (Some(small), Some(big)) = (
+        Llmock::start(&["--tool-mode", "off", "--context-window", "2048"]),
+        Llmock::start(&["--tool-mode", "off"]),
+    ) else {
+        return;
+    };
+    let mut env = env_with(None, "");
+    env.set("OPENAI_BASE_URL", small.openai_url())
+        .set("OPENAI_API_KEY", "sk-llmock");
+    let model = "openai/gpt-4o-mini";
+    // Too long for the small server: its error teaches the window, and the turn goes on.
+    env.run("ag-prompt", &["-m", model, &long_prompt(1).repeat(8)])
+        .ok();
+    let learned = |env: &crate::support::TestEnv| -> Vec<String> {
+        env.run("ag-prompt", &["models", "--json"])
+            .ok()
+            .json_lines()
+            .iter()
+            .filter(|m| m["source"] == "learned")
+            .map(|m| format!("{} {}", m["model"].as_str().unwrap(), m["context_window"]))
+            .collect()
+    };
+    let small_host = small
+        .openai_url()
+        .split("//")
+        .nth(1)
+        .unwrap()
+        .split('/')
+        .next()
+        .unwrap()
+        .to_string();
+    assert_eq!(learned(&env), [format!("{model}@{small_host} 2048")]);
+    // The same model on another server keeps its own window.
+    env.set("OPENAI_BASE_URL", big.openai_url());
+    let run = env.run("ag-prompt", &["-m", model, "hello"]).ok();
+    let id = session_id(&run);
+    let show = env.log(&["show", &id, "--json"]).ok().json();
+    assert_eq!(show["context"]["window"], 128_000, "{show}");
+    // Forgotten, it is gone everywhere.
+    let run = env.run("ag-prompt", &["models", "--forget", model]).ok();
+    assert!(
+        run.stderr.contains("forgot 1 learned window"),
+        "{}",
+        run.stderr
+    );
+    assert!(learned(&env).is_empty());
+}

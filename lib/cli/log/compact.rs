@@ -189,7 +189,7 @@ fn summarizer(
     let provider = crate::provider::resolve(&model, config).map_err(|e| {
         CliError::usage(e.to_string()).with_hint("`ag-prompt models` lists the providers")
     })?;
-    let learned = store.learned_window(&model)?;
+    let learned = store.learned_window(&window::learned_key(provider.as_ref()))?;
     let settings = session.settings()?;
     let system = settings.system_prompt().unwrap_or_default();
     // The session's tools, so a provider accepts the replayed calls; what is not a built-in

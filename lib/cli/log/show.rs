@@ -230,7 +230,8 @@ fn context_use(
     if crate::context::window::is_offline(model) && !config.models.contains_key(model) {
         return Ok(None);
     }
-    let w = crate::context::lookup(model, config, store.learned_window(model)?);
+    let key = crate::context::window::learned_key_of(model, config);
+    let w = crate::context::lookup(model, config, store.learned_window(&key)?);
     // A measurement from before the latest compaction no longer describes the session.
     let since = store.latest_compaction(s)?.map_or(0, |(c, _)| c.seq);
     let last_input = store

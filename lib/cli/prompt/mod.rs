@@ -67,7 +67,12 @@ pub(crate) struct Cli {
 #[derive(Debug, Subcommand)]
 pub(crate) enum Sub {
     /// List the models and providers this machine can use
-    Models,
+    Models {
+        /// Forget the windows learned for MODEL (from providers' "too long" errors, on every
+        /// endpoint); its configured or built-in window applies again
+        #[arg(long, value_name = "MODEL")]
+        forget: Option<String>,
+    },
     /// MCP servers from the user config ([mcp.NAME]) and a trusted folder's .mcp.json
     #[command(subcommand)]
     Mcp(McpSub),
@@ -199,7 +204,10 @@ pub fn main() -> ExitCode {
 fn run(cli: Cli) -> CliResult<()> {
     let mut ctx = Ctx::new(cli.global)?;
     let result = match cli.sub {
-        Some(Sub::Models) => models::list(&mut ctx),
+        Some(Sub::Models { forget: None }) => models::list(&mut ctx),
+        Some(Sub::Models {
+            forget: Some(model),
+        }) => models::forget(&mut ctx, &model),
         Some(Sub::Mcp(McpSub::List)) => super::mcp_client::list(&mut ctx),
         None => prompt(&mut ctx, cli.run),
     };

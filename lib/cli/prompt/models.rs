@@ -17,6 +17,21 @@ struct Listing {
 }
 
 /// `ag-prompt models`.
+/// `ag-prompt models --forget MODEL`: drop what providers taught about its window.
+pub(super) fn forget(ctx: &mut Ctx, model: &str) -> CliResult<()> {
+    let n = ctx.store()?.forget_windows(model)?;
+    if n == 0 {
+        ctx.out
+            .note(&format!("no learned window for {model}; nothing to forget"));
+    } else {
+        ctx.out.note(&format!(
+            "forgot {n} learned window{} for {model}",
+            if n == 1 { "" } else { "s" }
+        ));
+    }
+    Ok(())
+}
+
 pub(super) fn list(ctx: &mut Ctx) -> CliResult<()> {
     let cwd = std::env::current_dir()?;
     let config = crate::cli::load_config(&ctx.out, &cwd)?;

@@ -468,6 +468,13 @@ fn a_failing_summarizer_leaves_the_session_as_it_was() {
         "{}",
         run.stderr
     );
+    // …and names the way out.
+    assert!(
+        run.stderr
+            .contains(&format!("ag-log compact {id} --summary TEXT")),
+        "{}",
+        run.stderr
+    );
     assert!(run.stdout.contains("Answered without compacting."));
     assert!(system_kind(&env.chunks(&id), "compaction").is_empty());
 }

@@ -246,9 +246,12 @@ impl<'a> LiveView<'a> {
             Event::CompactFailed { trigger, reason } => {
                 self.stop_spinner();
                 self.ctx.out.note(&format!(
-                    "could not compact ({}): {}",
+                    "could not compact ({}): {}; `ag-log compact {} --summary TEXT` compacts \
+                     with a summary you write, and [context] compact_model names another \
+                     summarizer",
                     trigger.as_str(),
-                    escape_controls(&reason, false)
+                    escape_controls(&reason, false),
+                    self.session
                 ));
             }
         }

@@ -368,6 +368,7 @@ impl Agent<'_> {
             system: self.opts.system.clone(),
             tools: self.tool_specs(),
             window,
+            network: self.config.network.clone(),
         })
     }
 

@@ -56,6 +56,9 @@ pub(crate) struct Summarizer {
     pub(crate) tools: Vec<ToolSpec>,
     /// The summarizer's own window.
     pub(crate) window: u64,
+    /// How its requests are retried: the same `[network]` rules as a step's (attempts,
+    /// backoff, the server's `Retry-After`).
+    pub(crate) network: crate::config::Network,
 }
 
 /// Everything a compaction needs besides its summary.
@@ -94,6 +97,8 @@ pub(crate) enum CompactError {
     Store(#[from] StoreError),
     #[error("the summarizer failed: {0}")]
     Summarizer(String),
+    #[error("the summarizer's provider stayed unavailable: {0}")]
+    Unavailable(String),
     #[error("the session changed while it was being compacted; try again")]
     Changed,
 }
@@ -129,8 +134,7 @@ pub(crate) fn compact(
                 &summarized,
                 &s,
                 req.instructions.as_deref(),
-            )
-            .map_err(CompactError::Summarizer)?,
+            )?,
             s.provider.name().to_string(),
         ),
     };
@@ -190,7 +194,7 @@ fn summarize(
     chunks: &[&Chunk],
     s: &Summarizer,
     instructions: Option<&str>,
-) -> Result<String, String> {
+) -> Result<String, CompactError> {
     // What every summarizer request carries besides the conversation.
     let fixed = tokens_of_text(SUMMARY_PROMPT)
         + 64
@@ -216,12 +220,16 @@ fn summarize(
                     continue 'again;
                 }
                 Err(Failure::TooLong) => {
-                    return Err("its input stays too long even in small slices".into())
+                    return Err(CompactError::Summarizer(
+                        "its input stays too long even in small slices".into(),
+                    ))
                 }
-                Err(Failure::Other(e)) => return Err(e),
+                Err(Failure::Other(e)) => return Err(CompactError::Summarizer(e)),
+                Err(Failure::Unavailable(e)) => return Err(CompactError::Unavailable(e)),
             }
         }
-        return summary.ok_or_else(|| "there was nothing to summarize".to_string());
+        return summary
+            .ok_or_else(|| CompactError::Summarizer("there was nothing to summarize".into()));
     }
 }
 
@@ -319,10 +327,12 @@ fn clip_chunk(c: &Chunk, cap: usize) -> Chunk {
 enum Failure {
     TooLong,
     Other(String),
+    /// Retryable failures outlasted `[network] max_attempts`.
+    Unavailable(String),
 }
 
-/// One summarizer request; the text it answered. Transient failures are tried again a few
-/// times.
+/// One summarizer request; the text it answered. Transient failures are tried again as a
+/// step's are: up to `[network] max_attempts`, backing off, never sooner than `Retry-After`.
 fn call(s: &Summarizer, input: &[Chunk]) -> Result<String, Failure> {
     let opts = FoldOptions {
         model: Some(s.provider.api_model().to_string()),
@@ -334,8 +344,9 @@ fn call(s: &Summarizer, input: &[Chunk]) -> Result<String, Failure> {
         openai: Default::default(),
     };
     let body = fold(input, s.provider.dialect(), &opts);
-    let mut last = String::new();
-    for attempt in 0..3u32 {
+    let net = &s.network;
+    let mut failures = 0u32;
+    loop {
         let mut text = String::new();
         let result = s.provider.attempt(&body, &mut |op| {
             if let ChunkOp::Seal {
@@ -355,12 +366,24 @@ fn call(s: &Summarizer, input: &[Chunk]) -> Result<String, Failure> {
             }
             Ok(_) => return Ok(text.trim().to_string()),
             Err(e) if window::too_long(&e.message).is_some() => return Err(Failure::TooLong),
-            Err(e) if e.retryable && attempt < 2 => {
-                last = e.to_string();
-                std::thread::sleep(std::time::Duration::from_millis(200 << attempt));
+            Err(e) if e.retryable => {
+                failures += 1;
+                if failures >= net.max_attempts.max(1) {
+                    let s = if failures == 1 { "" } else { "s" };
+                    return Err(Failure::Unavailable(format!(
+                        "after {failures} attempt{s}: {e}"
+                    )));
+                }
+                let seed = crate::clock::now_ms() as u64 ^ std::process::id() as u64;
+                std::thread::sleep(crate::provider::backoff(
+                    failures,
+                    e.retry_after,
+                    std::time::Duration::from_millis(net.retry_base_ms),
+                    std::time::Duration::from_millis(net.retry_max_ms),
+                    seed,
+                ));
             }
             Err(e) => return Err(Failure::Other(e.to_string())),
         }
     }
-    Err(Failure::Other(last))
 }

@@ -197,3 +197,38 @@ fn a_window_learned_on_one_endpoint_stays_there_and_can_be_forgotten() {
     );
     assert!(learned(&env).is_empty());
 }
+
+#[test]
+fn a_summarizer_that_stays_unavailable_follows_network_and_exits_75() {
+    let (Some(good), Some(down)) = (
+        Llmock::start(&["--tool-mode", "off"]),
+        Llmock::start(&["--tool-mode", "off", "--error-rate-503", "1.0"]),
+    ) else {
+        return;
+    };
+    let mut env = env_with(None, "");
+    // Four attempts, where the summarizer used to make three of its own.
+    let cfg = env.dir.path().join("config/ag/config.toml");
+    let text = std::fs::read_to_string(&cfg).unwrap();
+    std::fs::write(&cfg, text.replace("max_attempts = 3", "max_attempts = 4")).unwrap();
+    env.set("OPENAI_BASE_URL", good.openai_url())
+        .set("OPENAI_API_KEY", "sk-llmock");
+    let model = "openai/gpt-4o-mini";
+    let first = env.run("ag-prompt", &["-m", model, "one"]).ok();
+    let id = session_id(&first);
+    env.run("ag-prompt", &["-m", model, "-s", &id, "two"]).ok();
+    env.set("OPENAI_BASE_URL", down.openai_url());
+    let run = env.log(&["compact", &id]);
+    assert_eq!(run.code, 75, "{run:?}");
+    assert!(
+        run.stderr.contains("stayed unavailable: after 4 attempts"),
+        "{}",
+        run.stderr
+    );
+    assert!(run.stderr.contains("--summary TEXT"), "{}", run.stderr);
+    let log = down.requests();
+    assert_eq!(log["requests"].as_array().unwrap().len(), 4);
+    // Nothing was written.
+    let fold = env.log(&["fold", &id]).ok().stdout;
+    assert!(!fold.contains("This conversation was compacted"));
+}

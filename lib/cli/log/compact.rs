@@ -161,6 +161,14 @@ fn compact_claimed(
             format!("session {} changed while it was being compacted", session.id),
         )
         .with_hint("run the command again")),
+        Err(e @ CompactError::Unavailable(_)) => Err(CliError::new(
+            Exit::TempFail,
+            escape_controls(&e.to_string(), false),
+        )
+        .with_hint(format!(
+            "session {} is as it was; try again later, or pass --summary TEXT to compact without a model",
+            session.id
+        ))),
         Err(e) => Err(CliError::msg(escape_controls(&e.to_string(), false)).with_hint(format!(
             "session {} is as it was; nothing was written. Pass --summary TEXT to compact without a model",
             session.id
@@ -212,5 +220,6 @@ fn summarizer(
         system: (!system.is_empty()).then_some(system),
         tools,
         window: context::lookup(&model, config, learned).context_window,
+        network: config.network.clone(),
     })
 }

@@ -10,6 +10,9 @@ use serde_json::Value;
 use super::{Agent, AgentError, Event};
 use crate::context::{self, cut, window, CompactError, Compacted, Summarizer, SummarySource};
 use crate::fold::compaction::{self, Trigger};
+
+/// Automatic compactions that may fail in a row before a session stops trying them.
+const BREAKER: u32 = 2;
 use crate::fold::prune;
 use crate::log::Chunk;
 
@@ -284,6 +287,19 @@ impl Agent<'_> {
         at: Option<(&str, i64)>,
         on: &mut dyn FnMut(Event),
     ) -> Result<bool, AgentError> {
+        // A summarizer that failed twice in a row is not called automatically again until a
+        // compaction succeeds (by hand) or another summarizer model is configured.
+        let automatic = matches!(trigger, Trigger::Auto | Trigger::Overflow);
+        let summarizer_model = self.summarizer_model();
+        if automatic
+            && given.is_none()
+            && self
+                .store
+                .compact_failures(&self.session.id, &summarizer_model)?
+                >= BREAKER
+        {
+            return Ok(false);
+        }
         // The compaction plans on the loop's own view (a second copy of a long view is what
         // a turn on it would otherwise hold at its peak), brought up to date first.
         self.refresh(view)?;
@@ -306,13 +322,32 @@ impl Agent<'_> {
             }
             Err(CompactError::Store(e)) => Err(e.into()),
             Err(e) => {
-                on(Event::CompactFailed {
-                    trigger,
-                    reason: e.to_string(),
-                });
+                let mut reason = e.to_string();
+                if automatic
+                    && self
+                        .store
+                        .record_compact_failure(&self.session.id, &summarizer_model)?
+                        == BREAKER
+                {
+                    reason.push_str(&format!(
+                        "; after {BREAKER} failures in a row, automatic compaction of this \
+                         session is off until a compaction by hand succeeds or [context] \
+                         compact_model names another summarizer"
+                    ));
+                }
+                on(Event::CompactFailed { trigger, reason });
                 Ok(false)
             }
         }
+    }
+
+    /// The model that writes this session's summaries.
+    fn summarizer_model(&self) -> String {
+        self.config
+            .context
+            .compact_model
+            .clone()
+            .unwrap_or_else(|| self.provider.name().to_string())
     }
 
     fn compaction_request<'s>(

@@ -183,6 +183,7 @@ pub(crate) fn compact(
         Err(StoreError::BadChunk { index: 0, .. }) => return Err(CompactError::Changed),
         Err(e) => return Err(e.into()),
     };
+    req.store.reset_compact_failures(&req.session.id)?;
     Ok(Some(Compacted { compaction, chunks }))
 }
 

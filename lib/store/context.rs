@@ -34,6 +34,44 @@ impl Store {
         Ok(rows)
     }
 
+    /// Automatic compactions of the session that failed in a row with summarizer `model`
+    /// (a failure with another model started the count again).
+    pub(crate) fn compact_failures(&self, session_id: &str, model: &str) -> Result<u32> {
+        let (n, m): (i64, Option<String>) = self.conn().query_row(
+            "SELECT compact_failures, compact_failed_model FROM sessions WHERE id = ?1",
+            [session_id],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )?;
+        Ok(if m.as_deref() == Some(model) {
+            n.max(0) as u32
+        } else {
+            0
+        })
+    }
+
+    /// Count one more failed automatic compaction with summarizer `model`; the count now.
+    pub(crate) fn record_compact_failure(&self, session_id: &str, model: &str) -> Result<u32> {
+        let n = self.compact_failures(session_id, model)? + 1;
+        self.conn()
+            .execute(
+                "UPDATE sessions SET compact_failures = ?2, compact_failed_model = ?3 WHERE id = ?1",
+                params![session_id, n as i64, model],
+            )
+            .map_err(|e| self.classify(e))?;
+        Ok(n)
+    }
+
+    /// A compaction succeeded: automatic ones may run again.
+    pub(crate) fn reset_compact_failures(&self, session_id: &str) -> Result<()> {
+        self.conn()
+            .execute(
+                "UPDATE sessions SET compact_failures = 0, compact_failed_model = NULL WHERE id = ?1",
+                [session_id],
+            )
+            .map_err(|e| self.classify(e))?;
+        Ok(())
+    }
+
     /// Forget the windows learned for `model`, on every endpoint (keys `MODEL` and
     /// `MODEL@HOST`); how many there were.
     pub(crate) fn forget_windows(&self, model: &str) -> Result<usize> {

@@ -169,6 +169,12 @@ const MIGRATIONS: &[&str] = &[
     ALTER TABLE imports ADD COLUMN source_cwd TEXT;
     ALTER TABLE imports ADD COLUMN source_model TEXT;
     "#,
+    // 11: automatic compactions that failed in a row, and the summarizer model that failed,
+    // so a session stops calling a failing summarizer on every turn.
+    r#"
+    ALTER TABLE sessions ADD COLUMN compact_failures INTEGER NOT NULL DEFAULT 0;
+    ALTER TABLE sessions ADD COLUMN compact_failed_model TEXT;
+    "#,
 ];
 
 /// The version whose migration adds session handles: after it, existing rows get theirs.

@@ -232,3 +232,61 @@ fn a_summarizer_that_stays_unavailable_follows_network_and_exits_75() {
     let fold = env.log(&["fold", &id]).ok().stdout;
     assert!(!fold.contains("This conversation was compacted"));
 }
+
+#[test]
+fn a_failing_summarizer_is_not_called_again_after_two_automatic_failures() {
+    let (Some(good), Some(down)) = (
+        Llmock::start(&["--tool-mode", "off", "--context-window", "4096"]),
+        Llmock::start(&["--tool-mode", "off", "--error-rate-503", "1.0"]),
+    ) else {
+        return;
+    };
+    // The session's model answers; the summarizer (another model) is down.
+    let mut env = env_with(
+        None,
+        "[context]\ncompact_model = \"openai/gpt-4o-mini\"\n\
+         [models.\"anthropic/claude-sonnet-4-5\"]\ncontext_window = 4096\n",
+    );
+    env.set("ANTHROPIC_BASE_URL", good.anthropic_url())
+        .set("ANTHROPIC_API_KEY", "sk-ant-llmock")
+        .set("OPENAI_BASE_URL", down.openai_url())
+        .set("OPENAI_API_KEY", "sk-llmock");
+    let summarizer_calls = || down.requests()["requests"].as_array().unwrap().len();
+    let model = "anthropic/claude-sonnet-4-5";
+    let mut id = String::new();
+    let mut tripped = false;
+    for turn in 1..=8 {
+        let prompt = long_prompt(turn);
+        let mut args = vec!["-m", model];
+        if turn > 1 {
+            args.extend(["-s", id.as_str()]);
+        }
+        args.push(&prompt);
+        let run = env.run("ag-prompt", &args);
+        if turn == 1 {
+            id = session_id(&run);
+        }
+        if run
+            .stderr
+            .contains("automatic compaction of this session is off")
+        {
+            assert!(run
+                .stderr
+                .contains(&format!("ag-log compact {id} --summary TEXT")));
+            tripped = true;
+            break;
+        }
+    }
+    assert!(tripped, "two failures never stopped automatic compaction");
+    // Two failures of three attempts each ([network] max_attempts), then no more calls.
+    assert_eq!(summarizer_calls(), 6);
+    let more = long_prompt(20);
+    let _ = env.run("ag-prompt", &["-m", model, "-s", &id, &more]);
+    assert_eq!(summarizer_calls(), 6, "the summarizer was called again");
+    // A compaction by hand succeeds and lets automatic ones run again.
+    env.log(&["compact", &id, "--summary", "by hand"]).ok();
+    let failures = env.sqlite_count(&format!(
+        "SELECT compact_failures FROM sessions WHERE id = '{id}'"
+    ));
+    assert_eq!(failures, 0);
+}

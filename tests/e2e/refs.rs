@@ -283,6 +283,8 @@ fn a_store_from_before_handles_gets_one_for_every_session() {
              ALTER TABLE sessions DROP COLUMN shell_start;
              ALTER TABLE imports DROP COLUMN source_cwd;
              ALTER TABLE imports DROP COLUMN source_model;
+             ALTER TABLE sessions DROP COLUMN compact_failures;
+             ALTER TABLE sessions DROP COLUMN compact_failed_model;
              PRAGMA user_version = 6;",
         )
         .unwrap();

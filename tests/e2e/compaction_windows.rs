@@ -290,3 +290,55 @@ fn a_failing_summarizer_is_not_called_again_after_two_automatic_failures() {
     ));
     assert_eq!(failures, 0);
 }
+
+#[test]
+fn one_prompt_and_sixty_tool_steps_stay_within_the_window_inside_the_turn() {
+    let env = env_with(None, "");
+    env.write_file("big.txt", &"0123456789abcdef ".repeat(120));
+    let mut toml = String::new();
+    for _ in 0..60 {
+        toml.push_str(
+            "[[step]]\ntool_calls = [{ name = \"read\", arguments = { path = \"big.txt\" } }]\n",
+        );
+    }
+    toml.push_str("[[step]]\ntext = \"read it sixty times\"\n");
+    let model = crate::prompt::script(&env, "sixty.toml", &toml);
+    let cfg = env.dir.path().join("config/ag/config.toml");
+    let text = std::fs::read_to_string(&cfg).unwrap();
+    std::fs::write(
+        &cfg,
+        format!(
+            "[context]\ncompact_model = \"echo\"\n[models.\"{model}\"]\ncontext_window = 8192\n\
+             [models.echo]\ncontext_window = 8192\n{text}"
+        ),
+    )
+    .unwrap();
+    let run = env
+        .run(
+            "ag-prompt",
+            &[
+                "-m",
+                &model,
+                "--max-steps",
+                "80",
+                "read big.txt sixty times",
+            ],
+        )
+        .ok();
+    assert!(run.stdout.contains("read it sixty times"), "{}", run.stderr);
+    let id = session_id(&run);
+    let chunks = env.chunks(&id);
+    // Old results are cleared (a prune) or summarized (a compaction) inside the one turn,
+    // and the fold stays within the window.
+    let mut reductions = crate::prompt::system_kind(&chunks, "compaction");
+    reductions.extend(crate::prompt::system_kind(&chunks, "prune"));
+    assert!(
+        !reductions.is_empty(),
+        "nothing was reduced:\n{}",
+        run.stderr
+    );
+    let turn = chunks[0]["turn"].clone();
+    assert!(reductions.iter().all(|c| c["turn"] == turn));
+    let fold = env.log(&["fold", &id]).ok().stdout;
+    assert!(fold.len() / 4 < 8192, "the fold is {} bytes", fold.len());
+}

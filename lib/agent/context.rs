@@ -272,6 +272,9 @@ impl Agent<'_> {
             }
             Ok(None) => Ok(Manual::Nothing),
             Err(CompactError::Store(e)) => Err(e.into()),
+            Err(e @ CompactError::Unavailable(_)) => {
+                Err(AgentError::CompactUnavailable(e.to_string()))
+            }
             Err(e) => Err(AgentError::Compact(e.to_string())),
         }
     }

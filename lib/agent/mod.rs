@@ -131,6 +131,9 @@ pub(crate) enum AgentError {
     Store(#[from] StoreError),
     #[error("cannot compact the session: {0}")]
     Compact(String),
+    /// The summarizer's provider stayed unavailable: worth trying again later.
+    #[error("cannot compact the session: {0}")]
+    CompactUnavailable(String),
 }
 
 pub(crate) struct Agent<'a> {

@@ -228,6 +228,9 @@ fn a_summarizer_that_stays_unavailable_follows_network_and_exits_75() {
     assert!(run.stderr.contains("--summary TEXT"), "{}", run.stderr);
     let log = down.requests();
     assert_eq!(log["requests"].as_array().unwrap().len(), 4);
+    // `ag-prompt --compact` says the same.
+    let run = env.run("ag-prompt", &["-m", model, "-s", &id, "--compact"]);
+    assert_eq!(run.code, 75, "{run:?}");
     // Nothing was written.
     let fold = env.log(&["fold", &id]).ok().stdout;
     assert!(!fold.contains("This conversation was compacted"));

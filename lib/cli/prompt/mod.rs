@@ -518,7 +518,11 @@ fn compact_first(
         Err(e) => {
             let _ = view.close();
             let _ = store.release(&session.id, "idle");
-            return Err(CliError::msg(e).with_hint(format!(
+            let exit = match e {
+                crate::agent::AgentError::CompactUnavailable(_) => Exit::TempFail,
+                _ => Exit::Error,
+            };
+            return Err(CliError::new(exit, e.to_string()).with_hint(format!(
                 "session {} is as it was; nothing was written",
                 session.id
             )));
@@ -541,6 +545,7 @@ fn turn_result(
             Err(match e {
                 crate::agent::AgentError::Store(s) => CliError::from(s),
                 crate::agent::AgentError::Compact(m) => CliError::msg(m),
+                crate::agent::AgentError::CompactUnavailable(m) => CliError::new(Exit::TempFail, m),
             })
         }
         Ok(Outcome::Done { .. }) => stdout_error.map_or(Ok(()), |e| Err(e.into())),

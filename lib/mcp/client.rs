@@ -70,10 +70,12 @@ pub(super) async fn connect(
             }
             let http = crate::net::client(net).map_err(|e| e.to_string())?;
             let transport = StreamableHttpClientTransport::with_client(http, config);
-            client_info()
-                .serve(transport)
-                .await
-                .map_err(|e| format!("{url} did not complete the MCP handshake: {e}"))?
+            client_info().serve(transport).await.map_err(|e| {
+                format!(
+                    "{url} did not complete the MCP handshake: {}",
+                    root_cause(&e)
+                )
+            })?
         }
         _ => {
             return Err(format!(
@@ -179,6 +181,29 @@ fn describe(item: &Value) -> String {
         ),
         Some(other) => format!("[{other} content]"),
         None => "[content of no type]".to_owned(),
+    }
+}
+
+/// The cause of a handshake failure in words: the transport's errors wrap the reason (a
+/// refused connection, a name that does not resolve, an HTTP status) in their type names,
+/// which mean nothing to a user.
+fn root_cause(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut last = e;
+    while let Some(next) = last.source() {
+        last = next;
+    }
+    let mut text = last.to_string();
+    // `Transport [rmcp::…] error: Client error: REASON, when send initialize request`
+    if let Some(at) = text.rfind("Client error: ") {
+        text = text[at + "Client error: ".len()..].to_string();
+    }
+    if let Some(at) = text.find(", when ") {
+        text.truncate(at);
+    }
+    if text.contains("rmcp::") || text.trim().is_empty() {
+        "the server could not be reached".into()
+    } else {
+        text
     }
 }
 

@@ -564,3 +564,28 @@ fn a_server_name_cannot_put_its_log_outside_the_log_folder() {
     assert!(!env.dir.path().join("escape.log").exists());
     assert!(env.home.join("mcp").join("______escape.log").exists());
 }
+
+#[test]
+fn an_unreachable_http_server_is_named_by_its_url_and_cause() {
+    let env = mcp_env(
+        None,
+        "[mcp.web]\nurl = \"http://127.0.0.1:9/mcp\"\nstartup_timeout_s = 5\n",
+        "",
+    );
+    let run = env.run("ag-prompt", &["mcp", "list"]).ok();
+    let all = format!("{}{}", run.stdout, run.stderr);
+    let line = all
+        .lines()
+        .find(|l| l.starts_with("web"))
+        .unwrap_or_default();
+    assert!(
+        line.contains(
+            "http://127.0.0.1:9/mcp did not complete the MCP handshake: error sending request"
+        ),
+        "{all}"
+    );
+    assert!(
+        !all.contains("rmcp::") && !all.contains("Transport ["),
+        "{all}"
+    );
+}

@@ -41,18 +41,26 @@ impl RoomServer {
         RoomServer { home, cwd, name }
     }
 
-    /// Serve on stdin/stdout until the client goes away.
+    /// Serve on stdin/stdout until the client goes away. A line that is not JSON gets
+    /// JSON-RPC's parse error (-32700) rather than silence.
     pub(crate) fn serve_stdio(self) -> Result<(), String> {
         crate::net::block_on(async move {
+            let (to_server, server_in) = tokio::io::duplex(1 << 16);
+            let (server_out, from_server) = tokio::io::duplex(1 << 16);
+            let (errors_tx, errors_rx) = tokio::sync::mpsc::unbounded_channel();
+            tokio::spawn(read_stdin(to_server, errors_tx));
+            let writer = tokio::spawn(write_stdout(from_server, errors_rx));
             let service = self
-                .serve(rmcp::transport::stdio())
+                .serve((server_in, server_out))
                 .await
                 .map_err(|e| format!("the MCP handshake failed: {e}"))?;
-            service
+            let ended = service
                 .waiting()
                 .await
                 .map(|_| ())
-                .map_err(|e| format!("the MCP session ended badly: {e}"))
+                .map_err(|e| format!("the MCP session ended badly: {e}"));
+            let _ = writer.await;
+            ended
         })
     }
 
@@ -275,5 +283,58 @@ pub(super) fn schema(v: Value) -> std::sync::Arc<Map<String, Value>> {
     match v {
         Value::Object(m) => std::sync::Arc::new(m),
         _ => std::sync::Arc::new(Map::new()),
+    }
+}
+/// Forward stdin's JSON lines to the server; answer each other line with a parse error.
+async fn read_stdin(
+    mut to_server: tokio::io::DuplexStream,
+    errors: tokio::sync::mpsc::UnboundedSender<String>,
+) {
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
+    let mut lines = tokio::io::BufReader::new(tokio::io::stdin()).lines();
+    while let Ok(Some(line)) = lines.next_line().await {
+        if line.trim().is_empty() {
+            continue;
+        }
+        match serde_json::from_str::<Value>(&line) {
+            Ok(_) => {
+                if to_server
+                    .write_all(format!("{line}\n").as_bytes())
+                    .await
+                    .is_err()
+                {
+                    break;
+                }
+            }
+            Err(e) => {
+                let reply = serde_json::json!({"jsonrpc": "2.0", "id": null,
+                    "error": {"code": -32700, "message": format!("Parse error: {e}")}});
+                let _ = errors.send(reply.to_string());
+            }
+        }
+    }
+    let _ = to_server.shutdown().await;
+}
+
+/// Write the server's lines and the parse errors to stdout, one whole line at a time.
+async fn write_stdout(
+    from_server: tokio::io::DuplexStream,
+    mut errors: tokio::sync::mpsc::UnboundedReceiver<String>,
+) {
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
+    let mut out = tokio::io::stdout();
+    let mut lines = tokio::io::BufReader::new(from_server).lines();
+    loop {
+        let line = tokio::select! {
+            l = lines.next_line() => match l {
+                Ok(Some(l)) => l,
+                _ => break,
+            },
+            Some(e) = errors.recv() => e,
+        };
+        if out.write_all(format!("{line}\n").as_bytes()).await.is_err() {
+            break;
+        }
+        let _ = out.flush().await;
     }
 }

@@ -268,13 +268,48 @@ impl ServerHandler for RoomServer {
     ) -> Result<CallToolResponse, ErrorData> {
         let args = Value::Object(request.arguments.unwrap_or_default());
         let me = self.me(&context);
-        let result = match self.run(&request.name, &args, &me) {
+        let result = match check_args(&request.name, &args)
+            .and_then(|()| self.run(&request.name, &args, &me))
+        {
             Ok(text) => CallToolResult::success(vec![ContentBlock::text(text)]),
             Err(e) => {
                 CallToolResult::error(vec![ContentBlock::text(format!("{}: {e}", request.name))])
             }
         };
         Ok(result.into())
+    }
+}
+
+/// The arguments against the tool's own input schema: a property it does not declare, a
+/// wrong type or a value below its minimum is refused before anything runs.
+fn check_args(tool: &str, args: &Value) -> Result<(), String> {
+    let Some(t) = super::room_tools::tools()
+        .into_iter()
+        .find(|t| t.name == tool)
+    else {
+        return Ok(()); // `run` names the unknown tool
+    };
+    let schema = Value::Object((*t.input_schema).clone());
+    let validator =
+        jsonschema::validator_for(&schema).map_err(|e| format!("its schema is broken: {e}"))?;
+    let errors: Vec<String> = validator
+        .iter_errors(args)
+        .map(|e| {
+            let at = e.instance_path().to_string();
+            if at.is_empty() {
+                e.to_string()
+            } else {
+                format!("at {at}: {e}")
+            }
+        })
+        .collect();
+    if errors.is_empty() {
+        Ok(())
+    } else {
+        Err(format!(
+            "arguments refused, nothing was done: {}",
+            errors.join("; ")
+        ))
     }
 }
 

@@ -151,9 +151,20 @@ fn a_claim_taken_over_mcp_blocks_an_agents_write_until_released() {
     // The TTL `ag-room claim --ttl` would refuse is refused here too.
     let (refused, err) = cursor.call(
         "peer_claim",
-        json!({"paths": ["NOTES.md"], "ttl_s": 1_000_000_000_000u64}),
+        json!({"paths": ["NOTES.md"], "intent": "x", "ttl_s": 1_000_000_000_000u64}),
     );
     assert!(err && refused.contains("ttl_s must be"), "{refused}");
+    // The schema's minimum, and properties it does not declare, are enforced.
+    let (refused, err) = cursor.call(
+        "peer_claim",
+        json!({"paths": ["NOTES.md"], "intent": "x", "ttl_s": 0}),
+    );
+    assert!(err && refused.contains("at /ttl_s"), "{refused}");
+    let (refused, err) = cursor.call(
+        "peer_claim",
+        json!({"paths": ["NOTES.md"], "intent": "x", "bogus": 1}),
+    );
+    assert!(err && refused.contains("arguments refused"), "{refused}");
     let (claimed, err) = cursor.call(
         "peer_claim",
         json!({"paths": ["NOTES.md"], "intent": "rewriting the notes"}),

@@ -166,9 +166,9 @@ pub(crate) fn trust_here(out: &Out) -> CliResult<()> {
     // or changed later asks again.
     let config = crate::config::Config::load(&std::env::current_dir()?)
         .map_err(|e| CliError::msg(e.to_string()))?;
-    for u in &config.mcp_unapproved {
-        crate::config::mcp_approval::approve(&u.folder, &[(&u.name, &u.fingerprint)])
-            .map_err(|e| CliError::msg(e.to_string()))?;
+    let approved = crate::config::mcp_approval::approve_pending(&config)
+        .map_err(|e| CliError::msg(e.to_string()))?;
+    for u in approved {
         out.note(&format!(
             "approved the MCP server {:?} of {}: {}",
             u.name,

@@ -9,7 +9,6 @@
 //! `SHA-256 of the entry <TAB> server name <TAB> folder`.
 
 use std::io::Write;
-use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
 use sha2::{Digest, Sha256};
@@ -67,6 +66,15 @@ pub(crate) fn is_approved(folder: &Path, name: &str, fingerprint: &str) -> bool 
     })
 }
 
+/// Approve every server of `config` that is not approved yet (what `ag-prompt --trust` does
+/// after trusting the folder); the ones approved now.
+pub(crate) fn approve_pending(config: &super::Config) -> Result<Vec<&Unapproved>, ConfigError> {
+    for u in &config.mcp_unapproved {
+        approve(&u.folder, &[(&u.name, &u.fingerprint)])?;
+    }
+    Ok(config.mcp_unapproved.iter().collect())
+}
+
 /// Record approvals of `servers` (name and fingerprint) for `folder`; the file's path.
 pub(crate) fn approve(folder: &Path, servers: &[(&str, &str)]) -> Result<PathBuf, ConfigError> {
     let file = approvals_file().ok_or_else(|| ConfigError::Parse {
@@ -85,18 +93,9 @@ pub(crate) fn approve(folder: &Path, servers: &[(&str, &str)]) -> Result<PathBuf
         });
     }
     if let Some(parent) = file.parent() {
-        std::fs::DirBuilder::new()
-            .recursive(true)
-            .mode(0o700)
-            .create(parent)
-            .map_err(write_err)?;
+        crate::paths::create_private_dir(parent).map_err(write_err)?;
     }
-    let mut f = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .mode(0o600)
-        .open(&file)
-        .map_err(write_err)?;
+    let mut f = crate::paths::open_private_append(&file).map_err(write_err)?;
     for (name, fp) in servers {
         if name.contains(['\n', '\t']) || is_approved(folder, name, fp) {
             continue;

@@ -96,13 +96,7 @@ pub(crate) fn plan(view: &[Chunk], keep_tokens: u64) -> Option<Cut> {
     let kept_from = (summarized_from..view.len())
         .find(|&i| is_human_turn(&view[i]) && suffix[i] <= keep_tokens && !splits.contains(&i))
         .unwrap_or(view.len());
-    let has_conversation = view[summarized_from..kept_from]
-        .iter()
-        .any(|c| summarizable(c) && compaction::of_chunk(c).is_none());
-    has_conversation.then_some(Cut {
-        kept_from,
-        summarized_from,
-    })
+    cut_if_conversation(view, summarized_from, kept_from)
 }
 
 /// The cut of a compaction asked for by hand: keep the latest `turns` human turns (at least
@@ -115,6 +109,12 @@ pub(crate) fn plan_turns(view: &[Chunk], turns: usize) -> Option<Cut> {
         .filter(|&i| is_human_turn(&view[i]) && !splits.contains(&i))
         .collect();
     let kept_from = *starts.iter().rev().nth(turns.max(1) - 1)?;
+    cut_if_conversation(view, summarized_from, kept_from)
+}
+
+/// The cut, when some conversation lies between the previous compaction's suffix and the
+/// new one.
+fn cut_if_conversation(view: &[Chunk], summarized_from: usize, kept_from: usize) -> Option<Cut> {
     let has_conversation = view[summarized_from..kept_from]
         .iter()
         .any(|c| summarizable(c) && compaction::of_chunk(c).is_none());

@@ -6,6 +6,7 @@
 
 use crate::peers::Llmock;
 use crate::prompt::{env_with, session_id};
+use crate::support::{Run, TestEnv};
 
 /// About 500 words, marked with the turn's number.
 fn long_prompt(turn: usize) -> String {
@@ -16,6 +17,20 @@ fn long_prompt(turn: usize) -> String {
         "TURN-MARKER-{turn} please consider these notes: {} END-OF-TURN-{turn}.",
         words.join(" ")
     )
+}
+
+/// One turn of `model`: a new session when `id` is empty (then set), else a follow-up.
+fn turn(env: &TestEnv, model: &str, id: &mut String, prompt: &str) -> Run {
+    let mut args = vec!["-m", model];
+    if !id.is_empty() {
+        args.extend(["-s", id.as_str()]);
+    }
+    args.push(prompt);
+    let run = env.run("ag-prompt", &args);
+    if id.is_empty() {
+        *id = session_id(&run);
+    }
+    run
 }
 
 fn run_window(window: u32, model: &str) {
@@ -37,22 +52,13 @@ fn run_window(window: u32, model: &str) {
     )
     .unwrap();
     let mut id = String::new();
-    for turn in 1..=15 {
-        let prompt = long_prompt(turn);
-        let mut args = vec!["-m", model];
-        if turn > 1 {
-            args.extend(["-s", id.as_str()]);
-        }
-        args.push(&prompt);
-        let run = env.run("ag-prompt", &args);
+    for n in 1..=15 {
+        let run = turn(&env, model, &mut id, &long_prompt(n));
         assert_eq!(
             run.code, 0,
-            "window {window}, {model}, turn {turn}:\n{}",
+            "window {window}, {model}, turn {n}:\n{}",
             run.stderr
         );
-        if turn == 1 {
-            id = session_id(&run);
-        }
     }
     let fold = env.log(&["fold", &id]).ok().stdout;
     // The handoff quotes the first request's start as the goal; its end is gone.
@@ -163,7 +169,7 @@ fn a_window_learned_on_one_endpoint_stays_there_and_can_be_forgotten() {
     // Too long for the small server: its error teaches the window, and the turn goes on.
     env.run("ag-prompt", &["-m", model, &long_prompt(1).repeat(8)])
         .ok();
-    let learned = |env: &crate::support::TestEnv| -> Vec<String> {
+    let learned = |env: &TestEnv| -> Vec<String> {
         env.run("ag-prompt", &["models", "--json"])
             .ok()
             .json_lines()
@@ -258,17 +264,8 @@ fn a_failing_summarizer_is_not_called_again_after_two_automatic_failures() {
     let model = "anthropic/claude-sonnet-4-5";
     let mut id = String::new();
     let mut tripped = false;
-    for turn in 1..=8 {
-        let prompt = long_prompt(turn);
-        let mut args = vec!["-m", model];
-        if turn > 1 {
-            args.extend(["-s", id.as_str()]);
-        }
-        args.push(&prompt);
-        let run = env.run("ag-prompt", &args);
-        if turn == 1 {
-            id = session_id(&run);
-        }
+    for n in 1..=8 {
+        let run = turn(&env, model, &mut id, &long_prompt(n));
         if run
             .stderr
             .contains("automatic compaction of this session is off")

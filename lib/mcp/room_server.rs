@@ -50,15 +50,15 @@ impl RoomServer {
             let (errors_tx, errors_rx) = tokio::sync::mpsc::unbounded_channel();
             tokio::spawn(read_stdin(to_server, errors_tx));
             let writer = tokio::spawn(write_stdout(from_server, errors_rx));
-            let service = self
-                .serve((server_in, server_out))
-                .await
-                .map_err(|e| format!("the MCP handshake failed: {e}"))?;
-            let ended = service
-                .waiting()
-                .await
-                .map(|_| ())
-                .map_err(|e| format!("the MCP session ended badly: {e}"));
+            let ended = match self.serve((server_in, server_out)).await {
+                Ok(service) => service
+                    .waiting()
+                    .await
+                    .map(|_| ())
+                    .map_err(|e| format!("the MCP session ended badly: {e}")),
+                Err(e) => Err(format!("the MCP handshake failed: {e}")),
+            };
+            // What the server wrote reaches stdout, however it ended.
             let _ = writer.await;
             ended
         })

@@ -229,7 +229,8 @@ fn a_claim_taken_over_mcp_blocks_an_agents_write_until_released() {
 fn a_line_that_is_not_json_gets_a_parse_error_and_the_session_goes_on() {
     let env = env_with(None, "");
     let input = "not json\n\
-        {\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{\"protocolVersion\":\"2025-06-18\",\"capabilities\":{},\"clientInfo\":{\"name\":\"raw\",\"version\":\"1\"}}}\n";
+        {\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{\"protocolVersion\":\"2025-06-18\",\"capabilities\":{},\"clientInfo\":{\"name\":\"raw\",\"version\":\"1\"}}}\n\
+        {\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}\n";
     let run = env.run_stdin("ag-room", &["mcp"], input).ok();
     let lines = run.json_lines();
     assert_eq!(lines[0]["error"]["code"], -32700, "{}", run.stdout);

@@ -6,7 +6,7 @@ use std::time::Duration;
 use serde_json::Value;
 
 use crate::follow::Follower;
-use crate::log::{ChunkData, Role};
+use crate::log::ChunkData;
 use crate::store::{Page, Session, SessionStatus, Store, StoreError};
 
 /// How a wait ended.
@@ -61,14 +61,18 @@ pub(crate) fn wait_for_queued(
 }
 
 /// The turn of the latest user text `text` (the item just taken; an earlier identical prompt
-/// comes before it).
+/// comes before it): found walking back from the newest chunk.
 fn taking_turn(store: &Store, session: &Session, text: &str) -> Result<Option<String>, StoreError> {
     let mut found = None;
-    store.for_each_chunk(session, &Page::default(), |c| {
-        if c.role == Role::User && matches!(&c.data, ChunkData::Text { text: t } if t == text) {
+    store.walk_back(session, store.view_len(session)?, |c| {
+        if c.role == "user"
+            && c.ty == "text"
+            && c.data.get("text").and_then(|t| t.as_str()) == Some(text)
+        {
             found = Some(c.turn.clone());
+            return false;
         }
-        Ok::<(), StoreError>(())
+        true
     })?;
     Ok(found)
 }

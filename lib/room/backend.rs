@@ -34,6 +34,11 @@ pub(crate) trait Backend: Send + Sync {
     ) -> Result<u64, RoomError>;
     /// The line at a position a scan reported.
     fn read_at(&self, room: &Room, at: u64) -> Option<Line>;
+    /// A position at least `lines` lines before `end` where a scan can start (the start of
+    /// the room when it is shorter, or when the backend cannot tell).
+    fn rewind(&self, _room: &Room, _end: u64, _lines: u64) -> Result<u64, RoomError> {
+        Ok(0)
+    }
     /// The room's `claim` and `release` lines that may still matter, oldest first.
     fn claim_lines(
         &self,
@@ -141,6 +146,10 @@ impl Backend for Files {
 
     fn read_at(&self, room: &Room, at: u64) -> Option<Line> {
         file::read_at(&room.path, at)
+    }
+
+    fn rewind(&self, room: &Room, end: u64, lines: u64) -> Result<u64, RoomError> {
+        file::rewind(&room.path, end, lines)
     }
 
     fn claim_lines(

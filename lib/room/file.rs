@@ -187,6 +187,39 @@ pub(crate) fn scan(
     }
 }
 
+/// Where the line `lines` lines before `end` starts (0 when the file has no more): read
+/// backwards from `end` in blocks, so the cost follows the lines asked for, not the room.
+pub(crate) fn rewind(path: &Path, end: u64, lines: u64) -> Result<u64, RoomError> {
+    use std::os::unix::fs::FileExt;
+    const BLOCK: u64 = 64 * 1024;
+    let file = match File::open(path) {
+        Ok(f) => f,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(0),
+        Err(e) => return Err(RoomError::io(path, e)),
+    };
+    // The newline that ends the last line counts too: the wanted line starts after the
+    // (lines + 1)th newline from the end.
+    let mut seen = 0u64;
+    let mut pos = end;
+    let mut buf = vec![0u8; BLOCK as usize];
+    while pos > 0 {
+        let start = pos.saturating_sub(BLOCK);
+        let block = &mut buf[..(pos - start) as usize];
+        file.read_exact_at(block, start)
+            .map_err(|e| RoomError::io(path, e))?;
+        for (i, b) in block.iter().enumerate().rev() {
+            if *b == b'\n' {
+                seen += 1;
+                if seen > lines {
+                    return Ok(start + i as u64 + 1);
+                }
+            }
+        }
+        pos = start;
+    }
+    Ok(0)
+}
+
 /// The one line starting at `offset`, if it is complete and well-formed.
 pub(crate) fn read_at(path: &Path, offset: u64) -> Option<Line> {
     let file = File::open(path).ok()?;
@@ -293,6 +326,28 @@ mod tests {
         assert!(std::fs::read_to_string(&p)
             .unwrap()
             .ends_with("\"b\"}\n{\"id\":\"c\"}\n"));
+        let _ = std::fs::remove_dir_all(p.parent().unwrap());
+    }
+
+    #[test]
+    fn rewind_finds_the_start_of_the_nth_line_from_the_end_across_blocks() {
+        let p = temp_room();
+        // Lines of 1,000 bytes: 300 of them span several 64 KiB blocks.
+        let line = |i: usize| format!("{{\"id\":\"{i:04}\",\"pad\":\"{}\"}}\n", "x".repeat(977));
+        let text: String = (0..300).map(line).collect();
+        assert_eq!(line(0).len(), 1000);
+        std::fs::write(&p, &text).unwrap();
+        let end = text.len() as u64;
+        assert_eq!(rewind(&p, end, 0).unwrap(), end);
+        assert_eq!(rewind(&p, end, 1).unwrap(), end - 1000);
+        assert_eq!(rewind(&p, end, 250).unwrap(), end - 250_000);
+        assert_eq!(rewind(&p, end, 299).unwrap(), 1000);
+        assert_eq!(rewind(&p, end, 300).unwrap(), 0);
+        assert_eq!(rewind(&p, end, 10_000).unwrap(), 0);
+        // A torn last line is part of what is skipped back over, never a start.
+        std::fs::write(&p, format!("{text}{{\"id\":\"torn")).unwrap();
+        assert_eq!(rewind(&p, end + 11, 1).unwrap(), end - 1000);
+        assert_eq!(rewind(&p.with_extension("none"), 0, 5).unwrap(), 0);
         let _ = std::fs::remove_dir_all(p.parent().unwrap());
     }
 }

@@ -257,6 +257,11 @@ impl Room {
     pub(crate) fn read_at(&self, at: u64) -> Option<Line> {
         backend::get().read_at(self, at)
     }
+
+    /// A position at least `lines` lines before `end` ([`backend::Backend::rewind`]).
+    pub(crate) fn rewind(&self, end: u64, lines: u64) -> Result<u64, RoomError> {
+        backend::get().rewind(self, end, lines)
+    }
 }
 
 /// The canonical git top level above `dir` (a `.git` directory or file), else `dir` itself.

@@ -75,12 +75,24 @@ pub(crate) fn display_name(s: &Session) -> String {
 /// session; otherwise `from` > `AG_NAME` > `USER` > `LOGNAME` > `user`, of kind `human` when
 /// stdin is a terminal and `tool` otherwise (a hook, a cron job, a pipe).
 pub(crate) fn identify(store: &Store, from: Option<&str>) -> Result<Me> {
-    let env = |k: &str| std::env::var(k).ok().filter(|v| !v.trim().is_empty());
-    if let Some(id) = env("AG_SESSION") {
+    if let Some(id) = session_env() {
         if let Ok(s) = store.session(id.trim()) {
             return Ok(Me::session(&s));
         }
     }
+    Ok(named(from))
+}
+
+/// `AG_SESSION`, when set: who speaks is then looked up in the store.
+pub(crate) fn session_env() -> Option<String> {
+    std::env::var("AG_SESSION")
+        .ok()
+        .filter(|v| !v.trim().is_empty())
+}
+
+/// Who speaks when no session does ([`identify`] without `AG_SESSION`): needs no store.
+pub(crate) fn named(from: Option<&str>) -> Me {
+    let env = |k: &str| std::env::var(k).ok().filter(|v| !v.trim().is_empty());
     let name = from
         .map(str::to_string)
         .filter(|s| !s.trim().is_empty())
@@ -93,7 +105,7 @@ pub(crate) fn identify(store: &Store, from: Option<&str>) -> Result<Me> {
     } else {
         "tool"
     };
-    Ok(Me::named(name.trim(), kind))
+    Me::named(name.trim(), kind)
 }
 
 /// Whether a session is running in a live process right now.

@@ -25,6 +25,15 @@ pub(crate) struct Page {
     pub(crate) turn: Option<String>,
 }
 
+/// The order of [`Store::search`]'s hits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SearchSort {
+    /// The newest match first: stops at the limit however many chunks match.
+    Newest,
+    /// The best match first (bm25): ranks every match before the first is returned.
+    Rank,
+}
+
 #[derive(Debug, Clone)]
 pub(crate) struct SearchHit {
     pub(crate) chunk: Chunk,
@@ -309,12 +318,18 @@ impl Store {
     }
 
     /// Full-text search over what was said and done (the indexed chunks: text, thinking, tool
-    /// calls and results, peer speech, errors), best match first. The query language is
-    /// [`super::fts`]'s.
+    /// calls and results, peer speech, errors), newest first or best match first. The query
+    /// language is [`super::fts`]'s.
+    ///
+    /// The index is the outer loop (`CROSS JOIN`): newest first walks it by rowid from the end
+    /// and stops at `limit`, whatever the size of the store or the session; by rank, FTS5 ranks
+    /// the matches once. Joined the other way, SQLite would probe the index once per chunk of
+    /// the session.
     pub(crate) fn search(
         &self,
         query: &str,
         session: Option<&Session>,
+        sort: SearchSort,
         limit: u64,
     ) -> Result<Vec<SearchHit>> {
         let matching = super::fts::fts_query(query)?;
@@ -322,7 +337,7 @@ impl Store {
         let mut args: Vec<rusqlite::types::Value> = vec![matching.into()];
         let mut sql = format!(
             "SELECT {cols}, snippet(chunks_fts, 0, '{start}', '{end}', '…', 12) FROM chunks_fts \
-             JOIN chunks c ON c.rowid = chunks_fts.rowid WHERE chunks_fts MATCH ?",
+             CROSS JOIN chunks c ON c.rowid = chunks_fts.rowid WHERE chunks_fts MATCH ?",
             cols = prefixed_columns("c."),
             start = super::fts::MATCH_START,
             end = super::fts::MATCH_END,
@@ -334,14 +349,17 @@ impl Store {
             sql.push_str(&filter);
             args.extend(more);
         }
-        sql.push_str(" ORDER BY rank LIMIT ?");
-        args.push((limit as i64).into());
+        sql.push_str(match sort {
+            SearchSort::Newest => " ORDER BY chunks_fts.rowid DESC LIMIT ?",
+            SearchSort::Rank => " ORDER BY chunks_fts.rank LIMIT ?",
+        });
+        args.push((limit.min(i64::MAX as u64) as i64).into());
         let mut stmt = self.conn().prepare(&sql)?;
         let hits = stmt
             .query_map(params_from_iter(args), |r| {
                 Ok(SearchHit {
                     chunk: from_row(r)?,
-                    snippet: r.get(9)?,
+                    snippet: r.get::<_, Option<String>>(9)?.unwrap_or_default(),
                 })
             })?
             .collect::<rusqlite::Result<_>>()?;

@@ -29,6 +29,7 @@ pub(crate) struct RawChunk {
     pub(crate) seq: i64,
     pub(crate) turn: String,
     pub(crate) step: i64,
+    pub(crate) role: String,
     pub(crate) ty: String,
     pub(crate) data: Value,
 }
@@ -81,6 +82,17 @@ impl Store {
     pub(crate) fn resolve_turn(&self, session: &Session, reference: &str) -> Result<String> {
         let reference = reference.trim();
         let segs = self.segments(session)?;
+        // A whole turn id is found by index; a handle or a prefix needs the view's turn ids.
+        let (filter, mut args) = segment_filter(&segs, 0, i64::MAX);
+        args.push(reference.to_string().into());
+        let exact: bool = self.conn().query_row(
+            &format!("SELECT EXISTS (SELECT 1 FROM chunks WHERE {filter} AND turn_id = ?)"),
+            rusqlite::params_from_iter(args),
+            |r| r.get(0),
+        )?;
+        if exact {
+            return Ok(reference.to_string());
+        }
         let (filter, args) = segment_filter(&segs, 0, i64::MAX);
         let mut stmt = self.conn().prepare(&format!(
             "SELECT DISTINCT turn_id FROM chunks WHERE {filter}"
@@ -225,7 +237,7 @@ impl Store {
         f: &mut impl FnMut(&RawChunk) -> bool,
     ) -> Result<bool> {
         let mut stmt = self.conn().prepare_cached(
-            "SELECT id, seq, turn_id, step, type, data_json FROM chunks \
+            "SELECT id, seq, turn_id, step, type, data_json, role FROM chunks \
              WHERE session_id = ?1 AND seq > ?2 AND seq <= ?3 ORDER BY seq DESC",
         )?;
         let mut rows = stmt.query(params![session, lo, hi])?;
@@ -236,6 +248,7 @@ impl Store {
                 seq: r.get(1)?,
                 turn: r.get(2)?,
                 step: r.get(3)?,
+                role: r.get(6)?,
                 ty: r.get(4)?,
                 data: serde_json::from_str(&data).unwrap_or(Value::Null),
             };

@@ -45,7 +45,6 @@ const MIGRATIONS: &[&str] = &[
       created_at INTEGER NOT NULL,
       UNIQUE (session_id, seq)
     );
-    -- no turn index: --turn scans one session by seq, rare enough to not tax every append
 
     CREATE TABLE queued_input (
       id         INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -174,6 +173,11 @@ const MIGRATIONS: &[&str] = &[
     r#"
     ALTER TABLE sessions ADD COLUMN compact_failures INTEGER NOT NULL DEFAULT 0;
     ALTER TABLE sessions ADD COLUMN compact_failed_model TEXT;
+    "#,
+    // 12: a turn's chunks found by index (the end of every `ag-prompt` turn and `cat --turn`
+    // read them), not by reading the session's whole log.
+    r#"
+    CREATE INDEX chunks_turn ON chunks(session_id, turn_id, seq);
     "#,
 ];
 

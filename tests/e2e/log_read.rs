@@ -511,6 +511,40 @@ fn search_finds_words_and_names_the_session_of_each_hit() {
 }
 
 #[test]
+fn search_shows_the_newest_match_first_and_ranks_on_request() {
+    let env = TestEnv::new();
+    // The oldest chunk is the best match (the word three times in a short text); the newest
+    // mentions it once in a long one.
+    let s = env.new_session("ranked", "heron heron heron");
+    env.append(
+        &s,
+        &[chunk::assistant("a middling heron note about the marsh")],
+    );
+    let filler = "words about nothing in particular ".repeat(40);
+    env.append(&s, &[chunk::assistant(&format!("{filler} heron {filler}"))]);
+    let seqs = |args: &[&str]| -> Vec<i64> {
+        env.log(args)
+            .ok()
+            .json_lines()
+            .iter()
+            .map(|h| h["seq"].as_i64().unwrap())
+            .collect()
+    };
+    assert_eq!(seqs(&["search", "heron", "--json"]), [3, 2, 1]);
+    assert_eq!(seqs(&["search", "heron", "--json", "-s", &s]), [3, 2, 1]);
+    let ranked = seqs(&["search", "heron", "--json", "--sort", "rank"]);
+    assert_eq!(ranked[0], 1, "{ranked:?}");
+    assert_eq!(ranked.len(), 3);
+    assert_eq!(
+        seqs(&["search", "heron", "--json", "--sort", "rank", "-s", &s, "--limit", "1"]),
+        [1]
+    );
+    assert_eq!(seqs(&["search", "heron", "--json", "--limit", "2"]), [3, 2]);
+    let help = env.log(&["search", "--help"]).ok().stdout;
+    assert!(help.contains("--sort") && help.contains("newest"), "{help}");
+}
+
+#[test]
 fn search_without_a_match_prints_nothing_and_exits_1() {
     let env = TestEnv::new();
     let s = env.new_session("one", "nothing to see here");

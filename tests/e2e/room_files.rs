@@ -69,6 +69,41 @@ fn room_concurrent_writers_leave_every_line_whole() {
     assert_eq!(tail.stdout.lines().count(), 3);
 }
 
+#[test]
+fn room_tail_n_shows_the_last_lines_shown_however_many_hidden_lines_follow_them() {
+    let env = env();
+    for i in 0..5 {
+        room(&env, &["tell", "--from", "a", &format!("said {i}")]).ok();
+    }
+    // 3,000 direct messages between two others after them: hidden from `tail` without --all,
+    // so the last five lines shown lie far before the room's last 5 (or 500) lines.
+    let path = the_room(&env);
+    let mut f = std::fs::OpenOptions::new()
+        .append(true)
+        .open(&path)
+        .unwrap();
+    for i in 0..3000 {
+        let l = json!({"v":1,"id":format!("01a00000-0000-7000-8000-{i:012}"),"ts":"2026-11-30T00:00:00.000Z",
+            "type":"say","from":{"name":"b","kind":"tool"},"to":"name:c","text":format!("dm {i}")});
+        writeln!(f, "{l}").unwrap();
+    }
+    drop(f);
+    let tail = room(&env, &["tail", "-n", "3", "--from", "z"]).ok();
+    let lines: Vec<&str> = tail.stdout.lines().collect();
+    assert_eq!(lines.len(), 3, "{}", tail.stdout);
+    for (l, want) in lines.iter().zip(["said 2", "said 3", "said 4"]) {
+        assert!(l.ends_with(want), "{l}");
+    }
+    let all = room(&env, &["tail", "-n", "2", "--all", "--json"])
+        .ok()
+        .json_lines();
+    let texts: Vec<&str> = all.iter().map(|v| v["text"].as_str().unwrap()).collect();
+    assert_eq!(texts, ["dm 2998", "dm 2999"]);
+    assert_eq!(room(&env, &["tail", "-n", "0"]).ok().stdout, "");
+    // Without -n, every shown line.
+    assert_eq!(room(&env, &["tail"]).ok().stdout.lines().count(), 5);
+}
+
 /// Whether process `pid` holds an inotify watch (a follower past its first read).
 pub(crate) fn watching(pid: u32) -> bool {
     let Ok(fds) = std::fs::read_dir(format!("/proc/{pid}/fdinfo")) else {

@@ -5,7 +5,7 @@ use std::collections::HashMap;
 
 use crate::cli::{escape_controls, CliError, CliResult, Ctx, Exit};
 use crate::log::{ChunkData, Role};
-use crate::store::{SearchHit, Session};
+use crate::store::{SearchHit, SearchSort, Session};
 
 #[derive(Debug, clap::Args)]
 pub(crate) struct SearchArgs {
@@ -16,9 +16,30 @@ pub(crate) struct SearchArgs {
     /// Only this session (and what it inherits from forks)
     #[arg(short, long, value_name = "SESSION")]
     session: Option<String>,
+    /// The order of the hits: `newest` (the default) stops at the limit however many chunks
+    /// match; `rank` puts the best match first and ranks every match to do it
+    #[arg(long, value_enum, value_name = "ORDER", default_value = "newest")]
+    sort: Sort,
     /// At most N hits
     #[arg(long, value_name = "N", default_value_t = 20, value_parser = clap::value_parser!(u64).range(..=i64::MAX as u64))]
     limit: u64,
+}
+
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+enum Sort {
+    /// The newest match first
+    Newest,
+    /// The best match first
+    Rank,
+}
+
+impl From<Sort> for SearchSort {
+    fn from(s: Sort) -> Self {
+        match s {
+            Sort::Newest => SearchSort::Newest,
+            Sort::Rank => SearchSort::Rank,
+        }
+    }
 }
 
 pub(crate) fn search(ctx: &mut Ctx, args: SearchArgs) -> CliResult<()> {
@@ -31,7 +52,7 @@ pub(crate) fn search(ctx: &mut Ctx, args: SearchArgs) -> CliResult<()> {
     if query.trim().is_empty() {
         return Err(CliError::usage("the search query is empty"));
     }
-    let hits = store.search(&query, session.as_ref(), args.limit)?;
+    let hits = store.search(&query, session.as_ref(), args.sort.into(), args.limit)?;
     let mut sessions: HashMap<String, Session> = HashMap::new();
     for h in &hits {
         if !sessions.contains_key(&h.chunk.session) {

@@ -125,17 +125,35 @@ pub(super) fn tail(ctx: &mut Ctx, from: Option<&str>, a: TailArgs) -> CliResult<
     let keep = a.lines.or(if a.follow { Some(10) } else { None });
     let mut ring: std::collections::VecDeque<Line> = Default::default();
     let mut warns = Vec::new();
-    let mut offset = room
-        .scan(0, &mut |w| warns.push(w), &mut |_, l| {
-            if shown(&l, &me, a.all) {
-                ring.push_back(l);
-                if keep.is_some_and(|k| ring.len() > k) {
-                    ring.pop_front();
+    // The last N lines shown: read from a little before the end, further back only when
+    // too few of the lines read there are shown (the start of the room at the most).
+    let end = room.end().map_err(room_err)?;
+    let mut back = keep.map(|k| k as u64);
+    let mut offset = loop {
+        let from = match back {
+            Some(b) => room.rewind(end, b).map_err(room_err)?,
+            None => 0,
+        };
+        ring.clear();
+        warns.clear();
+        let next = room
+            .scan(from, &mut |w| warns.push(w), &mut |_, l| {
+                if shown(&l, &me, a.all) {
+                    ring.push_back(l);
+                    if keep.is_some_and(|k| ring.len() > k) {
+                        ring.pop_front();
+                    }
                 }
+                Flow::Go
+            })
+            .map_err(room_err)?;
+        match back {
+            Some(b) if from > 0 && keep.is_some_and(|k| ring.len() < k) => {
+                back = Some(b.saturating_mul(4).max(64));
             }
-            Flow::Go
-        })
-        .map_err(room_err)?;
+            _ => break next,
+        }
+    };
     for w in warns.drain(..) {
         ctx.out.warn(&w);
     }

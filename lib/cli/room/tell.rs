@@ -41,8 +41,16 @@ pub(super) fn tell(ctx: &mut Ctx, from: Option<&str>, a: TellArgs) -> CliResult<
         )
         .with_hint("add --to TARGET for a direct message, or drop --device to talk to this worktree's room"));
     }
-    let store = ctx.store()?;
-    let me = me(&store, from)?;
+    // A line to the room from a hook or a script needs no store: it is opened only to look up
+    // the speaking session (AG_SESSION) or the addressee.
+    let store = match a.to.is_some() || presence::session_env().is_some() {
+        true => Some(ctx.store()?),
+        false => None,
+    };
+    let me = match &store {
+        Some(store) => me(store, from)?,
+        None => presence::named(from),
+    };
     let key = crate::room::worktree_key(&cwd()?);
     let here = Room::of_key(&ctx.home, key.clone());
     let mut line = Line::new(LineKind::Say, me.from.clone());
@@ -51,11 +59,12 @@ pub(super) fn tell(ctx: &mut Ctx, from: Option<&str>, a: TellArgs) -> CliResult<
     let (room, to) = match &a.to {
         None => (here, None),
         Some(t) => {
-            let s = resolve(&store, t)?;
+            let store = store.as_ref().expect("a direct message opens the store");
+            let s = resolve(store, t)?;
             let room = if a.device {
                 Room::device(&ctx.home)
             } else {
-                presence::room_for_message(&store, &ctx.home, here, &key, &s)
+                presence::room_for_message(store, &ctx.home, here, &key, &s)
             };
             (room, Some(s))
         }

@@ -15,6 +15,7 @@ mod mcp;
 mod memory;
 mod prompt;
 mod recall;
+mod scale;
 
 use std::fmt::Write as _;
 use std::fs::File;
@@ -47,12 +48,14 @@ struct Config {
 }
 
 /// The scenarios that read the big session.
-const BIG: &[&str] = &["cat", "rss", "fork", "recall", "foldrss", "turnrss"];
+const BIG: &[&str] = &[
+    "cat", "rss", "fork", "recall", "foldrss", "turnrss", "scale",
+];
 
 /// The scenario names `--only` takes.
 const SCENARIOS: &[&str] = &[
     "append", "cat", "rss", "fold", "prompt", "fork", "context", "mcp", "recall", "foldrss",
-    "turnrss",
+    "turnrss", "scale",
 ];
 
 impl Config {
@@ -404,11 +407,18 @@ fn spawn(cmd: Command, stdin: Option<&Path>, out: Out) -> Run {
     });
     h.stderr(Stdio::piped());
     let desc = format!("{cmd:?}");
+    // A command whose expected status is not 0 says so in AG_BENCH_EXIT (a search that finds
+    // nothing exits 1, like grep).
+    let expected = cmd
+        .get_envs()
+        .find(|(k, _)| *k == "AG_BENCH_EXIT")
+        .and_then(|(_, v)| v?.to_str()?.parse::<i32>().ok())
+        .unwrap_or(0);
     let output = h
         .output()
         .unwrap_or_else(|e| die(&format!("cannot run {desc}: {e}")));
     let stderr = String::from_utf8_lossy(&output.stderr);
-    if !output.status.success() {
+    if output.status.code() != Some(expected) {
         die(&format!("{desc} failed ({}): {stderr}", output.status));
     }
     let text = std::fs::read_to_string(&report).unwrap_or_default();
@@ -845,15 +855,18 @@ fn main() {
     }
     let cfg = Config::from_args();
     let log_figures = [
-        "append", "cat", "rss", "fold", "fork", "recall", "foldrss", "turnrss",
+        "append", "cat", "rss", "fold", "fork", "recall", "foldrss", "turnrss", "scale",
     ]
     .iter()
     .any(|s| cfg.wants(s));
     // Fail early on a missing binary rather than after minutes of other figures.
     let bin = log_figures.then(ag_log_path);
-    let prompt_bin =
-        (cfg.wants("prompt") || cfg.wants("context") || cfg.wants("mcp") || cfg.wants("turnrss"))
-            .then(prompt::ag_prompt_path);
+    let prompt_bin = (cfg.wants("prompt")
+        || cfg.wants("context")
+        || cfg.wants("mcp")
+        || cfg.wants("turnrss")
+        || cfg.wants("scale"))
+    .then(prompt::ag_prompt_path);
     if cfg.wants("mcp") {
         mcp::fixture_path();
     }
@@ -891,7 +904,7 @@ fn main() {
         // The big session is built once for cat and rss, as a stage of its own.
         n: [
             "append", "rss", "fold", "prompt", "fork", "context", "mcp", "recall", "foldrss",
-            "turnrss",
+            "turnrss", "scale",
         ]
         .iter()
         .filter(|s| cfg.wants(s))
@@ -1214,6 +1227,11 @@ fn main() {
             count(cfg.big_n)
         ));
         memory::turn(&cfg, big_home.path(), &big_id, &mut rows, &mut notes);
+    }
+    // Searches and turn reads on 1k, 100k and 1M chunks (it compacts the 1M session: last).
+    if cfg.wants("scale") {
+        stage.next("search, cat --turn and a turn's end on 1k, 100k and 1M chunks");
+        scale::run(&cfg, (big_home.path(), &big_id), &mut rows, &mut notes);
     }
     drop(big_home);
 

@@ -1,11 +1,65 @@
 #!/usr/bin/env bash
-# Build the release binaries, then run the benchmarks (benches/ag.rs: ag-log, ag-prompt, ag-fork).
-#   bash benches/run.sh                  # full sizes (about 2-3 minutes on 2 cores)
+# Build the release binaries, then run the benchmarks, each figure against a baseline measured
+# in the same run:
+#   bash benches/run.sh                  # everything; writes the figures into benches/README.md
 #   bash benches/run.sh --quick          # sizes ÷10 and 3 ag-prompt runs, a smoke run
 #   bash benches/run.sh --reps 9         # more repetitions per figure
 #   bash benches/run.sh --only prompt    # some scenarios only: append, cat, rss, fold, prompt, fork,
-#                                        # context, mcp, recall
+#                                        # context, mcp, recall, foldrss, turnrss, scale
+# A run with no arguments (or PUBLISH=1) replaces the "Latest run" section of benches/README.md
+# with what it printed, so the published figures are always a run's own output.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cargo build --release --bins --example mcp_fixture
-cargo bench --bench ag -- "$@"
+out=$(mktemp)
+trap 'rm -f "$out"' EXIT
+{
+  cargo bench --bench ag -- "$@"
+  if [ $# -eq 0 ]; then
+    echo
+    echo '### ag-room (benches/room.sh)'
+    echo
+    bash benches/room.sh
+    echo
+    echo '### What `cargo install` puts on disk'
+    echo
+    bash benches/size.sh
+  fi
+} | tee "$out"
+if [ $# -eq 0 ] || [ "${PUBLISH:-}" = 1 ]; then
+  python3 - "$out" benches/README.md <<'PY'
+import sys
+out, readme = sys.argv[1], sys.argv[2]
+begin, end = "<!-- latest run: begin -->", "<!-- latest run: end -->"
+text = open(readme).read()
+if begin not in text or end not in text:
+    sys.exit(f"{readme}: no '{begin}' … '{end}' section to replace")
+run = open(out).read().rstrip("\n")
+# Plain lines become a code block; the tables stay Markdown tables.
+blocks, cur, kind = [], [], None
+for line in run.split("\n"):
+    k = "table" if line.startswith(("figure ", "-")) and "|" in line or (kind == "table" and "|" in line) else (
+        "head" if line.startswith("### ") else "text")
+    if k != kind and cur:
+        blocks.append((kind, cur))
+        cur = []
+    kind = k
+    cur.append(line)
+if cur:
+    blocks.append((kind, cur))
+parts = []
+for k, lines in blocks:
+    if k == "table":
+        parts.append("\n".join("| " + l + " |" for l in lines))
+    elif k == "head":
+        parts.append("\n".join(lines))
+    else:
+        body = "\n".join(lines).strip("\n")
+        if body:
+            parts.append("```text\n" + body + "\n```")
+head, rest = text.split(begin, 1)
+_, tail = rest.split(end, 1)
+open(readme, "w").write(head + begin + "\n\n" + "\n\n".join(parts) + "\n\n" + end + tail)
+print(f"wrote the figures into {readme}", file=sys.stderr)
+PY
+fi

@@ -256,8 +256,8 @@ impl Store {
                     args.push(turn.clone().into());
                     args.push((limit as i64).into());
                     let sql = format!(
-                        "SELECT MIN(seq) FROM (SELECT seq FROM chunks WHERE {filter} AND turn_id = ? \
-                         ORDER BY seq DESC LIMIT ?)"
+                        "SELECT MIN(seq) FROM (SELECT seq FROM chunks INDEXED BY chunks_turn \
+                         WHERE {filter} AND turn_id = ? ORDER BY seq DESC LIMIT ?)"
                     );
                     let min: Option<i64> = self
                         .conn()
@@ -275,11 +275,15 @@ impl Store {
             if filter == "0" {
                 continue;
             }
-            let mut sql = format!("SELECT {COLUMNS} FROM chunks WHERE {filter}");
-            if let Some(turn) = &page.turn {
-                sql.push_str(" AND turn_id = ?");
-                args.push(turn.clone().into());
-            }
+            // A turn's chunks come from the turn index: left to itself, SQLite walks the
+            // session's seq range instead, the whole log for a turn in the middle.
+            let mut sql = match &page.turn {
+                Some(turn) => {
+                    args.push(turn.clone().into());
+                    format!("SELECT {COLUMNS} FROM chunks INDEXED BY chunks_turn WHERE {filter} AND turn_id = ?")
+                }
+                None => format!("SELECT {COLUMNS} FROM chunks WHERE {filter}"),
+            };
             sql.push_str(" ORDER BY seq");
             let mut stmt = self.conn().prepare_cached(&sql).map_err(StoreError::from)?;
             let mut rows = stmt

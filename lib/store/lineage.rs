@@ -86,7 +86,10 @@ impl Store {
         let (filter, mut args) = segment_filter(&segs, 0, i64::MAX);
         args.push(reference.to_string().into());
         let exact: bool = self.conn().query_row(
-            &format!("SELECT EXISTS (SELECT 1 FROM chunks WHERE {filter} AND turn_id = ?)"),
+            &format!(
+                "SELECT EXISTS (SELECT 1 FROM chunks INDEXED BY chunks_turn \
+                 WHERE {filter} AND turn_id = ?)"
+            ),
             rusqlite::params_from_iter(args),
             |r| r.get(0),
         )?;

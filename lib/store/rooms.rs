@@ -28,6 +28,9 @@ pub(crate) struct Activity {
     pub(crate) spoke: Vec<Value>,
 }
 
+/// How far back [`Store::activity`] looks for a session's last prompt, tool calls and texts.
+const RECENT: i64 = 5_000;
+
 impl Store {
     /// A reader's byte offset in a room, if it has read it before.
     pub(crate) fn room_cursor(&self, reader: &str, room: &str) -> Result<Option<u64>> {
@@ -139,7 +142,8 @@ impl Store {
         let json: Option<String> = self
             .conn()
             .query_row(
-                "SELECT json_extract(data_json, '$.roster') FROM chunks WHERE session_id = ?1 \
+                "SELECT json_extract(data_json, '$.roster') FROM chunks INDEXED BY chunks_peer \
+                 WHERE session_id = ?1 \
                  AND type = 'peer' AND json_extract(data_json, '$.roster') IS NOT NULL \
                  ORDER BY seq DESC LIMIT 1",
                 [session_id],
@@ -154,28 +158,45 @@ impl Store {
         }))
     }
 
-    /// What a session has been doing: its goal, last prompt, newest tool calls and texts.
+    /// What a session has been doing: its goal, last prompt, newest tool calls and texts. All
+    /// but the goal are looked for among its newest [`RECENT`] chunks, so asking costs the same
+    /// however long the session is (a session that never called a tool is not read whole to
+    /// say so).
     pub(crate) fn activity(&self, id: &str, n: usize) -> Result<Activity> {
         let text = "json_extract(data_json, '$.text')";
-        let first = |sql: &str| -> Result<Option<String>> {
+        let newest: Option<(i64, i64)> = self
+            .conn()
+            .query_row(
+                // The newest chunk is the last written: found by index, not by a scan.
+                "SELECT seq, created_at FROM chunks WHERE session_id = ?1 ORDER BY seq DESC LIMIT 1",
+                [id],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .optional()?;
+        let floor = newest.map_or(0, |(seq, _)| seq - RECENT);
+        // The first user text after seq `after`, oldest or newest first.
+        let prompt = |after: i64, order: &str| -> Result<Option<String>> {
             Ok(self
                 .conn()
-                .query_row(sql, [id], |r| r.get(0))
+                .query_row(
+                    &format!(
+                        "SELECT {text} FROM chunks WHERE session_id = ?1 AND seq > ?2 \
+                         AND role = 'user' AND type = 'text' ORDER BY seq {order} LIMIT 1"
+                    ),
+                    params![id, after],
+                    |r| r.get(0),
+                )
                 .optional()?
                 .flatten())
         };
-        let goal = first(&format!(
-            "SELECT {text} FROM chunks WHERE session_id = ?1 AND role = 'user' AND type = 'text' ORDER BY seq LIMIT 1"
-        ))?;
-        let last_prompt = first(&format!(
-            "SELECT {text} FROM chunks WHERE session_id = ?1 AND role = 'user' AND type = 'text' ORDER BY seq DESC LIMIT 1"
-        ))?;
+        let goal = prompt(0, "ASC")?;
+        let last_prompt = prompt(floor, "DESC")?;
         let mut stmt = self.conn().prepare(
             "SELECT json_extract(data_json, '$.name'), json_extract(data_json, '$.arguments') FROM chunks \
-             WHERE session_id = ?1 AND type = 'tool_call' ORDER BY seq DESC LIMIT ?2",
+             WHERE session_id = ?1 AND seq > ?3 AND type = 'tool_call' ORDER BY seq DESC LIMIT ?2",
         )?;
         let tools = stmt
-            .query_map(params![id, n as i64], |r| {
+            .query_map(params![id, n as i64, floor], |r| {
                 Ok((
                     r.get::<_, Option<String>>(0)?.unwrap_or_default(),
                     r.get::<_, Option<String>>(1)?.unwrap_or_default(),
@@ -183,22 +204,16 @@ impl Store {
             })?
             .collect::<rusqlite::Result<_>>()?;
         let mut stmt = self.conn().prepare(&format!(
-            "SELECT {text} FROM chunks WHERE session_id = ?1 AND role = 'assistant' AND type = 'text' \
+            "SELECT {text} FROM chunks WHERE session_id = ?1 AND seq > ?3 AND role = 'assistant' AND type = 'text' \
              ORDER BY seq DESC LIMIT ?2"
         ))?;
         let said = stmt
-            .query_map(params![id, n as i64], |r| r.get::<_, Option<String>>(0))?
+            .query_map(params![id, n as i64, floor], |r| {
+                r.get::<_, Option<String>>(0)
+            })?
             .filter_map(|r| r.transpose())
             .collect::<rusqlite::Result<_>>()?;
-        let last_at: Option<i64> = self
-            .conn()
-            .query_row(
-                "SELECT MAX(created_at) FROM chunks WHERE session_id = ?1",
-                [id],
-                |r| r.get(0),
-            )
-            .optional()?
-            .flatten();
+        let last_at = newest.map(|(_, at)| at);
         let (heard, spoke) = self.peer_traffic(id, n)?;
         Ok(Activity {
             goal,
@@ -222,7 +237,7 @@ impl Store {
             return Ok((Vec::new(), Vec::new()));
         }
         let mut stmt = self.conn().prepare(
-            "SELECT json_extract(data_json, '$.messages') FROM chunks \
+            "SELECT json_extract(data_json, '$.messages') FROM chunks INDEXED BY chunks_peer \
              WHERE session_id = ?1 AND type = 'peer' ORDER BY seq DESC LIMIT ?2",
         )?;
         let batches: Vec<Option<String>> = stmt
@@ -235,8 +250,9 @@ impl Store {
         }
         heard.truncate(n);
         let mut stmt = self.conn().prepare(
-            "SELECT json_extract(data_json, '$.arguments') FROM chunks WHERE session_id = ?1 \
-             AND type = 'tool_call' AND json_extract(data_json, '$.name') = 'peer_message' \
+            "SELECT json_extract(data_json, '$.arguments') FROM chunks INDEXED BY chunks_peer_said \
+             WHERE session_id = ?1 AND type = 'tool_call' \
+             AND json_extract(data_json, '$.name') = 'peer_message' \
              ORDER BY seq DESC LIMIT ?2",
         )?;
         let spoke = stmt

@@ -175,9 +175,14 @@ const MIGRATIONS: &[&str] = &[
     ALTER TABLE sessions ADD COLUMN compact_failed_model TEXT;
     "#,
     // 12: a turn's chunks found by index (the end of every `ag-prompt` turn and `cat --turn`
-    // read them), not by reading the session's whole log.
+    // read them), and a session's newest room lines and `peer_message` calls (read at every
+    // step boundary), not by reading the session's whole log; the last two are partial, so
+    // they hold only those chunks.
     r#"
     CREATE INDEX chunks_turn ON chunks(session_id, turn_id, seq);
+    CREATE INDEX chunks_peer ON chunks(session_id, seq) WHERE type = 'peer';
+    CREATE INDEX chunks_peer_said ON chunks(session_id, seq)
+      WHERE type = 'tool_call' AND json_extract(data_json, '$.name') = 'peer_message';
     "#,
 ];
 

@@ -419,7 +419,7 @@ _ag__log() {
             return 0
             ;;
         ag__log__subcmd__search)
-            opts="-s -q -v -h --session --limit --home --json --quiet --verbose --color --any --help"
+            opts="-s -q -v -h --session --sort --limit --home --json --quiet --verbose --color --any --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -431,6 +431,10 @@ _ag__log() {
                     ;;
                 -s)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --sort)
+                    COMPREPLY=($(compgen -W "newest rank" -- "${cur}"))
                     return 0
                     ;;
                 --limit)

@@ -197,6 +197,8 @@ complete -c ag-log -n "__fish_ag_log_using_subcommand export" -s v -l verbose -d
 complete -c ag-log -n "__fish_ag_log_using_subcommand export" -l any -d '`last` (and `-c`) mean the latest chat session of any directory, not only this one'
 complete -c ag-log -n "__fish_ag_log_using_subcommand export" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c ag-log -n "__fish_ag_log_using_subcommand search" -s s -l session -d 'Only this session (and what it inherits from forks)' -r
+complete -c ag-log -n "__fish_ag_log_using_subcommand search" -l sort -d 'The order of the hits: `newest` (the default) stops at the limit however many chunks match; `rank` puts the best match first and ranks every match to do it' -r -f -a "newest\t'The newest match first'
+rank\t'The best match first'"
 complete -c ag-log -n "__fish_ag_log_using_subcommand search" -l limit -d 'At most N hits' -r
 complete -c ag-log -n "__fish_ag_log_using_subcommand search" -l home -d 'The store directory [default: $AG_HOME, else $XDG_DATA_HOME/ag, else ~/.local/share/ag]' -r -F
 complete -c ag-log -n "__fish_ag_log_using_subcommand search" -l color -d 'When to colour output (NO_COLOR is honoured by `auto`)' -r -f -a "auto\t''
@@ -206,7 +208,7 @@ complete -c ag-log -n "__fish_ag_log_using_subcommand search" -l json -d 'Print 
 complete -c ag-log -n "__fish_ag_log_using_subcommand search" -s q -l quiet -d 'Print nothing on stdout but data that was asked for; no notices on stderr'
 complete -c ag-log -n "__fish_ag_log_using_subcommand search" -s v -l verbose -d 'Say more on stderr'
 complete -c ag-log -n "__fish_ag_log_using_subcommand search" -l any -d '`last` (and `-c`) mean the latest chat session of any directory, not only this one'
-complete -c ag-log -n "__fish_ag_log_using_subcommand search" -s h -l help -d 'Print help'
+complete -c ag-log -n "__fish_ag_log_using_subcommand search" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c ag-log -n "__fish_ag_log_using_subcommand title" -l home -d 'The store directory [default: $AG_HOME, else $XDG_DATA_HOME/ag, else ~/.local/share/ag]' -r -F
 complete -c ag-log -n "__fish_ag_log_using_subcommand title" -l color -d 'When to colour output (NO_COLOR is honoured by `auto`)' -r -f -a "auto\t''
 always\t''

@@ -9,7 +9,7 @@ use std::sync::mpsc::Sender;
 use std::sync::OnceLock;
 
 use super::file::{self, Flow};
-use super::{Line, LineKind, Room, RoomError};
+use super::{Line, Room, RoomError};
 
 /// What a claimer decides on the claim lines it sees: the line to append, if any.
 pub(crate) type Decide<'a> = dyn FnMut(&[Line]) -> Result<Option<Line>, RoomError> + 'a;
@@ -157,14 +157,7 @@ impl Backend for Files {
         room: &Room,
         warn: &mut dyn FnMut(String),
     ) -> Result<Vec<Line>, RoomError> {
-        let mut out = Vec::new();
-        file::scan(&room.path, 0, warn, &mut |_, l| {
-            if matches!(l.ty, LineKind::Claim | LineKind::Release) {
-                out.push(l);
-            }
-            Flow::Go
-        })?;
-        Ok(out)
+        super::claim_index::claim_lines(&room.path, warn)
     }
 
     fn append_checked(
@@ -173,10 +166,19 @@ impl Backend for Files {
         warn: &mut dyn FnMut(String),
         decide: &mut Decide<'_>,
     ) -> Result<(), RoomError> {
-        file::append_locked(&room.path, || {
-            let lines = self.claim_lines(room, warn)?;
-            Ok((decide(&lines)?, ()))
-        })
+        file::append_locked(
+            &room.path,
+            || {
+                let mut lines = self.claim_lines(room, warn)?;
+                let line = decide(&lines)?;
+                lines.extend(line.clone());
+                Ok((line, lines))
+            },
+            |lines, end| {
+                super::claim_index::write(&room.path, end, super::claims::open_lines(lines));
+            },
+        )
+        .map(|_| ())
     }
 
     fn describe(&self) -> String {

@@ -170,6 +170,26 @@ fn unreleased(lines: &[Line]) -> Vec<Claim> {
     claims
 }
 
+/// The claim lines of `lines` (claim and release lines, oldest first) that no release names
+/// and that have not expired: what a room's claim index keeps.
+pub(crate) fn open_lines(lines: &[Line]) -> Vec<Line> {
+    let now = crate::clock::now_ms();
+    let released: std::collections::HashSet<&str> = lines
+        .iter()
+        .filter(|l| l.ty == LineKind::Release)
+        .flat_map(|l| l.claims.iter().flatten().map(String::as_str))
+        .collect();
+    lines
+        .iter()
+        .filter(|l| {
+            l.ty == LineKind::Claim
+                && !released.contains(l.id.as_str())
+                && expires(l.ts_ms(), l.ttl_s.unwrap_or(DEFAULT_TTL_S)) > now
+        })
+        .cloned()
+        .collect()
+}
+
 /// The literal start of a glob (up to its first wildcard).
 fn literal_prefix(p: &str) -> &str {
     let end = p.find(['*', '?', '[', '{']).unwrap_or(p.len());

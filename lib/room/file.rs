@@ -44,11 +44,13 @@ pub fn append(path: &Path, line: &Line) -> Result<(), RoomError> {
 }
 
 /// Hold the room's exclusive lock while `decide` looks at the room; the line it returns (if
-/// any) is appended before the lock is let go. Claims use this so two claimers cannot both
-/// see a free path.
+/// any) is appended before the lock is let go, and `after` runs, still under the lock, with
+/// what `decide` returned and the room's length then. Claims use this so two claimers cannot
+/// both see a free path, and to keep the room's claim index.
 pub(crate) fn append_locked<T>(
     path: &Path,
     decide: impl FnOnce() -> Result<(Option<Line>, T), RoomError>,
+    after: impl FnOnce(&T, u64),
 ) -> Result<T, RoomError> {
     let file = open_append(path).map_err(|e| RoomError::io(path, e))?;
     file.lock().map_err(|e| RoomError::io(path, e))?;
@@ -57,6 +59,9 @@ pub(crate) fn append_locked<T>(
         if let Some(line) = line {
             let bytes = encode(&line)?;
             write_once(path, &file, &bytes).map_err(|e| RoomError::io(path, e))?;
+        }
+        if let Ok(m) = file.metadata() {
+            after(&out, m.len());
         }
         Ok(out)
     })();

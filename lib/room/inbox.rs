@@ -134,6 +134,39 @@ pub(crate) struct Status {
 
 /// Find a message (full id, or a unique prefix of at least 8 characters) in `rooms` and collect
 /// its receipts and replies.
+/// The message `msg` names in `room` after position `from`, and the lines answering it.
+fn find_from(
+    room: &Room,
+    from: u64,
+    msg: &str,
+    warn: &mut dyn FnMut(String),
+) -> Result<(Option<Heard>, Vec<Line>), RoomError> {
+    let mut found: Option<Heard> = None;
+    let mut st_lines: Vec<Line> = Vec::new();
+    room.scan(from, warn, &mut |offset, line| {
+        match &found {
+            None => {
+                if (line.id == msg || (msg.len() >= 8 && line.id.starts_with(msg)))
+                    && line.ty == LineKind::Say
+                {
+                    found = Some(Heard {
+                        room: room.clone(),
+                        offset,
+                        line,
+                    });
+                }
+            }
+            Some(m) => {
+                if line.in_reply_to.as_deref() == Some(m.line.id.as_str()) {
+                    st_lines.push(line);
+                }
+            }
+        }
+        Flow::Go
+    })?;
+    Ok((found, st_lines))
+}
+
 pub(crate) fn status(
     rooms: &[Room],
     msg: &str,
@@ -141,29 +174,22 @@ pub(crate) fn status(
 ) -> Result<Option<Status>, RoomError> {
     let msg = msg.trim().to_ascii_lowercase();
     for room in rooms {
-        let mut found: Option<Heard> = None;
-        let mut st_lines: Vec<Line> = Vec::new();
-        room.scan(0, warn, &mut |offset, line| {
-            match &found {
-                None => {
-                    if (line.id == msg || (msg.len() >= 8 && line.id.starts_with(&msg)))
-                        && line.ty == LineKind::Say
-                    {
-                        found = Some(Heard {
-                            room: room.clone(),
-                            offset,
-                            line,
-                        });
-                    }
-                }
-                Some(m) => {
-                    if line.in_reply_to.as_deref() == Some(m.line.id.as_str()) {
-                        st_lines.push(line);
-                    }
-                }
+        // A message and its receipts are looked for near the end of the room first, then
+        // four times further back each time: the cost follows how old the message is, not
+        // how long the room is.
+        let end = room.end()?;
+        let mut back: u64 = 1_000;
+        let (found, st_lines) = loop {
+            let from = room.rewind(end, back)?;
+            // Only the last pass's warnings are said: the passes overlap.
+            let mut warns = Vec::new();
+            let (found, st_lines) = find_from(room, from, &msg, &mut |w| warns.push(w))?;
+            if found.is_some() || from == 0 {
+                warns.into_iter().for_each(&mut *warn);
+                break (found, st_lines);
             }
-            Flow::Go
-        })?;
+            back = back.saturating_mul(4);
+        };
         if let Some(m) = found {
             let mut st = Status {
                 message: m,

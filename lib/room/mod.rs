@@ -10,6 +10,7 @@
 //! the user config names a server.
 
 pub(crate) mod backend;
+mod claim_index;
 pub(crate) mod claims;
 pub mod file;
 pub(crate) mod inbox;

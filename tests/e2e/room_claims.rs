@@ -313,3 +313,89 @@ fn room_guard_blocks_a_commit_under_someone_elses_claim() {
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("reworking a"));
 }
+
+/// The claim index beside a room: a claim made long ago still blocks after thousands of other
+/// lines; a release after the index's offset is read; a claim line another writer appended
+/// without the index is read; an index that is corrupt, or for a room that was replaced, is
+/// ignored; the index is private.
+#[test]
+fn room_claims_hold_through_the_claim_index_and_without_it() {
+    use std::io::Write as _;
+    use std::os::unix::fs::PermissionsExt;
+    let env = env();
+    let claim =
+        |from: &str, path: &str| room(&env, &["claim", path, "--intent", "work", "--from", from]);
+    claim("alice", "src/**").ok();
+    let index_dir = env.home.join("room-claims");
+    let index = std::fs::read_dir(&index_dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .next()
+        .expect("an index beside the room");
+    assert_eq!(
+        std::fs::metadata(&index).unwrap().permissions().mode() & 0o777,
+        0o600
+    );
+    assert_eq!(
+        std::fs::metadata(&index_dir).unwrap().permissions().mode() & 0o777,
+        0o700
+    );
+    // 3,000 lines from others after it: the claim is still there for the next claimer.
+    let path = the_room(&env);
+    let mut f = std::fs::OpenOptions::new()
+        .append(true)
+        .open(&path)
+        .unwrap();
+    for i in 0..3000 {
+        let l = serde_json::json!({"v":1,"id":format!("01a00000-0000-7000-8000-{i:012}"),
+            "ts":"2026-11-30T00:00:00.000Z","type":"say","from":{"name":"b","kind":"tool"},"text":"hi"});
+        writeln!(f, "{l}").unwrap();
+    }
+    drop(f);
+    let r = claim("bob", "src/lib.rs").code(3);
+    assert!(r.stderr.contains("alice"), "{}", r.stderr);
+    // A claim line written by a writer that keeps no index is read after the offset.
+    let foreign = serde_json::json!({"v":1,"id":"01a00000-0000-7000-8000-0000000f0001",
+        "ts": chrono_now(), "type":"claim","from":{"name":"dora","kind":"tool"},
+        "paths":["docs/**"],"mode":"exclusive","ttl_s":600,"intent":"notes"});
+    let mut f = std::fs::OpenOptions::new()
+        .append(true)
+        .open(&path)
+        .unwrap();
+    writeln!(f, "{foreign}").unwrap();
+    drop(f);
+    let r = claim("bob", "docs/a.md").code(3);
+    assert!(r.stderr.contains("dora"), "{}", r.stderr);
+    // A release after the offset frees the path.
+    let r = room(&env, &["release", "--all", "--from", "alice"]).ok();
+    assert!(!r.stderr.contains("nothing released"), "{}", r.stderr);
+    claim("bob", "src/lib.rs").ok();
+    // A corrupt index is ignored: the room says who holds what.
+    std::fs::write(&index, "{not json").unwrap();
+    let r = claim("erin", "src/lib.rs").code(3);
+    assert!(r.stderr.contains("bob"), "{}", r.stderr);
+    // An index for another file (the room was replaced by a copy without its claims) is
+    // ignored, so claims it lists that the new room does not hold do not block.
+    let text = std::fs::read_to_string(&path).unwrap();
+    let kept: String = text
+        .lines()
+        .filter(|l| !l.contains("\"type\":\"claim\"") && !l.contains("\"type\":\"release\""))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    let replaced = path.with_extension("new");
+    std::fs::write(&replaced, kept).unwrap();
+    std::fs::rename(&replaced, &path).unwrap();
+    claim("erin", "src/lib.rs").ok();
+    let listed = room(&env, &["claims"]).ok().stdout;
+    assert!(
+        listed.contains("erin") && !listed.contains("bob"),
+        "{listed}"
+    );
+}
+
+/// Now as a room line's `ts`.
+fn chrono_now() -> String {
+    jiff::Timestamp::now()
+        .strftime("%Y-%m-%dT%H:%M:%S.%3fZ")
+        .to_string()
+}

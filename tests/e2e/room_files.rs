@@ -104,6 +104,59 @@ fn room_tail_n_shows_the_last_lines_shown_however_many_hidden_lines_follow_them(
     assert_eq!(room(&env, &["tail"]).ok().stdout.lines().count(), 5);
 }
 
+#[test]
+fn room_status_finds_an_old_message_and_its_receipts_thousands_of_lines_back() {
+    let env = env();
+    room(&env, &["tell", "--from", "a", "first"]).ok();
+    let id = room(&env, &["tell", "--from", "a", "the one"])
+        .ok()
+        .stdout
+        .trim()
+        .to_string();
+    let path = the_room(&env);
+    let mut f = std::fs::OpenOptions::new()
+        .append(true)
+        .open(&path)
+        .unwrap();
+    let line = |i: usize, extra: Value| {
+        let mut l = json!({"v":1,"id":format!("01a00000-0000-7000-8000-{i:012}"),"ts":"2026-11-30T00:00:00.000Z",
+            "type":"say","from":{"name":"b","kind":"tool"},"text":format!("filler {i}")});
+        for (k, v) in extra.as_object().unwrap() {
+            l[k] = v.clone();
+        }
+        l
+    };
+    for i in 0..6000 {
+        let l = match i {
+            10 => line(
+                i,
+                json!({"type":"delivered","in_reply_to":id,"from":{"name":"c","kind":"tool"}}),
+            ),
+            5990 => line(
+                i,
+                json!({"type":"ack","in_reply_to":id,"from":{"name":"c","kind":"tool"}}),
+            ),
+            _ => line(i, json!({})),
+        };
+        writeln!(f, "{l}").unwrap();
+    }
+    drop(f);
+    let st = room(&env, &["status", &id, "--json"]).ok().json();
+    assert_eq!(st["id"], id.as_str());
+    assert_eq!(st["delivered"].as_array().unwrap().len(), 1, "{st}");
+    assert_eq!(st["acked"].as_array().unwrap().len(), 1, "{st}");
+    let first = room(&env, &["tail", "-n", "6002", "--json", "--all"])
+        .ok()
+        .json_lines();
+    let first_id = first[0]["id"].as_str().unwrap().to_string();
+    assert_eq!(first[0]["text"], "first");
+    assert_eq!(
+        room(&env, &["status", &first_id, "--json"]).ok().json()["id"],
+        first_id.as_str()
+    );
+    room(&env, &["status", "01a00000-ffff-7000-8000-000000000000"]).code(4);
+}
+
 /// Whether process `pid` holds an inotify watch (a follower past its first read).
 pub(crate) fn watching(pid: u32) -> bool {
     let Ok(fds) = std::fs::read_dir(format!("/proc/{pid}/fdinfo")) else {

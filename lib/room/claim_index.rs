@@ -1,0 +1,100 @@
+//! A file room's open claims, kept beside it so that a claim, a release or `ag-room claims`
+//! reads the lines written since the last claim or release, not the whole room. Every claim and
+//! release writes the index under the room's lock: the claim lines still open (neither
+//! released nor expired) as of a byte offset of the room. A reader takes them and scans the
+//! room from that offset on. An index that is missing, unreadable, or for another file (the
+//! room was replaced, or is shorter than the offset) is ignored: the room is read from its
+//! start, as without one. Lines other versions of `ag` append without updating it lie after
+//! its offset, so they are read too.
+
+use std::io::Write;
+use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use super::file::{self, Flow};
+use super::{Line, LineKind, RoomError};
+
+#[derive(Debug, Serialize, Deserialize)]
+struct Index {
+    v: u32,
+    /// The room file this index is for (device and inode), and the offset it covers up to.
+    dev: u64,
+    ino: u64,
+    offset: u64,
+    /// The claim lines open at `offset`, oldest first.
+    open: Vec<Line>,
+}
+
+/// Where the index of the room at `room` lives: `$AG_HOME/room-claims/NAME.json`, outside the
+/// rooms folder so followers watching it are not woken by it.
+fn path_of(room: &Path) -> Option<PathBuf> {
+    let name = room.file_name()?.to_str()?.strip_suffix(".jsonl")?;
+    let home = room.parent()?.parent()?;
+    Some(home.join("room-claims").join(format!("{name}.json")))
+}
+
+/// The room's `claim` and `release` lines that may still matter, oldest first: the index's
+/// open claims, then every claim and release line after its offset.
+pub(crate) fn claim_lines(
+    room: &Path,
+    warn: &mut dyn FnMut(String),
+) -> Result<Vec<Line>, RoomError> {
+    let (mut out, from) = match read(room) {
+        Some(ix) => (ix.open, ix.offset),
+        None => (Vec::new(), 0),
+    };
+    file::scan(room, from, warn, &mut |_, l| {
+        if matches!(l.ty, LineKind::Claim | LineKind::Release) {
+            out.push(l);
+        }
+        Flow::Go
+    })?;
+    Ok(out)
+}
+
+/// The index, when it is for this file as it is now.
+fn read(room: &Path) -> Option<Index> {
+    let meta = std::fs::metadata(room).ok()?;
+    let text = std::fs::read(path_of(room)?).ok()?;
+    let ix: Index = serde_json::from_slice(&text).ok()?;
+    (ix.v == 1 && ix.dev == meta.dev() && ix.ino == meta.ino() && ix.offset <= meta.len())
+        .then_some(ix)
+}
+
+/// Record the claims open at `offset` (`lines` as [`claim_lines`] gave them, plus what was just
+/// appended, folded to what is still open). Called with the room's lock held; a failure only
+/// costs the next reader a longer scan, so it is not an error.
+pub(crate) fn write(room: &Path, offset: u64, open: Vec<Line>) {
+    let (Some(path), Ok(meta)) = (path_of(room), std::fs::metadata(room)) else {
+        return;
+    };
+    let ix = Index {
+        v: 1,
+        dev: meta.dev(),
+        ino: meta.ino(),
+        offset,
+        open,
+    };
+    let Ok(bytes) = serde_json::to_vec(&ix) else {
+        return;
+    };
+    let Some(dir) = path.parent() else {
+        return;
+    };
+    if crate::paths::create_private_dir(dir).is_err() {
+        return;
+    }
+    let tmp = dir.join(format!(".{}.{}", crate::ids::new_id(), std::process::id()));
+    let written = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(&tmp)
+        .and_then(|mut f| f.write_all(&bytes))
+        .and_then(|()| std::fs::rename(&tmp, &path));
+    if written.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+}

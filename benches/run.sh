@@ -6,7 +6,7 @@
 #   bash benches/run.sh --reps 9         # more repetitions per figure
 #   bash benches/run.sh --only prompt    # some scenarios only: append, cat, rss, fold, prompt, fork,
 #                                        # context, mcp, recall, foldrss, turnrss, scale
-# A run with no arguments (or PUBLISH=1) replaces the "Latest run" section of benches/README.md
+# With no arguments it also runs room.sh, size.sh and import.sh. A run with no arguments (or PUBLISH=1) replaces the "Latest run" section of benches/README.md
 # with what it printed, so the published figures are always a run's own output.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -21,9 +21,13 @@ trap 'rm -f "$out"' EXIT
     echo
     bash benches/room.sh
     echo
-    echo '### What `cargo install` puts on disk'
+    echo '### What `cargo install` puts on disk (benches/size.sh)'
     echo
     bash benches/size.sh
+    echo
+    echo '### Import and export (benches/import.sh)'
+    echo
+    bash benches/import.sh
   fi
 } | tee "$out"
 if [ $# -eq 0 ] || [ "${PUBLISH:-}" = 1 ]; then
@@ -38,8 +42,14 @@ run = open(out).read().rstrip("\n")
 # Plain lines become a code block; the tables stay Markdown tables.
 blocks, cur, kind = [], [], None
 for line in run.split("\n"):
-    k = "table" if line.startswith(("figure ", "-")) and "|" in line or (kind == "table" and "|" in line) else (
-        "head" if line.startswith("### ") else "text")
+    if line.startswith("|"):
+        k = "md"  # already a Markdown table row
+    elif line.startswith(("figure ", "-")) and "|" in line or (kind == "table" and "|" in line):
+        k = "table"  # benches/ag.rs's table: rows without the outer pipes
+    elif line.startswith("### "):
+        k = "head"
+    else:
+        k = "text"
     if k != kind and cur:
         blocks.append((kind, cur))
         cur = []
@@ -51,7 +61,7 @@ parts = []
 for k, lines in blocks:
     if k == "table":
         parts.append("\n".join("| " + l + " |" for l in lines))
-    elif k == "head":
+    elif k in ("head", "md"):
         parts.append("\n".join(lines))
     else:
         body = "\n".join(lines).strip("\n")

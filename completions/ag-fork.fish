@@ -4,7 +4,7 @@ always\t''
 never\t''"
 complete -c ag-fork -l at -d 'Cut after this seq (1 to the log\'s length) instead of the end of the latest completed turn; tool calls the cut leaves open get synthetic results' -r
 complete -c ag-fork -l title -d 'Title of the fork [default: "fork of TITLE"; with --btw: "BTW · QUESTION"]' -r
-complete -c ag-fork -l tools -d 'Narrow the fork\'s tools to this list (names and sets, comma-separated); never widens' -r
+complete -c ag-fork -l tools -d 'Narrow the fork\'s tools to this list (names and sets, comma-separated; `-bash` takes one away from the source\'s); never widens' -r
 complete -c ag-fork -l btw -d 'Ask a side question: a read-only fork (kind `side`) prompted with QUESTION (`-` reads it from stdin); the answer streams to stdout, the fork\'s id goes to stderr' -r
 complete -c ag-fork -s m -l model -d 'The side chat\'s model [default: AG_MODEL, else the session\'s, else the configuration\'s]' -r
 complete -c ag-fork -l json -d 'Print machine-readable JSON (NDJSON for streams)'

@@ -30,7 +30,7 @@ always\t''
 never\t''"
 complete -c ag-summon -n "__fish_ag_summon_needs_command" -s a -l agent -d 'The agent definition to run, when the task is the only positional argument' -r
 complete -c ag-summon -n "__fish_ag_summon_needs_command" -l parent -d 'The spawning session [default: $AG_SESSION; with neither, you are the spawner]' -r
-complete -c ag-summon -n "__fish_ag_summon_needs_command" -l tools -d 'Tools for the child (names and sets, comma-separated); cut down to the spawner\'s' -r
+complete -c ag-summon -n "__fish_ag_summon_needs_command" -l tools -d 'Tools for the child (names and sets, comma-separated; `+edit`/`-bash` change the definition\'s); cut down to the spawner\'s' -r
 complete -c ag-summon -n "__fish_ag_summon_needs_command" -l cwd -d 'The child\'s directory; a subagent\'s must lie inside the parent\'s' -r
 complete -c ag-summon -n "__fish_ag_summon_needs_command" -l json -d 'Print machine-readable JSON (NDJSON for streams)'
 complete -c ag-summon -n "__fish_ag_summon_needs_command" -s q -l quiet -d 'Print nothing on stdout but data that was asked for; no notices on stderr'

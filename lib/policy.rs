@@ -165,6 +165,58 @@ impl Policy {
     }
 }
 
+/// A `--tools` value: a list of tools, or changes to a base list — `+edit` adds, `-bash` takes
+/// away — where the base is the defaults (a new session's read-only set, or its agent's
+/// tools), or the session's own tools on a follow-up. `read,+edit` is `read,edit`: words
+/// without a sign make the base themselves.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct ToolsAsk {
+    /// The words without a sign, when there are any.
+    list: Option<Policy>,
+    add: Policy,
+    remove: Policy,
+}
+
+impl ToolsAsk {
+    /// Parse a `--tools` value ([`Policy::parse_list`]'s words, each optionally signed).
+    pub(crate) fn parse(list: &str) -> Result<ToolsAsk, String> {
+        let (mut plain, mut add, mut remove) = (Vec::new(), Vec::new(), Vec::new());
+        for word in list
+            .split([',', ' '])
+            .map(str::trim)
+            .filter(|w| !w.is_empty())
+        {
+            match (word.strip_prefix('+'), word.strip_prefix('-')) {
+                (Some(w), _) => add.push(w),
+                (_, Some(w)) => remove.push(w),
+                _ => plain.push(word),
+            }
+        }
+        for w in add.iter().chain(&remove) {
+            if w.is_empty() || w.starts_with(['+', '-']) {
+                return Err(format!(
+                    "a sign needs a tool after it: `+edit` adds edit, `-bash` takes bash away (got {list:?})"
+                ));
+            }
+        }
+        Ok(ToolsAsk {
+            list: (!plain.is_empty() || (add.is_empty() && remove.is_empty()))
+                .then(|| Policy::parse_list(&plain.join(",")))
+                .transpose()?,
+            add: Policy::parse_list(&add.join(","))?,
+            remove: Policy::parse_list(&remove.join(","))?,
+        })
+    }
+
+    /// The tools asked for, given the base the signed words change.
+    pub(crate) fn resolve(&self, base: &Policy) -> Policy {
+        let mut tools = self.list.as_ref().unwrap_or(base).tools.clone();
+        tools.extend(self.add.tools.iter().cloned());
+        tools.retain(|t| !self.remove.allows(t));
+        Policy { tools }
+    }
+}
+
 /// Decide one tool call. Fail-closed: only a tool that is both implemented and on the list
 /// runs; everything else is denied with a reason the model can read.
 pub(crate) fn guard(policy: &Policy, name: &str) -> Verdict {
@@ -189,6 +241,35 @@ pub(crate) fn guard(policy: &Policy, name: &str) -> Verdict {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn signed_tools_change_the_base_and_plain_words_replace_it() {
+        let base = Policy::read_only();
+        let plus = ToolsAsk::parse("+edit").unwrap();
+        assert!(plus.list.is_none());
+        let p = plus.resolve(&base);
+        assert!(p.allows("edit") && p.allows("read") && p.allows("peer_message"));
+        let p = ToolsAsk::parse("+edit,+bash,-peer_message")
+            .unwrap()
+            .resolve(&base);
+        assert!(p.allows("bash") && p.allows("grep") && !p.allows("peer_message"));
+        let p = ToolsAsk::parse("read,+edit").unwrap().resolve(&base);
+        assert_eq!(p.names(), ["read", "edit"]);
+        let p = ToolsAsk::parse("read,edit").unwrap();
+        assert!(p.list.is_some());
+        assert_eq!(p.resolve(&base).names(), ["read", "edit"]);
+        let git = Policy::parse_list("read,mcp__git__log,mcp__git__diff").unwrap();
+        let p = ToolsAsk::parse("-mcp__git__*").unwrap().resolve(&git);
+        assert_eq!(p.names(), ["read"]);
+        assert!(ToolsAsk::parse("+").is_err());
+        assert!(ToolsAsk::parse("+nosuch")
+            .unwrap_err()
+            .contains("unknown tool"));
+        assert_eq!(
+            ToolsAsk::parse("none").unwrap().resolve(&base).names(),
+            Vec::<String>::new()
+        );
+    }
 
     #[test]
     fn default_is_read_only() {

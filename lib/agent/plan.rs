@@ -42,7 +42,8 @@ pub(crate) struct TurnRequest {
     /// `-m`.
     pub(crate) model: Option<String>,
     /// `--tools`: a new session gets it (default read-only); an existing one is narrowed by it.
-    pub(crate) tools: Option<Policy>,
+    /// Signed words (`+edit`, `-bash`) change the defaults, or the session's own tools.
+    pub(crate) tools: Option<crate::policy::ToolsAsk>,
     /// `--system`.
     pub(crate) system: Option<String>,
     /// `--agent`: a new session starts from this definition.
@@ -365,7 +366,8 @@ fn narrow(stored: Option<Policy>, req: &TurnRequest) -> (Policy, Vec<String>) {
     let mut notes = Vec::new();
     let new_session = stored.is_none();
     let tools = match (stored, &req.tools) {
-        (Some(stored), Some(asked)) => {
+        (Some(stored), Some(ask)) => {
+            let asked = ask.resolve(&stored);
             let dropped = asked.dropped_by(&stored);
             if !dropped.is_empty() {
                 notes.push(format!(
@@ -377,9 +379,10 @@ fn narrow(stored: Option<Policy>, req: &TurnRequest) -> (Policy, Vec<String>) {
             asked.intersect(&stored)
         }
         (Some(stored), None) => stored,
-        (None, Some(asked)) => match &req.agent {
+        (None, Some(ask)) => match &req.agent {
             Some(d) => {
                 let limit = d.policy();
+                let asked = ask.resolve(&limit);
                 let dropped = asked.dropped_by(&limit);
                 if !dropped.is_empty() {
                     notes.push(format!(
@@ -390,7 +393,7 @@ fn narrow(stored: Option<Policy>, req: &TurnRequest) -> (Policy, Vec<String>) {
                 }
                 asked.intersect(&limit)
             }
-            None => asked.clone(),
+            None => ask.resolve(&Policy::read_only()),
         },
         (None, None) => req
             .agent

@@ -6,7 +6,7 @@ use serde_json::{json, Value};
 
 use super::Agent;
 use crate::fold::ToolSpec;
-use crate::policy::{Policy, Tool};
+use crate::policy::Tool;
 use crate::store::{SessionKind, SessionStatus};
 use crate::summon::spawn::{self, Request, Spawner};
 use crate::summon::Catalog;
@@ -66,7 +66,7 @@ impl Agent<'_> {
             None | Some(Value::Null) => None,
             Some(Value::Array(list)) => {
                 let names: Vec<&str> = list.iter().filter_map(Value::as_str).collect();
-                match Policy::parse_list(&names.join(",")) {
+                match crate::policy::ToolsAsk::parse(&names.join(",")) {
                     Ok(p) => Some(p),
                     Err(e) => return ToolOutput::error(format!("summon: tools: {e}")),
                 }

@@ -43,8 +43,9 @@ pub(crate) struct Cli {
     /// Title of the fork [default: "fork of TITLE"; with --btw: "BTW · QUESTION"]
     #[arg(long, value_name = "TITLE")]
     title: Option<String>,
-    /// Narrow the fork's tools to this list (names and sets, comma-separated); never widens
-    #[arg(long, value_name = "LIST", conflicts_with_all = ["read_only", "btw"])]
+    /// Narrow the fork's tools to this list (names and sets, comma-separated; `-bash` takes one
+    /// away from the source's); never widens
+    #[arg(long, value_name = "LIST", conflicts_with_all = ["read_only", "btw"], allow_hyphen_values = true)]
     tools: Option<String>,
     /// Give the fork the look-only tools (read, glob, grep, recall)
     #[arg(long, conflicts_with = "btw")]
@@ -117,8 +118,9 @@ fn plain(ctx: &mut Ctx, cli: &Cli) -> CliResult<()> {
     let source = store.resolve(&cli.session)?;
     let tools = if cli.read_only {
         ChildTools::Set(Policy::look_only())
-    } else if let Some(asked) = super::tools_flag(cli.tools.as_deref())? {
+    } else if let Some(ask) = super::tools_flag(cli.tools.as_deref())? {
         let have = source.settings()?.tools();
+        let asked = ask.resolve(&have);
         let dropped = asked.dropped_by(&have);
         if !dropped.is_empty() {
             ctx.out.note(&format!(

@@ -229,8 +229,8 @@ pub(crate) fn parse<T: clap::Parser>(program: &'static str) -> T {
 }
 
 /// A `--tools LIST` flag as a policy; a bad list is a usage error naming the flag.
-pub(crate) fn tools_flag(list: Option<&str>) -> CliResult<Option<crate::policy::Policy>> {
-    list.map(crate::policy::Policy::parse_list)
+pub(crate) fn tools_flag(list: Option<&str>) -> CliResult<Option<crate::policy::ToolsAsk>> {
+    list.map(crate::policy::ToolsAsk::parse)
         .transpose()
         .map_err(|e| CliError::usage(format!("--tools: {e}")))
 }

@@ -91,8 +91,9 @@ pub(crate) struct RunArgs {
     /// Print the child's id at once instead of waiting for its answer
     #[arg(long)]
     background: bool,
-    /// Tools for the child (names and sets, comma-separated); cut down to the spawner's
-    #[arg(long, value_name = "LIST")]
+    /// Tools for the child (names and sets, comma-separated; `+edit`/`-bash` change the
+    /// definition's); cut down to the spawner's
+    #[arg(long, value_name = "LIST", allow_hyphen_values = true)]
     tools: Option<String>,
     /// The child's directory; a subagent's must lie inside the parent's
     #[arg(long, value_name = "DIR")]

@@ -151,10 +151,11 @@ pub(super) fn narrow_tools(
     may_nest: bool,
 ) -> Narrowed {
     let def_tools = def.policy();
+    // Signed words (`+edit`, `-bash`) change the definition's tools.
     let (asked, limit) = match (&spawner.tools, &req.tools) {
-        (Some(parent), Some(asked)) => (asked.clone(), parent.clone()),
+        (Some(parent), Some(ask)) => (ask.resolve(&def_tools), parent.clone()),
         (Some(parent), None) => (def_tools.clone(), parent.clone()),
-        (None, Some(asked)) => (asked.clone(), def_tools.clone()),
+        (None, Some(ask)) => (ask.resolve(&def_tools), def_tools.clone()),
         (None, None) => (def_tools.clone(), def_tools.clone()),
     };
     let mut tools = asked.intersect(&limit);

@@ -65,7 +65,7 @@ impl Spawner {
 pub(crate) struct Request {
     pub(crate) agent: String,
     pub(crate) task: String,
-    pub(crate) tools: Option<Policy>,
+    pub(crate) tools: Option<crate::policy::ToolsAsk>,
     pub(crate) cwd: Option<String>,
     pub(crate) top_level: bool,
 }

@@ -310,3 +310,88 @@ fn prompt_key_reaches_only_the_request_header() {
         assert!(!contains_bytes(&bytes, OPENAI_KEY.as_bytes()));
     }
 }
+
+/// `--tools +edit` keeps the defaults (the room tools too) and adds edit; `-peer_message` on a
+/// follow-up takes one away; `+bash` on a follow-up cannot widen; the result object names the
+/// tools when they are not the defaults.
+#[test]
+fn prompt_tools_with_signs_change_the_defaults_and_the_result_names_them() {
+    let env = env_with(None, "");
+    let model = script(
+        &env,
+        "edit.toml",
+        r#"
+[[step]]
+tool_calls = [{ name = "write", arguments = { path = "made.txt", content = "hello" } }]
+[[step]]
+text = "done"
+"#,
+    );
+    let first = env
+        .run(
+            "ag-prompt",
+            &["-m", &model, "--tools", "+write", "--output", "json", "go"],
+        )
+        .ok()
+        .json();
+    let tools: Vec<&str> = first["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t.as_str().unwrap())
+        .collect();
+    for t in [
+        "read",
+        "glob",
+        "grep",
+        "write",
+        "peer_message",
+        "peer_inbox",
+        "recall",
+    ] {
+        assert!(tools.contains(&t), "{t} missing from {tools:?}");
+    }
+    assert!(!tools.contains(&"bash"), "{tools:?}");
+    assert_eq!(
+        std::fs::read_to_string(env.cwd.join("made.txt")).unwrap(),
+        "hello"
+    );
+    let id = first["session"].as_str().unwrap().to_string();
+    // A follow-up: the minus sign narrows, the plus sign cannot widen.
+    let run = env
+        .run(
+            "ag-prompt",
+            &[
+                "-s",
+                &id,
+                "-m",
+                "echo",
+                "--tools=-peer_message,+bash",
+                "--output",
+                "json",
+                "again",
+            ],
+        )
+        .ok();
+    let second = run.json();
+    let tools = second["tools"].to_string();
+    assert!(
+        !tools.contains("\"peer_message\"") && !tools.contains("\"bash\""),
+        "{tools}"
+    );
+    assert!(
+        tools.contains("\"write\"") && tools.contains("\"peer_inbox\""),
+        "{tools}"
+    );
+    assert!(run.stderr.contains("may not use bash"), "{}", run.stderr);
+    // With the defaults, the result has no tools field.
+    let plain = env
+        .run("ag-prompt", &["-m", "echo", "--output", "json", "hi"])
+        .ok()
+        .json();
+    assert!(plain.get("tools").is_none(), "{plain}");
+    let bad = env
+        .run("ag-prompt", &["-m", "echo", "--tools", "+", "hi"])
+        .code(2);
+    assert!(bad.stderr.contains("a sign needs a tool"), "{}", bad.stderr);
+}

@@ -191,7 +191,18 @@ pub(super) fn result(
     if let Some(s) = structured {
         v["structured"] = s;
     }
+    // Which tools the session has, when they are not the defaults (`--tools +edit`, an agent).
+    if let Some(tools) = non_default_tools(store, session) {
+        v["tools"] = tools.into();
+    }
     Ok((v, text))
+}
+
+/// The session's tools by name (as stored now: this turn may have narrowed them), when they
+/// differ from a new session's defaults.
+pub(super) fn non_default_tools(store: &Store, session: &Session) -> Option<Vec<String>> {
+    let tools = store.session(&session.id).ok()?.settings().ok()?.tools();
+    (tools != crate::policy::Policy::read_only()).then(|| tools.names())
 }
 
 /// See [`result`].

@@ -27,7 +27,7 @@ Examples:
   ag-prompt -m script:demo.toml --tools all 'go'   # offline: a scripted multi-step run
   ag-prompt -m anthropic/claude-sonnet-4-5 'Summarize README.md'
   ag-prompt -c 'and the tests?'                    # continue this directory's latest session
-  ag-prompt --tools read,edit,bash 'fix the tests'  # bash writes only here, no network
+  ag-prompt --tools +edit,+bash 'fix the tests'    # the defaults and edit, bash: writes only here, no network
   ag-prompt --tools bash --sandbox read-only --net 'check the links'  # reads, network
   git diff | ag-prompt -s last -                   # the prompt from stdin
   ag-prompt -s build --wait 'and the tests?'       # busy: queue it, wait, print that answer
@@ -137,9 +137,10 @@ pub(crate) struct RunArgs {
     #[arg(long)]
     no_project_context: bool,
     /// Tools the session may use: names and sets (read-only, all, none), comma-separated;
-    /// MCP tools as mcp__SERVER__TOOL or mcp__SERVER__*. A new session defaults to
-    /// read-only; an existing session's tools can only narrow.
-    #[arg(long, value_name = "LIST")]
+    /// MCP tools as mcp__SERVER__TOOL or mcp__SERVER__*. `+edit` adds to the defaults (or to
+    /// the session's tools) and `-bash` takes away, so `--tools +edit` keeps the room tools. A
+    /// new session defaults to read-only; an existing session's tools can only narrow.
+    #[arg(long, value_name = "LIST", allow_hyphen_values = true)]
     tools: Option<String>,
     /// Start the new session from an agent definition (`ag-summon agents` lists them): its
     /// system prompt, tools (narrowed by --tools), models and step limit
@@ -480,8 +481,11 @@ pub(crate) fn run_turn_in(
     }
     // The turn is recorded whatever happened to stdout: a failed write says so (exit 74).
     ctx.out.done(format!(
-        "the turn ran and is recorded in session {}",
-        session.id
+        "the turn ran and is recorded in session {}{}",
+        session.id,
+        answer::non_default_tools(store, &session)
+            .map(|t| format!(" (tools: {})", t.join(", ")))
+            .unwrap_or_default()
     ));
     turn_result(store, &session, outcome, stdout_error)?;
     schema_failure.map_or(Ok(()), Err)

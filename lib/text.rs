@@ -56,9 +56,57 @@ pub(crate) fn headline(text: &str, max: usize) -> String {
     t
 }
 
+/// How many single-character insertions, deletions and substitutions turn `a` into `b`
+/// (Levenshtein), for "did you mean" suggestions.
+pub(crate) fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut diag = row[0];
+        row[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let above = row[j + 1];
+            row[j + 1] = (above + 1)
+                .min(row[j] + 1)
+                .min(diag + usize::from(ca != *cb));
+            diag = above;
+        }
+    }
+    row[b.len()]
+}
+
+/// The candidate closest to `word` (case-insensitively), when it is close enough to be a typo:
+/// at most a third of the word's length away, and at most 3.
+pub(crate) fn closest<'a>(
+    word: &str,
+    candidates: impl IntoIterator<Item = &'a str>,
+) -> Option<&'a str> {
+    let w = word.to_lowercase();
+    let limit = (w.chars().count() / 3).clamp(1, 3);
+    candidates
+        .into_iter()
+        .map(|c| (edit_distance(&w, &c.to_lowercase()), c))
+        .filter(|(d, _)| *d <= limit)
+        .min_by_key(|(d, _)| *d)
+        .map(|(_, c)| c)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn typos_are_close_and_other_words_are_not() {
+        assert_eq!(edit_distance("kitten", "sitting"), 3);
+        assert_eq!(edit_distance("", "abc"), 3);
+        assert_eq!(closest("promt", ["prompt", "log", "fork"]), Some("prompt"));
+        assert_eq!(
+            closest("anthropc", ["anthropic", "openai"]),
+            Some("anthropic")
+        );
+        assert_eq!(closest("xyz", ["prompt", "log"]), None);
+        assert_eq!(closest("Sonet", ["sonnet", "opus"]), Some("sonnet"));
+    }
 
     #[test]
     fn clip_chars_counts_the_ellipsis() {

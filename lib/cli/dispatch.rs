@@ -110,9 +110,12 @@ fn run(mut args: Vec<OsString>) -> ExitCode {
     let program = format!("ag-{name}");
     let Some(path) = find(&program) else {
         let known: Vec<&str> = COMMANDS.iter().map(|(n, _)| *n).collect();
+        let guess = crate::text::closest(&name, known.iter().copied())
+            .map(|g| format!("did you mean `ag {g}`? "))
+            .unwrap_or_default();
         output::eprint_quiet(&format!(
             "ag: error: no command {name:?}: {program} is neither beside ag nor on PATH\n\
-             hint: the commands are {}; `ag help` says what each does\n",
+             hint: {guess}the commands are {}; `ag help` says what each does\n",
             known.join(", ")
         ));
         return ExitCode::from(2);

@@ -138,7 +138,7 @@ impl From<crate::paths::HomeError> for CliError {
 }
 
 /// `intro`, then one line per candidate: its handle, title, kind, directory and age.
-fn candidate_lines(intro: &str, candidates: &[crate::store::Candidate]) -> String {
+pub(crate) fn candidate_lines(intro: &str, candidates: &[crate::store::Candidate]) -> String {
     let now = crate::clock::now_ms();
     let mut h = String::from(intro);
     for c in candidates {

@@ -245,7 +245,7 @@ fn btw(ctx: &mut Ctx, cli: &Cli, question: &str) -> CliResult<()> {
                 Exit::Conflict,
                 format!("the side chat {} is busy", child.id),
             ),
-            e => super::prompt::plan_error(e),
+            e => super::prompt::plan_error(e, &config),
         })
         .and_then(|plan| {
             super::prompt::run_turn_in(

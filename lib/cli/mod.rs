@@ -71,6 +71,32 @@ impl Ctx {
         Ok(Ctx { global, home, out })
     }
 
+    /// An unknown session reference gets the sessions it is a near miss of, when there are
+    /// any: `ag-log cat parsr` suggests the session titled "parser …".
+    fn near_sessions(&self, e: CliError) -> CliError {
+        let Some(crate::store::StoreError::SessionNotFound(reference)) = e.error.downcast_ref()
+        else {
+            return e;
+        };
+        if !self.home.db_path().exists() {
+            return e;
+        }
+        let near = Store::open(&self.home)
+            .and_then(|s| s.near(reference))
+            .unwrap_or_default();
+        if near.is_empty() {
+            return e;
+        }
+        let hint = error::candidate_lines("did you mean:", &near);
+        CliError {
+            hint: Some(match &e.hint {
+                Some(h) => format!("{hint}\n{h}"),
+                None => hint,
+            }),
+            ..e
+        }
+    }
+
     /// The store, with `last` read as this process's scope: `--any`, else `AG_SESSION`, else
     /// this directory's chat sessions, the calling shell's own first.
     pub(crate) fn store(&self) -> CliResult<Store> {
@@ -96,7 +122,7 @@ impl Ctx {
     /// was closed from the start (`>&-`) is an error like any failed write.
     pub(crate) fn conclude(&mut self, result: CliResult<()>) -> CliResult<()> {
         let flushed = self.out.flush().map_err(CliError::from);
-        let result = result.and(flushed);
+        let result = result.and(flushed).map_err(|e| self.near_sessions(e));
         match (result, self.out.done_what()) {
             (Err(e), Some(what)) if e.is_stdout_failure() && !e.is_broken_pipe() => {
                 let what = what.to_string();

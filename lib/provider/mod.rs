@@ -104,6 +104,38 @@ pub(crate) fn process_vars(var: &str) -> Option<String> {
     crate::secrets::var(var)
 }
 
+/// What a model reference that names no provider probably meant: `gpt-4o` is
+/// `openai/gpt-4o`, `claude-…` is `anthropic/claude-…`, `sonet` the alias `sonnet`,
+/// `antropic/NAME` is `anthropic/NAME`.
+pub(crate) fn suggest(model: &str, config: &Config) -> Option<String> {
+    let model = model.trim();
+    let aliases = crate::config::aliases::all(&config.aliases);
+    let providers: Vec<&str> = ["anthropic", "openai"]
+        .into_iter()
+        .chain(config.providers.keys().map(String::as_str))
+        .collect();
+    match model.split_once('/') {
+        None => {
+            let lower = model.to_lowercase();
+            if lower.starts_with("claude") {
+                return Some(format!("anthropic/{model}"));
+            }
+            if ["gpt", "o1", "o3", "o4", "chatgpt", "codex"]
+                .iter()
+                .any(|p| lower.starts_with(p))
+            {
+                return Some(format!("openai/{model}"));
+            }
+            crate::text::closest(model, aliases.keys().map(String::as_str))
+                .or_else(|| crate::text::closest(model, ["echo"]))
+                .map(str::to_string)
+        }
+        Some((provider, name)) => crate::text::closest(provider, providers.iter().copied())
+            .filter(|p| *p != provider)
+            .map(|p| format!("{p}/{name}")),
+    }
+}
+
 /// Resolve a model reference to a provider: `echo`, `script:FILE`, `anthropic/NAME`,
 /// `openai/NAME`, or `NAMED/NAME` for a `[providers.NAMED]` entry in the config. Keys and
 /// base URLs come from the process environment.

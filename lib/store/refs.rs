@@ -160,6 +160,37 @@ impl Store {
             .ok_or_else(|| StoreError::SessionNotFound(reference.to_string()))
     }
 
+    /// Sessions whose handle, or a word of whose title, is a near miss of `reference` (a
+    /// typo), closest first, at most three; among the 500 most recently updated.
+    pub(crate) fn near(&self, reference: &str) -> Result<Vec<Candidate>> {
+        let r = reference.trim().to_lowercase();
+        if r.is_empty() {
+            return Ok(Vec::new());
+        }
+        let limit = (r.chars().count() / 3).clamp(1, 3);
+        let mut scored: Vec<(usize, Session)> = self
+            .query("ORDER BY updated_at DESC LIMIT 500", [])?
+            .into_iter()
+            .filter_map(|s| {
+                let title = s.title.to_lowercase();
+                let words = title
+                    .split(|c: char| !c.is_alphanumeric())
+                    .filter(|w| !w.is_empty());
+                let d = words
+                    .chain(std::iter::once(s.handle.as_str()))
+                    .map(|w| crate::text::edit_distance(&r, w))
+                    .min()?;
+                (d <= limit).then_some((d, s))
+            })
+            .collect();
+        scored.sort_by_key(|(d, _)| *d);
+        Ok(scored
+            .iter()
+            .take(3)
+            .map(|(_, s)| Candidate::from(s))
+            .collect())
+    }
+
     fn one(&self, reference: &str, found: Vec<Session>) -> Result<Option<Session>> {
         match found.len() {
             0 => Ok(None),

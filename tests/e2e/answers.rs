@@ -95,6 +95,44 @@ fn piped_stdin_and_a_prompt_argument_are_both_sent() {
 }
 
 #[test]
+fn a_new_session_is_titled_after_what_was_asked_not_after_the_stdin_wrapper() {
+    let env = TestEnv::new();
+    let title = |env: &TestEnv| {
+        env.log(&["show", "last", "--json"]).ok().json()["title"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
+    env.run_stdin(
+        "ag-prompt",
+        &["-m", "echo", "review this"],
+        "diff --git a/x b/x\n",
+    )
+    .ok();
+    assert_eq!(title(&env), "review this");
+    // Only stdin: its first line that is not blank.
+    env.run_stdin(
+        "ag-prompt",
+        &["-m", "echo", "-"],
+        "\n\nsummarize the release notes\nmore\n",
+    )
+    .ok();
+    assert_eq!(title(&env), "summarize the release notes");
+    // Only an attached file: its path.
+    env.write_file("notes.md", "remember the milk\n");
+    env.run("ag-prompt", &["-m", "echo", "-a", "notes.md"]).ok();
+    assert_eq!(title(&env), "notes.md");
+    // --title still wins.
+    env.run_stdin(
+        "ag-prompt",
+        &["-m", "echo", "--title", "nightly", "check"],
+        "log lines\n",
+    )
+    .ok();
+    assert_eq!(title(&env), "nightly");
+}
+
+#[test]
 fn a_attaches_text_files_and_refuses_binary_ones() {
     let env = TestEnv::new();
     env.write_file("notes.md", "remember the milk\n");

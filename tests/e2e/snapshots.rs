@@ -34,6 +34,7 @@ fn settings() -> insta::Settings {
     );
     s.add_filter(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z", "[TS]");
     s.add_filter(r"\b(turn|session) [a-z]{6}\b", "$1 [HANDLE]");
+    s.add_filter(r", \d+[smhd] ago\)", ", [AGE] ago)");
     s
 }
 
@@ -154,5 +155,41 @@ fn a_duration_that_is_not_one_is_a_usage_error() {
         "summon_retrieve_negative_timeout",
         env,
         env.run("ag-summon", &["retrieve", "x", "--timeout", "5m ago"])
+    );
+}
+
+#[test]
+fn near_misses_get_a_did_you_mean() {
+    let env = TestEnv::new();
+    env.new_session("parser rewrite", "hello");
+    snap!("log_cat_near_title", env, env.log(&["cat", "parsr"]));
+    snap!(
+        "prompt_bare_openai_model",
+        env,
+        env.run("ag-prompt", &["-m", "gpt-4o", "hi"])
+    );
+    snap!(
+        "prompt_misspelled_provider",
+        env,
+        env.run("ag-prompt", &["-m", "antropic/claude-sonnet-4-5", "hi"])
+    );
+    snap!(
+        "prompt_misspelled_alias",
+        env,
+        env.run("ag-prompt", &["-m", "sonet", "hi"])
+    );
+    snap!(
+        "ag_misspelled_command",
+        env,
+        env.run("ag", &["promt", "hi"])
+    );
+    env.write_file("schema.json", r#"{"type":"object"}"#);
+    snap!(
+        "prompt_schema_path_without_at",
+        env,
+        env.run(
+            "ag-prompt",
+            &["-m", "echo", "--schema", "schema.json", "hi"]
+        )
     );
 }

@@ -19,6 +19,10 @@ const MAX_ATTACHMENT: u64 = 1 << 20;
 /// What the person gives a turn: the prompt's text, and the images attached with `-a`.
 pub(super) struct Prompt {
     pub(crate) text: String,
+    /// What a new session is titled after: the typed prompt's first line, else the first line
+    /// of what came on stdin (`<stdin>` would title every piped run alike), else the first
+    /// attached text file's path; none for images alone.
+    pub(crate) title: Option<String>,
     /// `user/image` chunk payloads, in the order given; they go before the text.
     pub(crate) images: Vec<ChunkData>,
 }
@@ -57,9 +61,13 @@ pub(crate) struct Want {
 pub(super) fn build(arg: Option<String>, attach: &[PathBuf]) -> CliResult<Prompt> {
     let mut parts = Vec::new();
     let mut images = Vec::new();
+    let mut attached = None;
     for path in attach {
         match attachment(path)? {
-            Attachment::Text(t) => parts.push(t),
+            Attachment::Text(t) => {
+                attached.get_or_insert_with(|| path.display().to_string());
+                parts.push(t)
+            }
             Attachment::Image(i) => images.push(i),
         }
     }
@@ -68,6 +76,7 @@ pub(super) fn build(arg: Option<String>, attach: &[PathBuf]) -> CliResult<Prompt
         Some(_) if std::io::stdin().is_terminal() => None,
         Some(_) => Some(read_stdin()?).filter(|s| !s.trim().is_empty()),
     };
+    let piped_title = piped.as_deref().map(|s| crate::text::headline(s, 60));
     if let Some(s) = piped {
         parts.push(format!("<stdin>\n{}\n</stdin>", s.trim_end_matches('\n')));
     }
@@ -84,11 +93,21 @@ pub(super) fn build(arg: Option<String>, attach: &[PathBuf]) -> CliResult<Prompt
     if text.trim().is_empty() && parts.is_empty() && images.is_empty() {
         return Err(CliError::usage("the prompt is empty"));
     }
+    let typed_title = crate::text::headline(&text, 60);
     if !text.trim().is_empty() {
         parts.push(text);
     }
+    let title = [
+        Some(typed_title),
+        piped_title,
+        attached.map(|a| crate::text::headline(&a, 60)),
+    ]
+    .into_iter()
+    .flatten()
+    .find(|t| !t.is_empty());
     Ok(Prompt {
         text: parts.join("\n\n"),
+        title,
         images,
     })
 }

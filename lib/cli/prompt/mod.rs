@@ -18,7 +18,7 @@ use live::LiveView;
 use super::{finish, CliError, CliResult, Ctx, Exit, GlobalArgs};
 use crate::agent::{Outcome, PlanError, Prepared, SessionChoice, TurnPlan, TurnRequest};
 use crate::config::Config;
-use crate::provider::ChooseError;
+use crate::provider::{ChooseError, ModelError};
 use crate::summon::AgentDef;
 
 const EXAMPLES: &str = "\
@@ -222,11 +222,11 @@ fn prompt(ctx: &mut Ctx, args: RunArgs) -> CliResult<()> {
             return Ok(());
         }
     }
-    let (text, images) = match (&args.prompt, args.compact) {
-        (None, true) => (None, Vec::new()),
+    let (text, title, images) = match (&args.prompt, args.compact) {
+        (None, true) => (None, None, Vec::new()),
         _ => {
             let p = answer::build(args.prompt.clone(), &args.attach)?;
-            (Some(p.text), p.images)
+            (Some(p.text), p.title, p.images)
         }
     };
     let want = answer::Want {
@@ -248,33 +248,34 @@ fn prompt(ctx: &mut Ctx, args: RunArgs) -> CliResult<()> {
         Some(slug) => Some(agent_def(ctx, &cwd_now, slug)?),
         None => None,
     };
-    let req = turn_request(&args, text.clone(), images.len(), agent, &cwd_now)?;
-    let plan = match crate::agent::prepare(&store, &config, req).map_err(plan_error)? {
-        Prepared::Ready(mut plan) => {
-            plan.allow_protected = args.allow_protected;
-            plan.schema = schema;
-            plan
-        }
-        Prepared::CompactionQueued { session, owner } => {
-            ctx.out.note(&format!(
-                "session {} is busy (pid {owner}); the compaction was queued for its next step",
-                session.id
-            ));
-            return Ok(());
-        }
-        Prepared::Queued {
-            session,
-            owner,
-            item,
-        } => {
-            announce_queued(ctx, &session, owner, args.wait)?;
-            if args.wait {
-                let text = text.as_deref().unwrap_or_default();
-                return answer::waited(ctx, &store, &session, item, text, &want);
+    let req = turn_request(&args, (text.clone(), title), images.len(), agent, &cwd_now)?;
+    let plan =
+        match crate::agent::prepare(&store, &config, req).map_err(|e| plan_error(e, &config))? {
+            Prepared::Ready(mut plan) => {
+                plan.allow_protected = args.allow_protected;
+                plan.schema = schema;
+                plan
             }
-            return Ok(());
-        }
-    };
+            Prepared::CompactionQueued { session, owner } => {
+                ctx.out.note(&format!(
+                    "session {} is busy (pid {owner}); the compaction was queued for its next step",
+                    session.id
+                ));
+                return Ok(());
+            }
+            Prepared::Queued {
+                session,
+                owner,
+                item,
+            } => {
+                announce_queued(ctx, &session, owner, args.wait)?;
+                if args.wait {
+                    let text = text.as_deref().unwrap_or_default();
+                    return answer::waited(ctx, &store, &session, item, text, &want);
+                }
+                return Ok(());
+            }
+        };
     for n in &plan.notes {
         ctx.out.note(n);
     }
@@ -300,7 +301,17 @@ fn answer_schema(args: &RunArgs) -> CliResult<Option<Arc<crate::structured::Answ
             let text = super::log::text_or_file(s, "--schema")?;
             crate::structured::AnswerSchema::parse(&text)
                 .map(Arc::new)
-                .map_err(|e| CliError::usage(format!("--schema: {e}")))
+                .map_err(|e| {
+                    let e = CliError::usage(format!("--schema: {e}"));
+                    // `--schema schema.json` meant the file.
+                    match !s.starts_with('@') && std::path::Path::new(s.trim()).is_file() {
+                        true => e.with_hint(format!(
+                            "{s:?} is a file: write --schema @{} to read the schema from it",
+                            s.trim()
+                        )),
+                        false => e,
+                    }
+                })
         })
         .transpose()
 }
@@ -308,7 +319,7 @@ fn answer_schema(args: &RunArgs) -> CliResult<Option<Arc<crate::structured::Answ
 /// What the flags ask of the turn, for [`crate::agent::prepare`] to resolve.
 fn turn_request(
     args: &RunArgs,
-    text: Option<String>,
+    (text, title): (Option<String>, Option<String>),
     images: usize,
     agent: Option<AgentDef>,
     cwd_now: &std::path::Path,
@@ -323,7 +334,7 @@ fn turn_request(
         (Some(r), _) => SessionChoice::Existing(r.clone()),
         (None, true) => SessionChoice::Last,
         (None, false) => SessionChoice::New {
-            title: args.title.clone(),
+            title: args.title.clone().or(title),
             id: args.session_id.clone(),
         },
     };
@@ -390,7 +401,7 @@ fn agent_def(ctx: &Ctx, cwd: &std::path::Path, slug: &str) -> CliResult<AgentDef
 }
 
 /// How a planning refusal reads: what to do about it, and the exit status.
-pub(crate) fn plan_error(e: PlanError) -> CliError {
+pub(crate) fn plan_error(e: PlanError, config: &crate::config::Config) -> CliError {
     match e {
         PlanError::Busy { .. } => CliError::new(Exit::Conflict, e.to_string())
             .with_hint("drop --no-queue to queue the prompt instead"),
@@ -406,6 +417,15 @@ pub(crate) fn plan_error(e: PlanError) -> CliError {
                  script:FILE; `ag-prompt models` lists what is configured",
                 crate::config::MODEL_SETTING_HINT
             ))
+        }
+        PlanError::Model(ChooseError::Model(ModelError::UnknownProvider { ref model, .. })) => {
+            let hint = match crate::provider::suggest(model, config) {
+                Some(s) => format!(
+                    "did you mean -m {s}? (`ag-prompt models` lists the providers and aliases)"
+                ),
+                None => "`ag-prompt models` lists the providers and aliases".into(),
+            };
+            CliError::usage(e.to_string()).with_hint(hint)
         }
         PlanError::Model(e) => {
             CliError::usage(e.to_string()).with_hint("`ag-prompt models` lists the providers")

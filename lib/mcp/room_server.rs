@@ -360,16 +360,26 @@ async fn write_stdout(
     let mut out = tokio::io::stdout();
     let mut lines = tokio::io::BufReader::new(from_server).lines();
     loop {
+        // Parse errors first: each answers a line read before anything the server says
+        // after it.
         let line = tokio::select! {
+            biased;
+            Some(e) = errors.recv() => e,
             l = lines.next_line() => match l {
                 Ok(Some(l)) => l,
                 _ => break,
             },
-            Some(e) = errors.recv() => e,
         };
         if out.write_all(format!("{line}\n").as_bytes()).await.is_err() {
-            break;
+            return;
         }
         let _ = out.flush().await;
     }
+    // The server is done; parse errors still queued are answers too.
+    while let Ok(e) = errors.try_recv() {
+        if out.write_all(format!("{e}\n").as_bytes()).await.is_err() {
+            return;
+        }
+    }
+    let _ = out.flush().await;
 }

@@ -352,6 +352,10 @@ impl Store {
             sql.push_str(" AND ");
             sql.push_str(&filter);
             args.extend(more);
+            // The index starts at the view's newest chunk, not at what others wrote since.
+            let (lo, hi) = self.rowid_bounds(&segs)?.unwrap_or((1, 0));
+            sql.push_str(" AND chunks_fts.rowid BETWEEN ? AND ?");
+            args.extend([lo.into(), hi.into()]);
         }
         sql.push_str(match sort {
             SearchSort::Newest => " ORDER BY chunks_fts.rowid DESC LIMIT ?",

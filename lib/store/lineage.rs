@@ -2,7 +2,7 @@
 //! (DESIGN §2 "Forks are O(1)"). Here: the chain of sources, the segments it makes, the SQL
 //! filter for them, the view's length, and a backward walk over a view.
 
-use rusqlite::params;
+use rusqlite::{params, OptionalExtension};
 use serde_json::Value;
 
 use super::{Result, Session, Store, StoreError};
@@ -229,6 +229,30 @@ impl Store {
             hi = hi.min(lo);
             seg = (parent.id, parent.fork_of, parent.fork_seq);
         }
+    }
+
+    /// The rowids a view's chunks lie between, when it has any. A session's chunks are written
+    /// in seq order, so each segment's first and last seq bound its rowids: a full-text query
+    /// given these bounds skips, by index, what other sessions wrote before and after.
+    pub(super) fn rowid_bounds(&self, segs: &[Segment]) -> Result<Option<(i64, i64)>> {
+        let mut bounds: Option<(i64, i64)> = None;
+        for seg in segs {
+            let end = |order: &str| -> Result<Option<i64>> {
+                Ok(self
+                    .conn()
+                    .prepare_cached(&format!(
+                        "SELECT rowid FROM chunks WHERE session_id = ?1 AND seq > ?2 AND seq <= ?3 \
+                         ORDER BY seq {order} LIMIT 1"
+                    ))?
+                    .query_row(params![seg.session, seg.lo, seg.hi], |r| r.get(0))
+                    .optional()?)
+            };
+            if let (Some(first), Some(last)) = (end("ASC")?, end("DESC")?) {
+                let (lo, hi) = (first.min(last), first.max(last));
+                bounds = Some(bounds.map_or((lo, hi), |(a, b)| (a.min(lo), b.max(hi))));
+            }
+        }
+        Ok(bounds)
     }
 
     /// One segment of [`Store::walk_back`], newest first; false once `f` says stop.

@@ -24,16 +24,20 @@ impl Store {
         self.index_current()?;
         let segs = self.segments(session)?;
         let (filter, more) = segment_filter_in("c.", &segs, 0, i64::MAX);
+        // The index starts at the view's newest chunk, not at what others wrote since.
+        let (lo, hi) = self.rowid_bounds(&segs)?.unwrap_or((1, 0));
         // The index is the outer loop, walked newest rowid first (a view's chunks are written
         // in seq order), so a query stops after `limit` matches however long the log is.
         let sql = format!(
             "SELECT {cols}, snippet(chunks_fts, 0, '[', ']', '…', 24) FROM chunks_fts \
              CROSS JOIN chunks c ON c.rowid = chunks_fts.rowid \
-             WHERE chunks_fts MATCH ? AND {filter} ORDER BY chunks_fts.rowid DESC LIMIT ?",
+             WHERE chunks_fts MATCH ? AND {filter} AND chunks_fts.rowid BETWEEN ? AND ? \
+             ORDER BY chunks_fts.rowid DESC LIMIT ?",
             cols = prefixed_columns("c.")
         );
         let mut args: Vec<rusqlite::types::Value> = vec![matching.into()];
         args.extend(more);
+        args.extend([lo.into(), hi.into()]);
         args.push((limit.min(i64::MAX as u64) as i64).into());
         let mut stmt = self.conn().prepare_cached(&sql)?;
         let mut hits: Vec<RecallHit> = stmt

@@ -545,6 +545,49 @@ fn search_shows_the_newest_match_first_and_ranks_on_request() {
 }
 
 #[test]
+fn search_in_a_session_finds_its_hits_however_many_newer_sessions_match() {
+    let env = TestEnv::new();
+    let old = env.new_session("old", "heron one");
+    env.append(
+        &old,
+        &[chunk::assistant("heron two"), chunk::turn_end(1, 1)],
+    );
+    let newer = env.new_session("newer", "heron elsewhere");
+    let many: Vec<_> = (0..200)
+        .map(|i| chunk::assistant(&format!("heron {i}")))
+        .collect();
+    env.append(&newer, &many);
+    // A fork of the old session made after them: its view spans both ends.
+    let fork = env
+        .run("ag-fork", &[&old, "-q"])
+        .ok()
+        .stdout
+        .trim()
+        .to_string();
+    env.append(&fork, &[chunk::assistant("heron in the fork")]);
+    let texts = |args: &[&str]| -> Vec<String> {
+        env.log(args)
+            .ok()
+            .json_lines()
+            .iter()
+            .map(|h| h["data"]["text"].as_str().unwrap().to_string())
+            .collect()
+    };
+    assert_eq!(
+        texts(&["search", "heron", "-s", &old, "--json"]),
+        ["heron two", "heron one"]
+    );
+    assert_eq!(
+        texts(&["search", "heron", "-s", &fork, "--json"]),
+        ["heron in the fork", "heron two", "heron one"]
+    );
+    assert_eq!(
+        texts(&["search", "heron", "-s", &newer, "--json", "--limit", "1"]),
+        ["heron 199"]
+    );
+}
+
+#[test]
 fn search_without_a_match_prints_nothing_and_exits_1() {
     let env = TestEnv::new();
     let s = env.new_session("one", "nothing to see here");

@@ -1,6 +1,6 @@
 # Print an optspec for argparse to handle cmd's options that are independent of any subcommand.
 function __fish_ag_prompt_global_optspecs
-    string join \n home= json q/quiet v/verbose color= any s/session= c/continue new a/attach= output= schema= o/output-file= session-id= m/model= system= no-project-context tools= agent= max-steps= thinking= title= no-queue wait compact sandbox= net trust allow-protected h/help V/version
+    string join \n home= json q/quiet v/verbose color= any s/session= c/continue name= new a/attach= output= schema= o/output-file= session-id= m/model= system= no-project-context tools= agent= max-steps= thinking= title= no-queue wait compact sandbox= net trust allow-protected h/help V/version
 end
 
 function __fish_ag_prompt_needs_command
@@ -29,6 +29,7 @@ complete -c ag-prompt -n "__fish_ag_prompt_needs_command" -l color -d 'When to c
 always\t''
 never\t''"
 complete -c ag-prompt -n "__fish_ag_prompt_needs_command" -s s -l session -d 'Continue this session: a handle, an id or unique prefix, a title or title fragment, `last` or `last~N`' -r
+complete -c ag-prompt -n "__fish_ag_prompt_needs_command" -l name -d 'Continue the session named NAME in this directory, starting it on the first run: one command for a cron job or a CI step that keeps one session' -r
 complete -c ag-prompt -n "__fish_ag_prompt_needs_command" -s a -l attach -d 'Attach a file (repeatable): a text file goes before the prompt, marked with its path; a PNG, JPEG, GIF or WebP image (told by its content, at most 3.75 MiB) goes as an image to models that take them' -r -F
 complete -c ag-prompt -n "__fish_ag_prompt_needs_command" -l output -d 'What stdout carries: the streamed answer (text), or only the result object (json: {session, handle, turn, answer, stop_reason, usage}) for scripts' -r -f -a "text\t'The answer as it streams (the default)'
 json\t'Only the result object: {session, handle, turn, answer, stop_reason, usage}'"

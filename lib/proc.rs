@@ -169,6 +169,15 @@ pub(crate) fn kill_leftover_group(pgid: i64, leader_start: i64) -> usize {
     killed
 }
 
+/// Whether this process has a controlling terminal, as a person's shell gives it (a cron job,
+/// a CI step or a daemon has none).
+pub(crate) fn has_terminal() -> bool {
+    std::fs::OpenOptions::new()
+        .read(true)
+        .open("/dev/tty")
+        .is_ok()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -31,6 +31,9 @@ pub(crate) enum SessionChoice {
     Existing(String),
     /// `-c`: what `last` means here (the store's scope).
     Last,
+    /// `--name NAME`: the session of that name in the current directory, made on first use
+    /// (titled `title` or after the name).
+    Named { name: String, title: Option<String> },
 }
 
 /// What a command asks for; [`prepare`] turns it into a [`TurnPlan`].
@@ -170,6 +173,7 @@ pub(crate) fn prepare<'s>(
         SessionChoice::Existing(r) => Some(store.resolve(r)?),
         // `last` as the store's scope reads it; finding none says what is near.
         SessionChoice::Last => Some(store.resolve("last")?),
+        SessionChoice::Named { name, .. } => store.named(&req.cwd.to_string_lossy(), name)?,
     };
     let def = req.agent.as_ref();
     let choose = || {
@@ -218,7 +222,19 @@ pub(crate) fn prepare<'s>(
     let (session, claim) = match (existing, claim) {
         (Some(s), Some(claim)) => (s, claim),
         _ => {
-            let s = create(store, &req, (&tools, &sandbox), &chosen.model)?;
+            let s = match create(store, &req, (&tools, &sandbox), &chosen.model) {
+                // Another run of the same job made it a moment ago: continue that one.
+                Err(StoreError::NameTaken(name)) => {
+                    let cwd = req.cwd.to_string_lossy().into_owned();
+                    let Some(other) = store.named(&cwd, &name)? else {
+                        return Err(StoreError::NameTaken(name).into());
+                    };
+                    let mut req = req;
+                    req.session = SessionChoice::Existing(other.id);
+                    return prepare(store, config, req);
+                }
+                r => r?,
+            };
             store.claim_or_queue(&s.id, None)?;
             let claim = ClaimGuard::new(store, &s.id);
             (s, claim)
@@ -417,6 +433,7 @@ fn create(
     settings.set_sandbox(grants.1);
     let title = match &req.session {
         SessionChoice::New { title: Some(t), .. } => t.clone(),
+        SessionChoice::Named { name, title } => title.clone().unwrap_or_else(|| name.clone()),
         _ if req.images > 0 && req.text.as_deref().is_none_or(|t| t.trim().is_empty()) => {
             "(image)".into()
         }
@@ -426,6 +443,10 @@ fn create(
         SessionChoice::New { id, .. } => id.clone(),
         _ => None,
     };
+    let name = match &req.session {
+        SessionChoice::Named { name, .. } => Some(name.clone()),
+        _ => None,
+    };
     store.create_session(NewSession {
         id,
         title,
@@ -433,6 +454,7 @@ fn create(
         model: Some(model.to_string()),
         agent: req.agent.as_ref().map(|d| d.slug.clone()),
         settings: Some(settings),
+        name,
         ..Default::default()
     })
 }

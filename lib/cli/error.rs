@@ -199,6 +199,15 @@ fn exit_and_hint(e: &StoreError) -> (Exit, Option<String>) {
                 Exit::Usage,
                 Some(candidate_lines("type one of these handles:", candidates)),
             ),
+            StoreError::NoLast { own_only: true, nearest, .. } => {
+                let why = "without a terminal (a cron job, a CI step), -c continues only a session this job's shell made; \
+                           --name NAME continues the same session on every run";
+                let hint = match nearest.is_empty() {
+                    true => why.to_string(),
+                    false => format!("{why}\n{}", candidate_lines("or pass -s HANDLE; nearest:", nearest)),
+                };
+                (Exit::NotFound, Some(hint))
+            }
             StoreError::NoLast { nearest, .. } if nearest.is_empty() => (
                 Exit::NotFound,
                 Some("start one with: ag-prompt --new 'hello', or ag-log append --new 'hello'".to_string()),

@@ -74,6 +74,9 @@ pub enum StoreError {
     },
     #[error("no session matches {0:?}")]
     SessionNotFound(String),
+    /// Another run created the session of that name in the same directory just now.
+    #[error("a session named {0:?} was created here at the same moment")]
+    NameTaken(String),
     #[error("{reference:?} matches {} sessions", candidates.len())]
     Ambiguous {
         reference: String,
@@ -85,6 +88,8 @@ pub enum StoreError {
     NoLast {
         cwd: String,
         nearest: Vec<Candidate>,
+        /// Only the calling shell's sessions counted (no terminal).
+        own_only: bool,
     },
     #[error("session {session} has no turn {turn:?}")]
     TurnNotFound { session: String, turn: String },

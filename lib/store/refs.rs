@@ -20,6 +20,9 @@ pub(crate) struct Scope {
     /// The calling shell (pid, start time): the sessions it made come first, so scripts
     /// running side by side in one directory each get their own.
     pub(crate) shell: Option<(i64, i64)>,
+    /// `ag-prompt -c` without a terminal (a cron job, a CI step): `last` is only a session the
+    /// calling shell made, never the chat a person last had in this directory.
+    pub(crate) own_only: bool,
 }
 
 /// A session as a candidate in an error: what to type, and enough to recognise it.
@@ -85,6 +88,11 @@ impl Store {
     /// Set what `last` means for the rest of this process (the CLI decides it once).
     pub(crate) fn set_scope(&mut self, scope: Scope) {
         self.scope = scope;
+    }
+
+    /// Make `last` only a session the calling shell made ([`Scope::own_only`]).
+    pub(crate) fn only_own_last(&mut self, on: bool) {
+        self.scope.own_only = on;
     }
 
     /// How a session id is shown to people, the one rule for every table, header and hint:
@@ -229,10 +237,11 @@ impl Store {
                 &format!(
                     "SELECT {COLUMNS} FROM sessions WHERE kind = 'chat' \
                      AND (?1 IS NULL OR cwd = ?1) \
+                     AND (NOT ?5 OR (shell_pid IS ?2 AND shell_start IS ?3)) \
                      ORDER BY (shell_pid IS ?2 AND shell_start IS ?3) DESC, \
                        updated_at DESC, id DESC LIMIT 1 OFFSET ?4"
                 ),
-                params![cwd, pid, start, n],
+                params![cwd, pid, start, n, scope.own_only && !scope.any],
                 from_row,
             )
             .optional()?;
@@ -242,6 +251,7 @@ impl Store {
             None => Err(StoreError::NoLast {
                 cwd: cwd.unwrap_or_else(|| "this store".into()),
                 nearest: self.nearest(scope.cwd.as_deref())?,
+                own_only: scope.own_only && !scope.any,
             }),
         }
     }

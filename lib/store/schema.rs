@@ -184,6 +184,12 @@ const MIGRATIONS: &[&str] = &[
     CREATE INDEX chunks_peer_said ON chunks(session_id, seq)
       WHERE type = 'tool_call' AND json_extract(data_json, '$.name') = 'peer_message';
     "#,
+    // 13: a job's name for its session (`ag-prompt --name NAME`), one per directory, so a
+    // cron line continues the same session every run.
+    r#"
+    ALTER TABLE sessions ADD COLUMN name TEXT;
+    CREATE UNIQUE INDEX sessions_name ON sessions(cwd, name) WHERE name IS NOT NULL;
+    "#,
 ];
 
 /// The version whose migration adds session handles: after it, existing rows get theirs.

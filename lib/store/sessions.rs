@@ -126,6 +126,8 @@ pub(crate) struct NewSession {
     pub(crate) model: Option<String>,
     pub(crate) cwd: Option<String>,
     pub(crate) settings: Option<Settings>,
+    /// A job's name for the session (`ag-prompt --name`), unique in its directory.
+    pub(crate) name: Option<String>,
 }
 
 impl Session {
@@ -180,8 +182,8 @@ impl Store {
         self.conn()
             .execute(
                 "INSERT INTO sessions (id, title, kind, parent_id, fork_of, fork_seq, agent, model, \
-                 cwd, policy_json, status, created_at, updated_at, shell_pid, shell_start) \
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, 'idle', ?11, ?11, ?12, ?13)",
+                 cwd, policy_json, status, created_at, updated_at, shell_pid, shell_start, name) \
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, 'idle', ?11, ?11, ?12, ?13, ?14)",
                 params![
                     id,
                     new.title,
@@ -196,11 +198,30 @@ impl Store {
                     now,
                     shell.map(|s| s.0),
                     shell.map(|s| s.1),
+                    new.name,
                 ],
             )
-            .map_err(|e| self.classify(e))?;
+            .map_err(|e| match (&new.name, e.sqlite_error_code()) {
+                (Some(name), Some(rusqlite::ErrorCode::ConstraintViolation)) => {
+                    StoreError::NameTaken(name.clone())
+                }
+                _ => self.classify(e),
+            })?;
         super::refs::assign_handle(self.conn(), &id)?;
         self.session(&id)
+    }
+
+    /// The session named `name` in directory `cwd` (`ag-prompt --name`), if there is one.
+    pub(crate) fn named(&self, cwd: &str, name: &str) -> Result<Option<Session>> {
+        let id: Option<String> = self
+            .conn()
+            .query_row(
+                "SELECT id FROM sessions WHERE cwd = ?1 AND name = ?2",
+                params![cwd, name],
+                |r| r.get(0),
+            )
+            .optional()?;
+        id.map(|id| self.session(&id)).transpose()
     }
 
     /// A session by its full id.

@@ -277,7 +277,7 @@ fn a_store_from_before_handles_gets_one_for_every_session() {
     {
         let conn = rusqlite::Connection::open(env.db()).unwrap();
         conn.execute_batch(
-            "DROP INDEX sessions_handle; DROP INDEX sessions_cwd; DROP INDEX chunks_turn; DROP INDEX chunks_peer; DROP INDEX chunks_peer_said;
+            "DROP INDEX sessions_handle; DROP INDEX sessions_cwd; DROP INDEX chunks_turn; DROP INDEX chunks_peer; DROP INDEX chunks_peer_said; DROP INDEX sessions_name;
              ALTER TABLE sessions DROP COLUMN handle;
              ALTER TABLE sessions DROP COLUMN shell_pid;
              ALTER TABLE sessions DROP COLUMN shell_start;
@@ -285,6 +285,7 @@ fn a_store_from_before_handles_gets_one_for_every_session() {
              ALTER TABLE imports DROP COLUMN source_model;
              ALTER TABLE sessions DROP COLUMN compact_failures;
              ALTER TABLE sessions DROP COLUMN compact_failed_model;
+             ALTER TABLE sessions DROP COLUMN name;
              PRAGMA user_version = 6;",
         )
         .unwrap();

@@ -97,6 +97,11 @@ pub(crate) struct RunArgs {
     /// Continue this directory's latest chat session (`--any`: of any directory)
     #[arg(short = 'c', long = "continue", conflicts_with = "new")]
     continue_last: bool,
+    /// Continue the session named NAME in this directory, starting it on the first run: one
+    /// command for a cron job or a CI step that keeps one session
+    #[arg(long, value_name = "NAME", value_parser = parse_name,
+          conflicts_with_all = ["session", "continue_last", "new", "session_id"])]
+    name: Option<String>,
     /// Start a new session (the default without -s or -c)
     #[arg(long)]
     new: bool,
@@ -241,7 +246,9 @@ fn prompt(ctx: &mut Ctx, args: RunArgs) -> CliResult<()> {
             "--compact needs a session: pass -s SESSION or -c",
         ));
     }
-    let store = ctx.store()?;
+    let mut store = ctx.store()?;
+    // A job continues its own session, never the chat a person last had here.
+    store.only_own_last(args.continue_last && !crate::proc::has_terminal());
     let cwd_now = std::fs::canonicalize(std::env::current_dir()?)?;
     let config = super::load_config(&ctx.out, &cwd_now)?;
     let agent = match &args.agent {
@@ -316,6 +323,15 @@ fn answer_schema(args: &RunArgs) -> CliResult<Option<Arc<crate::structured::Answ
         .transpose()
 }
 
+/// `--name`: a job's name for its session, one line of printable text.
+fn parse_name(s: &str) -> Result<String, String> {
+    let name = s.trim();
+    if name.is_empty() || name.chars().any(char::is_control) || name.chars().count() > 200 {
+        return Err("a session name is one line of 1 to 200 printable characters".into());
+    }
+    Ok(name.to_string())
+}
+
 /// What the flags ask of the turn, for [`crate::agent::prepare`] to resolve.
 fn turn_request(
     args: &RunArgs,
@@ -331,6 +347,10 @@ fn turn_request(
         .map(|s| super::log::text_or_file(s, "--system"))
         .transpose()?;
     let session = match (&args.session, args.continue_last) {
+        _ if args.name.is_some() => SessionChoice::Named {
+            name: args.name.clone().unwrap_or_default(),
+            title: args.title.clone(),
+        },
         (Some(r), _) => SessionChoice::Existing(r.clone()),
         (None, true) => SessionChoice::Last,
         (None, false) => SessionChoice::New {

@@ -100,7 +100,19 @@ impl Ctx {
     /// The store, with `last` read as this process's scope: `--any`, else `AG_SESSION`, else
     /// this directory's chat sessions, the calling shell's own first.
     pub(crate) fn store(&self) -> CliResult<Store> {
-        let mut store = Store::open(&self.home).map_err(CliError::from)?;
+        self.scoped(Store::open(&self.home).map_err(CliError::from)?)
+    }
+
+    /// The store for a command that only reads: where none was made yet, an empty one in
+    /// memory, so reading creates nothing.
+    pub(crate) fn read_store(&self) -> CliResult<Store> {
+        if self.home.db_path().exists() {
+            return self.store();
+        }
+        self.scoped(Store::open_empty(&self.home).map_err(CliError::from)?)
+    }
+
+    fn scoped(&self, mut store: Store) -> CliResult<Store> {
         store.on_ended(crate::room::claims::release_ended);
         let cwd = std::env::current_dir()
             .and_then(std::fs::canonicalize)

@@ -162,6 +162,21 @@ impl Store {
         Store::open_path(&home.db_path())
     }
 
+    /// An empty store in memory: what a reading command sees where no store was made yet,
+    /// without making one.
+    pub(crate) fn open_empty(home: &Home) -> Result<Store> {
+        let path = home.db_path();
+        let conn = Connection::open_in_memory().map_err(|e| classify_open(&path, e))?;
+        let store = Store {
+            conn,
+            path,
+            scope: Scope::default(),
+            ended: None,
+        };
+        schema::migrate(&store.conn, &store.path)?;
+        Ok(store)
+    }
+
     /// Open the store at `path`; on a full disk, where SQLite cannot create its WAL index,
     /// open it read-only instead, so reading commands still work (a write then says the disk
     /// is full).

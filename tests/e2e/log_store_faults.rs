@@ -343,3 +343,26 @@ fn concurrent_appenders_get_gapless_seqs_and_keep_their_own_order() {
         .collect();
     assert_eq!(turns.len(), PROCS * BATCHES, "one turn per invocation");
 }
+
+/// Reading commands on a home with no store yet answer as for an empty one and create
+/// nothing: no directory, no database.
+#[test]
+fn reading_commands_create_no_store() {
+    let env = TestEnv::new();
+    let home = env.home.clone();
+    let _ = std::fs::remove_dir_all(&home);
+    env.log(&["ls"]).ok();
+    env.log(&["ls", "--json"]).ok();
+    assert_eq!(env.log(&["cat", "last"]).code, 4);
+    assert_eq!(env.log(&["show", "parser"]).code, 4);
+    assert_eq!(env.log(&["search", "anything"]).code, 1);
+    env.run("ag-room", &["who"]).ok();
+    assert!(
+        !home.exists(),
+        "a reading command created {}",
+        home.display()
+    );
+    // The first write makes it.
+    env.log(&["append", "--new", "hello"]).ok();
+    assert!(home.join("ag.db").exists());
+}

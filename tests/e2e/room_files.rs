@@ -292,3 +292,17 @@ fn room_tail_follow_ends_when_its_reader_goes_away_with_nothing_new() {
     let status = crate::faults::wait_exit(&mut tail);
     assert_eq!(status.code(), Some(0));
 }
+
+#[test]
+fn room_tell_prints_the_line_id_for_scripts_and_nothing_with_q() {
+    let env = env();
+    let id = room(&env, &["tell", "--from", "hook", "one"]).ok().stdout;
+    assert_eq!(id.trim().len(), 36, "{id}");
+    let quiet = room(&env, &["tell", "-q", "--from", "hook", "two"]).ok();
+    assert_eq!(quiet.stdout, "");
+    let texts: Vec<String> = room_lines(&env)
+        .iter()
+        .filter_map(|l| l["text"].as_str().map(str::to_string))
+        .collect();
+    assert!(texts.contains(&"two".to_string()), "{texts:?}");
+}

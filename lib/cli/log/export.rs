@@ -48,7 +48,7 @@ pub(crate) struct Args {
 }
 
 pub(crate) fn run(ctx: &mut Ctx, args: Args) -> CliResult<()> {
-    let store = ctx.store()?;
+    let store = ctx.read_store()?;
     if let Some(reference) = &args.session {
         let session = store.resolve(reference)?;
         let text = render(&store, &session, args.format)?;

@@ -75,7 +75,7 @@ pub(crate) fn run(ctx: &mut Ctx, args: Args) -> CliResult<()> {
         .as_deref()
         .map(|s| text_or_file(s, "--system"))
         .transpose()?;
-    let store = ctx.store()?;
+    let store = ctx.read_store()?;
     let session = store.resolve(&args.session)?;
     let opts = FoldOptions {
         model: args.model.or_else(|| {

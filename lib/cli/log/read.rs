@@ -43,7 +43,7 @@ pub(crate) struct CatArgs {
 }
 
 pub(crate) fn cat(ctx: &mut Ctx, args: CatArgs) -> CliResult<()> {
-    let store = ctx.store()?;
+    let store = ctx.read_store()?;
     let session = store.resolve(&args.session)?;
     let format = if ctx.global.json {
         Format::Json
@@ -102,7 +102,7 @@ pub(crate) struct TailArgs {
 }
 
 pub(crate) fn tail(ctx: &mut Ctx, args: TailArgs) -> CliResult<()> {
-    let store = ctx.store()?;
+    let store = ctx.read_store()?;
     let session = store.resolve(&args.session)?;
     let json = ctx.global.json;
     let mut transcript = Transcript::default();

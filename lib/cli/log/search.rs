@@ -43,7 +43,7 @@ impl From<Sort> for SearchSort {
 }
 
 pub(crate) fn search(ctx: &mut Ctx, args: SearchArgs) -> CliResult<()> {
-    let store = ctx.store()?;
+    let store = ctx.read_store()?;
     let session = match &args.session {
         Some(r) => Some(store.resolve(r)?),
         None => None,

@@ -50,7 +50,7 @@ pub(crate) fn session_json(s: &Session, chunks: i64) -> Value {
 }
 
 pub(crate) fn ls(ctx: &mut Ctx, args: LsArgs) -> CliResult<()> {
-    let store = ctx.store()?;
+    let store = ctx.read_store()?;
     let cwd = std::env::current_dir().and_then(std::fs::canonicalize)?;
     let sessions = store.list_sessions_where(&crate::store::Listing {
         limit: args.limit,

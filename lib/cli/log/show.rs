@@ -27,7 +27,7 @@ struct Shown {
 }
 
 pub(crate) fn show(ctx: &mut Ctx, args: ShowArgs) -> CliResult<()> {
-    let store = ctx.store()?;
+    let store = ctx.read_store()?;
     let session = store.reaped(store.resolve(&args.session)?);
     let config = crate::cli::load_config(&ctx.out, &std::env::current_dir()?)?;
     let shown = Shown {

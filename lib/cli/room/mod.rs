@@ -42,7 +42,7 @@ Examples:
   ag-room tail -f                                               # follow the room
   ag-room claim 'lib/store/**' --intent 'schema migration' --ttl 45m
   ag-room guard --staged --mode block                           # in .git/hooks/pre-commit
-  git log -1 --format=%s | ag-room tell --from post-commit -    # from a git hook
+  git log -1 --format=%s | ag-room tell -q --from post-commit - # from a git hook
   claude mcp add ag-room -- ag-room mcp                         # Claude Code joins the room
   ag-room doctor                                                # where rooms live, and whether it answers
 

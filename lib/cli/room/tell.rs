@@ -82,7 +82,8 @@ pub(super) fn tell(ctx: &mut Ctx, from: Option<&str>, a: TellArgs) -> CliResult<
             &json!({"id": line.id, "room": room.label(), "to": line.to, "from": line.from})
                 .to_string(),
         )?;
-    } else {
+    } else if !ctx.global.quiet {
+        // The id is for scripts that capture it; -q (a git hook) prints nothing.
         ctx.out.line(&line.id)?;
     }
     match &to {

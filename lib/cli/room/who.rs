@@ -21,7 +21,7 @@ fn one_line(s: &str, max: usize) -> String {
 }
 
 pub(super) fn who(ctx: &mut Ctx) -> CliResult<()> {
-    let store = ctx.store()?;
+    let store = ctx.read_store()?;
     let key = crate::room::worktree_key(&cwd()?);
     let here = roster::here(&store, &key)?;
     if ctx.global.quiet {
@@ -86,7 +86,7 @@ pub(super) fn who(ctx: &mut Ctx) -> CliResult<()> {
 }
 
 pub(super) fn peek(ctx: &mut Ctx, a: PeekArgs) -> CliResult<()> {
-    let store = ctx.store()?;
+    let store = ctx.read_store()?;
     let s = resolve(&store, &a.target)?;
     let key = crate::room::worktree_key(&cwd()?);
     if ctx.global.json && store.session(&s.id).is_err() {

@@ -161,7 +161,7 @@ fn a_home_that_cannot_be_created_is_a_clear_error() {
     // /proc refuses new directories even to root.
     if Path::new("/proc/self").is_dir() {
         env.set("AG_HOME", "/proc/self/ag-home-test");
-        let run = env.log(&["ls"]).code(1);
+        let run = env.log(&["append", "--new", "hello"]).code(1);
         assert!(
             run.stderr
                 .contains("cannot create the home directory /proc/self/ag-home-test"),

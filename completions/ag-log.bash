@@ -58,6 +58,9 @@ _ag__log() {
             ag__log,title)
                 cmd="ag__log__subcmd__title"
                 ;;
+            ag__log,usage)
+                cmd="ag__log__subcmd__usage"
+                ;;
             *)
                 ;;
         esac
@@ -65,7 +68,7 @@ _ag__log() {
 
     case "${cmd}" in
         ag__log)
-            opts="-q -v -h -V --home --json --quiet --verbose --color --any --help --version append cat tail ls show fold ingest import compact prune export search title rm"
+            opts="-q -v -h -V --home --json --quiet --verbose --color --any --help --version append cat tail ls show fold ingest import compact prune export search usage title rm"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -530,6 +533,36 @@ _ag__log() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        ag__log__subcmd__usage)
+            opts="-q -v -h --by --since --home --json --quiet --verbose --color --any --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --by)
+                    COMPREPLY=($(compgen -W "day model session folder" -- "${cur}"))
+                    return 0
+                    ;;
+                --since)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --home)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
     esac
 }
 
@@ -544,7 +577,7 @@ _ag__log__dynamic() {
     local cur="$2" prev="$3" sub="" kind="" word i
     for ((i = 1; i < COMP_CWORD; i++)); do
         case "${COMP_WORDS[i]}" in
-            append|cat|tail|ls|show|fold|ingest|import|compact|prune|export|search|title|rm) sub="${COMP_WORDS[i]}"; break ;;
+            append|cat|tail|ls|show|fold|ingest|import|compact|prune|export|search|usage|title|rm) sub="${COMP_WORDS[i]}"; break ;;
         esac
     done
     case "$sub|$prev" in

@@ -46,6 +46,7 @@ complete -c ag-log -n "__fish_ag_log_needs_command" -f -a "compact" -d 'Compact 
 complete -c ag-log -n "__fish_ag_log_needs_command" -f -a "prune" -d 'Prune a session: its old tool results are sent as placeholders in later requests (the log keeps them; `recall` fetches them)'
 complete -c ag-log -n "__fish_ag_log_needs_command" -f -a "export" -d 'Write sessions as Markdown, a self-contained HTML page, or NDJSON to import elsewhere'
 complete -c ag-log -n "__fish_ag_log_needs_command" -f -a "search" -d 'Full-text search over what was said and done (text, thinking, tool calls and results, peer speech, errors); exits 1 when nothing matched, like grep'
+complete -c ag-log -n "__fish_ag_log_needs_command" -f -a "usage" -d 'Tokens and dollars by day, model, session or folder, from the turns\' records: what runs cost (list prices, or the configuration\'s)'
 complete -c ag-log -n "__fish_ag_log_needs_command" -f -a "title" -d 'Set a session\'s title'
 complete -c ag-log -n "__fish_ag_log_needs_command" -f -a "rm" -d 'Remove sessions and their chunks'
 complete -c ag-log -n "__fish_ag_log_using_subcommand append" -s s -l session -d 'The session to append to: a handle, an id or unique prefix, a title or title fragment, `last` (this directory\'s latest chat session) or `last~N`' -r
@@ -209,6 +210,20 @@ complete -c ag-log -n "__fish_ag_log_using_subcommand search" -s q -l quiet -d '
 complete -c ag-log -n "__fish_ag_log_using_subcommand search" -s v -l verbose -d 'Say more on stderr'
 complete -c ag-log -n "__fish_ag_log_using_subcommand search" -l any -d '`last` (and `-c`) mean the latest chat session of any directory, not only this one'
 complete -c ag-log -n "__fish_ag_log_using_subcommand search" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c ag-log -n "__fish_ag_log_using_subcommand usage" -l by -d 'What a row is' -r -f -a "day\t'The UTC day a turn ended'
+model\t'The model that answered'
+session\t'The session'
+folder\t'The session\'s directory'"
+complete -c ag-log -n "__fish_ag_log_using_subcommand usage" -l since -d 'Only turns since then: a duration back from now (`7d`, `24h`) or a date (`2026-11-01`)' -r
+complete -c ag-log -n "__fish_ag_log_using_subcommand usage" -l home -d 'The store directory [default: $AG_HOME, else $XDG_DATA_HOME/ag, else ~/.local/share/ag]' -r -F
+complete -c ag-log -n "__fish_ag_log_using_subcommand usage" -l color -d 'When to colour output (NO_COLOR is honoured by `auto`)' -r -f -a "auto\t''
+always\t''
+never\t''"
+complete -c ag-log -n "__fish_ag_log_using_subcommand usage" -l json -d 'Print machine-readable JSON (NDJSON for streams)'
+complete -c ag-log -n "__fish_ag_log_using_subcommand usage" -s q -l quiet -d 'Print nothing on stdout but data that was asked for; no notices on stderr'
+complete -c ag-log -n "__fish_ag_log_using_subcommand usage" -s v -l verbose -d 'Say more on stderr'
+complete -c ag-log -n "__fish_ag_log_using_subcommand usage" -l any -d '`last` (and `-c`) mean the latest chat session of any directory, not only this one'
+complete -c ag-log -n "__fish_ag_log_using_subcommand usage" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c ag-log -n "__fish_ag_log_using_subcommand title" -l home -d 'The store directory [default: $AG_HOME, else $XDG_DATA_HOME/ag, else ~/.local/share/ag]' -r -F
 complete -c ag-log -n "__fish_ag_log_using_subcommand title" -l color -d 'When to colour output (NO_COLOR is honoured by `auto`)' -r -f -a "auto\t''
 always\t''

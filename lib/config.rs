@@ -256,6 +256,9 @@ pub(crate) struct ModelConfig {
     /// OpenAI dialect: a reasoning model, sent `reasoning_effort` when thinking is asked for;
     /// by default the o-series and gpt-5 family.
     pub(crate) reasoning: Option<bool>,
+    /// US dollars per million tokens (`{ input, output, cache_read, cache_write }`), for
+    /// models the built-in price list lacks or prices it has wrong.
+    pub(crate) price: Option<crate::usage::Price>,
 }
 
 impl Config {

@@ -2,7 +2,7 @@
 //!
 //! Lower modules never import higher ones: `ids clock text follow paths live proc policy` →
 //! `sandbox settings config secrets` (config names the keys that secrets withdraws) → `log
-//! fold reduce structured import` (pure) → `store` → `net` → `provider tools room mcp` →
+//! fold reduce structured import usage` (pure) → `store` → `net` → `provider tools room mcp` →
 //! `context export` → `fork agent summon` → `cli`. Only what the commands, benches, xtask and
 //! tests name is `pub`; the lint below keeps a `pub` from standing where nothing outside the
 //! crate can reach it.
@@ -27,6 +27,7 @@ pub mod log;
 pub mod policy;
 pub mod reduce;
 pub(crate) mod structured;
+pub(crate) mod usage;
 
 pub(crate) mod mcp;
 pub(crate) mod net;

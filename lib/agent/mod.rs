@@ -71,6 +71,8 @@ pub(crate) enum Event {
         turn: String,
         stop_reason: StopReason,
         usage: Usage,
+        /// What the turn cost at its model's price, when the model has one.
+        cost_usd: Option<f64>,
     },
     /// The session was compacted (its record came as a `Seal` just before).
     Compacted {
@@ -108,6 +110,8 @@ pub(crate) struct TurnOptions {
     pub(crate) schema: Option<Arc<crate::structured::AnswerSchema>>,
     /// How many times a failing answer is sent back to the model before the turn fails.
     pub(crate) schema_retries: u32,
+    /// `--max-cost`: US dollars the turn may spend; it stops before a step that would pass it.
+    pub(crate) max_cost: Option<f64>,
 }
 
 /// How a turn ended.
@@ -212,9 +216,14 @@ impl Agent<'_> {
         let mut step: i64 = 0;
         let mut retries = self.opts.schema_retries;
         let mut view = self.load_view()?;
+        // What the last step cost: the estimate of what the next one will.
+        let mut step_cost = 0.0;
         loop {
             if let Some(stop_reason) = self.at_boundary(&t.turn, step, on)? {
                 return self.finish(&t, step, stop_reason, &view, on);
+            }
+            if self.over_budget(&t, step_cost) {
+                return self.finish(&t, step, StopReason::MaxCost, &view, on);
             }
             step += 1;
             self.before_step(&mut view, &t.turn, step, on)?;
@@ -231,7 +240,9 @@ impl Agent<'_> {
                     return self.fail(&t, step, message, status, retryable, &view, on);
                 }
             };
+            let before = self.cost(&t).unwrap_or(0.0);
             add_usage(&mut t.usage, &end.usage);
+            step_cost = self.cost(&t).unwrap_or(0.0) - before;
             t.model = end.model.clone().or(t.model);
             let last_stop = end.stop_reason;
             let (calls, answer) = match self.judge(&t.turn, step, calls, &mut retries, on)? {
@@ -316,7 +327,7 @@ impl Agent<'_> {
         view: &View,
         on: &mut dyn FnMut(Event),
     ) -> Result<Option<Outcome>, AgentError> {
-        let mut end_chunk = t.end_chunk(step, stop_reason, self.model_name(t), view);
+        let mut end_chunk = t.end_chunk(step, stop_reason, self.model_name(t), self.cost(t), view);
         structured::record(&mut end_chunk, answer);
         match self.store.end_turn_or_drain(
             &self.session.id,
@@ -331,6 +342,7 @@ impl Agent<'_> {
                     turn: t.turn.clone(),
                     stop_reason,
                     usage: t.usage.clone(),
+                    cost_usd: self.cost(t).map(crate::usage::round),
                 });
                 Ok(Some(Outcome::Done { stop_reason }))
             }
@@ -346,6 +358,31 @@ impl Agent<'_> {
     /// The model named in `turn_end`: the one that last answered, else the provider's.
     fn model_name<'t>(&'t self, t: &'t Tally) -> &'t str {
         t.model.as_deref().unwrap_or(self.provider.name())
+    }
+
+    /// What the turn's steps cost so far at the model's price: the configuration's price for
+    /// the model this session runs on, else the list price of the model that answered.
+    fn cost(&self, t: &Tally) -> Option<f64> {
+        let price = crate::usage::price(self.provider.name(), self.config)
+            .or_else(|| crate::usage::price(t.model.as_deref()?, self.config))?;
+        let tokens = crate::usage::Tokens {
+            input: t.usage.input,
+            output: t.usage.output,
+            cache_read: t.usage.cache_read,
+            cache_write: t.usage.cache_write,
+        };
+        let includes =
+            crate::usage::input_includes_cache(self.provider.name(), Some(self.provider.dialect()));
+        Some(crate::usage::cost(&tokens, &price, includes))
+    }
+
+    /// `--max-cost`: whether the next step would pass the budget, estimating it at what the
+    /// last one cost.
+    fn over_budget(&self, t: &Tally, next_step: f64) -> bool {
+        match (self.opts.max_cost, self.cost(t)) {
+            (Some(max), Some(spent)) => spent + next_step > max,
+            _ => false,
+        }
     }
 
     /// End the turn with an error chunk saying why.
@@ -388,7 +425,7 @@ impl Agent<'_> {
         view: &View,
         on: &mut dyn FnMut(Event),
     ) -> Result<Outcome, AgentError> {
-        let end = t.end_chunk(step, stop_reason, self.model_name(t), view);
+        let end = t.end_chunk(step, stop_reason, self.model_name(t), self.cost(t), view);
         let status = self.end_status(stop_reason);
         // Input queued during this turn goes into the log before `turn_end` (DESIGN §2: the
         // loop drains the queue before it ends a turn), in the same transaction as the end
@@ -416,6 +453,7 @@ impl Agent<'_> {
             turn: t.turn.clone(),
             stop_reason,
             usage: t.usage.clone(),
+            cost_usd: self.cost(t).map(crate::usage::round),
         });
         Ok(if stop_reason == StopReason::Interrupted {
             Outcome::Interrupted
@@ -513,7 +551,14 @@ struct Tally {
 
 impl Tally {
     /// The turn's `turn_end` record, at `step`, ended by `stop_reason`.
-    fn end_chunk(&self, step: i64, stop_reason: StopReason, model: &str, view: &View) -> NewChunk {
+    fn end_chunk(
+        &self,
+        step: i64,
+        stop_reason: StopReason,
+        model: &str,
+        cost: Option<f64>,
+        view: &View,
+    ) -> NewChunk {
         let mut fields = json!({
             "stop_reason": stop_reason.as_str(),
             "usage": {
@@ -525,6 +570,10 @@ impl Tally {
             "model": model,
             "duration_ms": self.started.elapsed().as_millis() as u64,
         });
+        // What the turn cost at the model's price then, when it has one.
+        if let Some(usd) = cost {
+            fields["cost_usd"] = crate::usage::round(usd).into();
+        }
         // The last request's prompt tokens: the session's context use.
         let context_input = context::context_input(view);
         if !context_input.is_null() {

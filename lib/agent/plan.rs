@@ -142,6 +142,8 @@ pub(crate) struct TurnPlan<'s> {
     pub(crate) allow_protected: bool,
     /// `--schema`: the answer this turn must give.
     pub(crate) schema: Option<Arc<crate::structured::AnswerSchema>>,
+    /// `--max-cost`: US dollars this turn may spend.
+    pub(crate) max_cost: Option<f64>,
     claim: ClaimGuard<'s>,
 }
 
@@ -257,6 +259,7 @@ pub(crate) fn prepare<'s>(
         warnings,
         allow_protected: false,
         schema: None,
+        max_cost: None,
         claim,
     })))
 }
@@ -493,6 +496,7 @@ impl<'s> TurnPlan<'s> {
             warnings: Vec::new(),
             allow_protected: false,
             schema: None,
+            max_cost: None,
             claim,
         })
     }
@@ -539,6 +543,7 @@ impl<'s> TurnPlan<'s> {
                 offered: self.settings.offered.clone(),
                 schema: self.schema,
                 schema_retries: config.agent.schema_retries,
+                max_cost: self.max_cost,
             },
             session: self.session,
             provider: Arc::from(self.provider),

@@ -13,6 +13,8 @@ pub(crate) enum Exit {
     Usage,
     Conflict,
     NotFound,
+    /// `ag-prompt --max-cost`: the turn stopped cleanly before it would pass the budget.
+    BudgetSpent,
     /// The command's change was stored, but its output could not be written: do not retry.
     OutputFailed,
     TempFail,
@@ -26,6 +28,7 @@ impl Exit {
             Exit::Usage => 2,
             Exit::Conflict => 3,
             Exit::NotFound => 4,
+            Exit::BudgetSpent => 5,
             Exit::OutputFailed => 74,
             Exit::TempFail => 75,
             Exit::Interrupted => 130,

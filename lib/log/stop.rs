@@ -26,6 +26,8 @@ pub enum StopReason {
     ContextWindowExceeded,
     /// The loop stopped at `--max-steps`.
     MaxSteps,
+    /// The loop stopped before a step that would have passed `--max-cost`.
+    MaxCost,
     /// The turn was interrupted (Ctrl-C, `ag-summon cancel`).
     Interrupted,
     /// The provider stayed unavailable or refused the request.
@@ -35,7 +37,7 @@ pub enum StopReason {
 }
 
 impl StopReason {
-    pub(crate) const ALL: [StopReason; 11] = [
+    pub(crate) const ALL: [StopReason; 12] = [
         StopReason::EndTurn,
         StopReason::ToolUse,
         StopReason::MaxTokens,
@@ -44,6 +46,7 @@ impl StopReason {
         StopReason::Refusal,
         StopReason::ContextWindowExceeded,
         StopReason::MaxSteps,
+        StopReason::MaxCost,
         StopReason::Interrupted,
         StopReason::Error,
         StopReason::Unknown,
@@ -59,6 +62,7 @@ impl StopReason {
             StopReason::Refusal => "refusal",
             StopReason::ContextWindowExceeded => "model_context_window_exceeded",
             StopReason::MaxSteps => "max_steps",
+            StopReason::MaxCost => "max_cost",
             StopReason::Interrupted => "interrupted",
             StopReason::Error => "error",
             StopReason::Unknown => "unknown",
@@ -75,9 +79,13 @@ impl StopReason {
     /// become [`StopReason::Unknown`]: a provider cannot make a turn look interrupted.
     pub(crate) fn from_provider(s: &str) -> StopReason {
         match StopReason::parse(s) {
-            Some(StopReason::MaxSteps | StopReason::Interrupted | StopReason::Error) | None => {
-                StopReason::Unknown
-            }
+            Some(
+                StopReason::MaxSteps
+                | StopReason::MaxCost
+                | StopReason::Interrupted
+                | StopReason::Error,
+            )
+            | None => StopReason::Unknown,
             Some(r) => r,
         }
     }

@@ -81,6 +81,8 @@ pub(crate) struct Usage {
     pub(crate) output: i64,
     pub(crate) cache_read: i64,
     pub(crate) cache_write: i64,
+    /// US dollars, summed from the records that say what their turn cost (`cost_usd`).
+    pub(crate) cost_usd: f64,
 }
 
 pub(super) const COLUMNS: &str =

@@ -23,6 +23,7 @@ mod schema;
 mod sessions;
 mod spawned;
 mod stats;
+mod usage;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -40,6 +41,7 @@ pub(crate) use refs::{Candidate, Scope};
 pub(crate) use run::{Claim, TurnEnd};
 pub(crate) use sessions::{Listing, NewSession, SessionStatus};
 pub use sessions::{Session, SessionKind};
+pub(crate) use usage::EndedTurn;
 
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {

@@ -190,6 +190,14 @@ const MIGRATIONS: &[&str] = &[
     ALTER TABLE sessions ADD COLUMN name TEXT;
     CREATE UNIQUE INDEX sessions_name ON sessions(cwd, name) WHERE name IS NOT NULL;
     "#,
+    // 14: what turns cost: a session's total of its `turn_end` records' `cost_usd` (records
+    // written before this version have none), and the `turn_end` records by time, so
+    // `ag-log usage` reads those and not the whole log.
+    r#"
+    ALTER TABLE turn_totals ADD COLUMN cost_usd REAL NOT NULL DEFAULT 0;
+    CREATE INDEX chunks_turn_ends ON chunks(created_at)
+      WHERE type = 'system' AND json_extract(data_json, '$.kind') = 'turn_end';
+    "#,
 ];
 
 /// The version whose migration adds session handles: after it, existing rows get theirs.

@@ -38,6 +38,7 @@ impl Tally {
                 self.usage.output += n("output").unwrap_or(0);
                 self.usage.cache_read += n("cache_read").unwrap_or(0);
                 self.usage.cache_write += n("cache_write").unwrap_or(0);
+                self.usage.cost_usd += m.get("cost_usd").and_then(|v| v.as_f64()).unwrap_or(0.0);
             }
         }
     }
@@ -52,6 +53,7 @@ impl Tally {
         u.output += sign * o.output;
         u.cache_read += sign * o.cache_read;
         u.cache_write += sign * o.cache_write;
+        u.cost_usd += sign as f64 * o.cost_usd;
     }
 
     /// Add this batch's tally to the session's stored one (inside the batch's transaction).
@@ -66,11 +68,12 @@ impl Tally {
         let u = &self.usage;
         if u.turns > 0 {
             conn.prepare_cached(
-                "INSERT INTO turn_totals (session_id, turns, input, output, cache_read, cache_write) \
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6) ON CONFLICT (session_id) DO UPDATE SET \
+                "INSERT INTO turn_totals (session_id, turns, input, output, cache_read, cache_write, \
+                 cost_usd) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) ON CONFLICT (session_id) DO UPDATE SET \
                  turns = turns + excluded.turns, input = input + excluded.input, \
                  output = output + excluded.output, cache_read = cache_read + excluded.cache_read, \
-                 cache_write = cache_write + excluded.cache_write",
+                 cache_write = cache_write + excluded.cache_write, \
+                 cost_usd = cost_usd + excluded.cost_usd",
             )?
             .execute(params![
                 session_id,
@@ -78,7 +81,8 @@ impl Tally {
                 u.input,
                 u.output,
                 u.cache_read,
-                u.cache_write
+                u.cache_write,
+                u.cost_usd
             ])?;
         }
         Ok(())
@@ -145,7 +149,7 @@ impl Store {
         t.usage = self
             .conn()
             .prepare_cached(
-                "SELECT turns, input, output, cache_read, cache_write FROM turn_totals \
+                "SELECT turns, input, output, cache_read, cache_write, cost_usd FROM turn_totals \
                  WHERE session_id = ?1",
             )?
             .query_row([session_id], usage_row)
@@ -177,7 +181,8 @@ impl Store {
                    COALESCE(SUM(json_extract(data_json, '$.usage.input')), 0), \
                    COALESCE(SUM(json_extract(data_json, '$.usage.output')), 0), \
                    COALESCE(SUM(json_extract(data_json, '$.usage.cache_read')), 0), \
-                   COALESCE(SUM(json_extract(data_json, '$.usage.cache_write')), 0) \
+                   COALESCE(SUM(json_extract(data_json, '$.usage.cache_write')), 0), \
+                   COALESCE(SUM(json_extract(data_json, '$.cost_usd')), 0.0) \
                  FROM chunks WHERE session_id = ?1 AND seq > ?2 AND seq <= ?3 \
                    AND type = 'system' AND json_extract(data_json, '$.kind') = 'turn_end'",
             )?
@@ -193,5 +198,6 @@ fn usage_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Usage> {
         output: r.get(2)?,
         cache_read: r.get(3)?,
         cache_write: r.get(4)?,
+        cost_usd: r.get(5)?,
     })
 }

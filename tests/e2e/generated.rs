@@ -23,7 +23,7 @@ fn ag_log_man_page_documents_every_subcommand_and_the_hand_written_sections() {
         );
     }
     for sub in [
-        "append", "cat", "tail", "ls", "show", "fold", "ingest", "search", "title", "rm",
+        "append", "cat", "tail", "ls", "show", "fold", "ingest", "search", "usage", "title", "rm",
     ] {
         assert!(
             page.contains(&format!(".SS \"ag\\-log {sub}\"\n")),

@@ -412,7 +412,8 @@ fn show_summarises_counts_by_type_and_summed_usage() {
     assert_eq!(v["chunks"], 9);
     assert_eq!(
         v["usage"],
-        json!({"turns": 2, "input": 30, "output": 12, "cache_read": 0, "cache_write": 0})
+        json!({"turns": 2, "input": 30, "output": 12, "cache_read": 0, "cache_write": 0,
+               "cost_usd": 0.0})
     );
     let count = |role: &str, ty: &str| {
         v["counts"]

@@ -83,4 +83,5 @@ mod tmux;
 mod trust;
 mod trust_agents;
 mod typed_config;
+mod usage;
 mod walkthrough;

@@ -13,6 +13,7 @@ mod render;
 mod search;
 mod sessions;
 mod show;
+mod usage;
 
 use std::process::ExitCode;
 
@@ -117,6 +118,9 @@ pub(crate) enum Verb {
     /// Full-text search over what was said and done (text, thinking, tool calls and results,
     /// peer speech, errors); exits 1 when nothing matched, like grep
     Search(search::SearchArgs),
+    /// Tokens and dollars by day, model, session or folder, from the turns' records: what
+    /// runs cost (list prices, or the configuration's)
+    Usage(usage::UsageArgs),
     /// Set a session's title
     Title(sessions::TitleArgs),
     /// Remove sessions and their chunks
@@ -152,6 +156,7 @@ fn run(cli: Cli) -> CliResult<()> {
         Verb::Prune(a) => prune::run(&mut ctx, a),
         Verb::Export(a) => export::run(&mut ctx, a),
         Verb::Search(a) => search::search(&mut ctx, a),
+        Verb::Usage(a) => usage::run(&mut ctx, a),
         Verb::Title(a) => sessions::title(&mut ctx, a),
         Verb::Rm(a) => sessions::rm(&mut ctx, a),
     };

@@ -72,6 +72,7 @@ impl Shown {
         v["usage"] = json!({
             "turns": u.turns, "input": u.input, "output": u.output,
             "cache_read": u.cache_read, "cache_write": u.cache_write,
+            "cost_usd": crate::usage::round(u.cost_usd),
         });
         v["context"] = self.context.as_ref().map_or(Value::Null, |c| {
             json!({"last_input": c.last_input, "window": c.window, "share": c.share(),
@@ -136,8 +137,17 @@ impl Shown {
         }
         let u = &self.usage;
         lines.push(format!(
-            "usage     {} turns · input {} · output {} · cache read {} · cache write {}",
-            u.turns, u.input, u.output, u.cache_read, u.cache_write
+            "usage     {} turns · input {} · output {} · cache read {} · cache write {}{}",
+            u.turns,
+            u.input,
+            u.output,
+            u.cache_read,
+            u.cache_write,
+            if u.cost_usd > 0.0 {
+                format!(" · ${:.4}", u.cost_usd)
+            } else {
+                String::new()
+            }
         ));
         if let Some(c) = &self.context {
             lines.push(c.line());

@@ -229,6 +229,7 @@ fn subtype(stop_reason: &str, schema_unmet: bool) -> &'static str {
     use crate::log::StopReason as R;
     match R::parse(stop_reason) {
         Some(R::MaxSteps) => "error_max_steps",
+        Some(R::MaxCost) => "error_max_cost",
         Some(R::MaxTokens) => "error_max_tokens",
         Some(R::Refusal) => "error_refusal",
         Some(R::ContextWindowExceeded) => "error_context_window",

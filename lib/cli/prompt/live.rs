@@ -168,10 +168,17 @@ impl<'a> LiveView<'a> {
                 turn,
                 stop_reason,
                 usage,
-            } => json!({
-                "type": "turn-done", "session": self.session, "turn": turn, "stop_reason": stop_reason,
-                "usage": {"input": usage.input, "output": usage.output, "cache_read": usage.cache_read, "cache_write": usage.cache_write},
-            }),
+                cost_usd,
+            } => {
+                let mut v = json!({
+                    "type": "turn-done", "session": self.session, "turn": turn, "stop_reason": stop_reason,
+                    "usage": {"input": usage.input, "output": usage.output, "cache_read": usage.cache_read, "cache_write": usage.cache_write},
+                });
+                if let Some(usd) = cost_usd {
+                    v["cost_usd"] = usd.into();
+                }
+                v
+            }
         })
     }
 

@@ -151,6 +151,10 @@ pub(crate) struct RunArgs {
     /// system prompt, tools (narrowed by --tools), models and step limit
     #[arg(long, value_name = "SLUG", conflicts_with_all = ["session", "continue_last"])]
     agent: Option<String>,
+    /// Stop the turn before a step that would take its cost past USD dollars (the next step
+    /// is estimated at what the last one cost); the turn ends cleanly, exit 5
+    #[arg(long, value_name = "USD", value_parser = parse_usd)]
+    max_cost: Option<f64>,
     /// Stop after N model round trips in this turn (at least 1)
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     max_steps: Option<u32>,
@@ -256,33 +260,48 @@ fn prompt(ctx: &mut Ctx, args: RunArgs) -> CliResult<()> {
         None => None,
     };
     let req = turn_request(&args, (text.clone(), title), images.len(), agent, &cwd_now)?;
-    let plan =
-        match crate::agent::prepare(&store, &config, req).map_err(|e| plan_error(e, &config))? {
-            Prepared::Ready(mut plan) => {
-                plan.allow_protected = args.allow_protected;
-                plan.schema = schema;
-                plan
-            }
-            Prepared::CompactionQueued { session, owner } => {
-                ctx.out.note(&format!(
-                    "session {} is busy (pid {owner}); the compaction was queued for its next step",
-                    session.id
-                ));
-                return Ok(());
-            }
-            Prepared::Queued {
-                session,
-                owner,
-                item,
-            } => {
-                announce_queued(ctx, &session, owner, args.wait)?;
-                if args.wait {
-                    let text = text.as_deref().unwrap_or_default();
-                    return answer::waited(ctx, &store, &session, item, text, &want);
+    let plan = match crate::agent::prepare(&store, &config, req)
+        .map_err(|e| plan_error(e, &config))?
+    {
+        Prepared::Ready(mut plan) => {
+            plan.allow_protected = args.allow_protected;
+            plan.schema = schema;
+            if let Some(max) = args.max_cost {
+                // A budget needs a price to count against.
+                if crate::usage::price(&plan.model, &config).is_none() {
+                    return Err(CliError::usage(format!(
+                            "--max-cost: model {} has no price, so its cost cannot be counted",
+                            plan.model
+                        ))
+                        .with_hint(format!(
+                            "set [models.\"{}\"] price = {{ input = …, output = … }} (US dollars per million tokens) in the config",
+                            plan.model
+                        )));
                 }
-                return Ok(());
+                plan.max_cost = Some(max);
             }
-        };
+            plan
+        }
+        Prepared::CompactionQueued { session, owner } => {
+            ctx.out.note(&format!(
+                "session {} is busy (pid {owner}); the compaction was queued for its next step",
+                session.id
+            ));
+            return Ok(());
+        }
+        Prepared::Queued {
+            session,
+            owner,
+            item,
+        } => {
+            announce_queued(ctx, &session, owner, args.wait)?;
+            if args.wait {
+                let text = text.as_deref().unwrap_or_default();
+                return answer::waited(ctx, &store, &session, item, text, &want);
+            }
+            return Ok(());
+        }
+    };
     for n in &plan.notes {
         ctx.out.note(n);
     }
@@ -321,6 +340,17 @@ fn answer_schema(args: &RunArgs) -> CliResult<Option<Arc<crate::structured::Answ
                 })
         })
         .transpose()
+}
+
+/// `--max-cost`: a positive amount of US dollars (`0.50`, `$2`).
+fn parse_usd(s: &str) -> Result<f64, String> {
+    let t = s.trim().trim_start_matches('$');
+    match t.parse::<f64>() {
+        Ok(v) if v.is_finite() && v > 0.0 => Ok(v),
+        _ => Err(format!(
+            "{s:?} is not an amount of US dollars above 0, like 0.50"
+        )),
+    }
 }
 
 /// `--name`: a job's name for its session, one line of printable text.
@@ -592,6 +622,16 @@ fn turn_result(
                 crate::agent::AgentError::CompactUnavailable(m) => CliError::new(Exit::TempFail, m),
             })
         }
+        Ok(Outcome::Done {
+            stop_reason: crate::log::StopReason::MaxCost,
+        }) => Err(CliError::new(
+            Exit::BudgetSpent,
+            "the turn stopped before its next step would pass --max-cost",
+        )
+        .with_hint(format!(
+            "session {} keeps the turn; `ag-log show {}` says what it cost",
+            session.handle, session.handle
+        ))),
         Ok(Outcome::Done { .. }) => stdout_error.map_or(Ok(()), |e| Err(e.into())),
         Ok(Outcome::Interrupted) => Err(CliError::new(Exit::Interrupted, "interrupted").with_hint(
             format!(

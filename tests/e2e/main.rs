@@ -53,6 +53,7 @@ mod prompt_retries;
 mod provider;
 mod prune;
 mod reach;
+mod readme_recipes;
 mod recall;
 mod refs;
 mod retry_terminal;

@@ -193,3 +193,24 @@ fn near_misses_get_a_did_you_mean() {
         )
     );
 }
+
+#[test]
+fn look_alike_flags_and_unreadable_input_say_what_to_do() {
+    let env = TestEnv::new();
+    snap!(
+        "prompt_o_json_look_alike",
+        env,
+        env.run("ag-prompt", &["-m", "echo", "-o", "json", "hi"])
+    );
+    assert!(!env.cwd.join("json").exists(), "no file named json was written");
+    snap!(
+        "prompt_stdin_not_utf8",
+        env,
+        env.run_stdin("ag-prompt", &["-m", "echo", "-"], b"abc\xff\xfe")
+    );
+    snap!(
+        "prompt_missing_script",
+        env,
+        env.run("ag-prompt", &["-m", "script:nope.toml", "hi"])
+    );
+}

@@ -113,10 +113,17 @@ pub(super) fn build(arg: Option<String>, attach: &[PathBuf]) -> CliResult<Prompt
 }
 
 fn read_stdin() -> CliResult<String> {
-    let mut s = String::new();
+    let mut bytes = Vec::new();
     std::io::stdin()
-        .read_to_string(&mut s)
+        .read_to_end(&mut bytes)
         .map_err(|e| CliError::from(e).context("reading the prompt from stdin"))?;
+    let s = String::from_utf8(bytes).map_err(|e| {
+        CliError::usage(format!(
+            "the prompt on stdin is not UTF-8 text (byte {} is not)",
+            e.utf8_error().valid_up_to()
+        ))
+        .with_hint("convert it first, e.g. `iconv -f latin1 -t utf-8 FILE | ag-prompt …`")
+    })?;
     Ok(s)
 }
 

@@ -238,6 +238,19 @@ fn prompt(ctx: &mut Ctx, args: RunArgs) -> CliResult<()> {
             (Some(p.text), p.title, p.images)
         }
     };
+    // `-o json` is the look-alike of `--output json`: it would write a file named `json`.
+    if let Some(f) = &args.output_file {
+        let name = f.to_string_lossy();
+        if matches!(name.as_ref(), "json" | "text") && !f.exists() {
+            return Err(CliError::usage(format!(
+                "-o {name} would write the answer to a file named {name:?}"
+            ))
+            .with_hint(format!(
+                "--output {name} prints {} on stdout; to write a file of that name, say -o ./{name}",
+                if name == "json" { "the result object" } else { "the answer" }
+            )));
+        }
+    }
     let want = answer::Want {
         result_event: ctx.global.json,
         result_only: args.output == answer::Output::Json,
@@ -475,6 +488,13 @@ pub(crate) fn plan_error(e: PlanError, config: &crate::config::Config) -> CliErr
                 ),
                 None => "`ag-prompt models` lists the providers and aliases".into(),
             };
+            CliError::usage(e.to_string()).with_hint(hint)
+        }
+        PlanError::Model(ChooseError::Model(ModelError::Script { ref path, .. })) => {
+            let hint = format!(
+                "a script model is a TOML file of steps, named by its path from this directory \
+                 (-m script:{path}); examples/scripts/ in ag's repository has some"
+            );
             CliError::usage(e.to_string()).with_hint(hint)
         }
         PlanError::Model(e) => {

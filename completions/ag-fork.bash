@@ -86,6 +86,7 @@ _ag__fork__dynamic() {
         esac
     done
     case "$sub|$prev" in
+        "|--tools") kind=tools ;;
         "|-m"|"|--model") kind=models ;;
     esac
     local first=""

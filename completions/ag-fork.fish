@@ -15,5 +15,6 @@ complete -c ag-fork -l read-only -d 'Give the fork the look-only tools (read, gl
 complete -c ag-fork -l keep-cache -d 'Keep the session\'s system prompt and offered tool list byte-identical, so the side chat\'s first request reuses its prompt cache; the rules travel with the question and the guard still denies every tool but read, glob, grep and recall'
 complete -c ag-fork -s h -l help -d 'Print help'
 complete -c ag-fork -s V -l version -d 'Print version'
+complete -c ag-fork -l tools -x -a "(ag-log __complete tools)"
 complete -c ag-fork -s m -l model -x -a "(ag-log __complete models)"
 complete -c ag-fork -f -a "(ag-log __complete sessions)"

@@ -223,6 +223,7 @@ _ag__prompt__dynamic() {
     case "$sub|$prev" in
         "|-s"|"|--session") kind=sessions ;;
         "|-m"|"|--model") kind=models ;;
+        "|--tools") kind=tools ;;
         "|--agent") kind=agents ;;
         "models|--forget") kind=models ;;
     esac

@@ -93,5 +93,6 @@ complete -c ag-prompt -n "__fish_ag_prompt_using_subcommand mcp; and __fish_seen
 complete -c ag-prompt -n "__fish_ag_prompt_using_subcommand mcp; and __fish_seen_subcommand_from list" -s h -l help -d 'Print help'
 complete -c ag-prompt -s s -l session -x -a "(ag-log __complete sessions)"
 complete -c ag-prompt -s m -l model -x -a "(ag-log __complete models)"
+complete -c ag-prompt -l tools -x -a "(ag-log __complete tools)"
 complete -c ag-prompt -l agent -x -a "(ag-log __complete agents)"
 complete -c ag-prompt -n "__fish_seen_subcommand_from models" -l forget -x -a "(ag-log __complete models)"

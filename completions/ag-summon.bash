@@ -196,6 +196,7 @@ _ag__summon__dynamic() {
     case "$sub|$prev" in
         "|-a"|"|--agent") kind=agents ;;
         "|--parent") kind=sessions ;;
+        "|--tools") kind=tools ;;
         "ps|--parent") kind=sessions ;;
     esac
     local first=""

@@ -86,6 +86,7 @@ complete -c ag-summon -n "__fish_ag_summon_using_subcommand cancel" -l any -d '`
 complete -c ag-summon -n "__fish_ag_summon_using_subcommand cancel" -s h -l help -d 'Print help'
 complete -c ag-summon -s a -l agent -x -a "(ag-log __complete agents)"
 complete -c ag-summon -l parent -x -a "(ag-log __complete sessions)"
+complete -c ag-summon -l tools -x -a "(ag-log __complete tools)"
 complete -c ag-summon -n "__fish_seen_subcommand_from ps" -l parent -x -a "(ag-log __complete sessions)"
 complete -c ag-summon -n "__fish_use_subcommand" -f -a "(ag-log __complete agents)"
 complete -c ag-summon -n "__fish_seen_subcommand_from retrieve" -f -a "(ag-log __complete sessions)"

@@ -181,3 +181,16 @@ fn zsh_completes_sessions_agents_and_models() {
     let got = zsh_complete(&env, "ag-log cat --tu").unwrap();
     assert_eq!(got, ["--turn"]);
 }
+
+#[test]
+fn bash_completes_tool_words_after_tools_not_file_names() {
+    let env = TestEnv::new();
+    env.write_file("readme-notes.txt", "a file that must not be offered\n");
+    let got = complete(&env, "ag-prompt", &["ag-prompt", "--tools", "re"]);
+    assert!(got.contains(&"read".to_string()) && got.contains(&"read-only".to_string()), "{got:?}");
+    assert!(!got.iter().any(|w| w.contains("readme")), "{got:?}");
+    let got = complete(&env, "ag-prompt", &["ag-prompt", "--tools", "+ed"]);
+    assert_eq!(got, ["+edit"]);
+    let got = complete(&env, "ag-fork", &["ag-fork", "x", "--tools", "-ba"]);
+    assert_eq!(got, ["-bash"]);
+}

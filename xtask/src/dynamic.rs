@@ -12,6 +12,7 @@ fn kind_of(arg: &Arg) -> Option<&'static str> {
         "SESSION" | "ID" => Some("sessions"),
         "AGENT" | "SLUG" => Some("agents"),
         "MODEL" => Some("models"),
+        "LIST" => Some("tools"),
         _ => None,
     }
 }

@@ -20,6 +20,8 @@ pub(crate) enum Kind {
     Agents,
     /// Model names and aliases
     Models,
+    /// `--tools` words: tool names, the sets, and `+NAME`/`-NAME` changes
+    Tools,
 }
 
 /// At most this many sessions are offered.
@@ -36,6 +38,7 @@ pub(crate) fn requested() -> Option<Option<Kind>> {
         "sessions" => Some(Kind::Sessions),
         "agents" => Some(Kind::Agents),
         "models" => Some(Kind::Models),
+        "tools" => Some(Kind::Tools),
         _ => None,
     })
 }
@@ -47,6 +50,7 @@ pub(crate) fn main(kind: Option<Kind>) -> ExitCode {
         Some(Kind::Sessions) => sessions(),
         Some(Kind::Agents) => agents(),
         Some(Kind::Models) => models(),
+        Some(Kind::Tools) => tools(),
         None => Vec::new(),
     };
     let mut out = std::io::stdout().lock();
@@ -97,6 +101,20 @@ fn agents() -> Vec<(String, String)> {
         .chain(catalog.user_agents())
         .map(|d| (d.slug.clone(), d.blurb()))
         .collect()
+}
+
+fn tools() -> Vec<(String, String)> {
+    let mut out: Vec<(String, String)> = vec![
+        ("read-only".into(), "the defaults: look, search, recall, talk in the room".into()),
+        ("all".into(), "every built-in tool".into()),
+        ("none".into(), "no tool".into()),
+    ];
+    for t in crate::policy::Tool::names() {
+        out.push((t.to_string(), "only this and the others named".into()));
+        out.push((format!("+{t}"), "the defaults and this".into()));
+        out.push((format!("-{t}"), "the defaults without this".into()));
+    }
+    out
 }
 
 fn models() -> Vec<(String, String)> {

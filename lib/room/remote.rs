@@ -101,6 +101,16 @@ pub(crate) fn others(store: &Store, key: &Path) -> Vec<Present> {
         .collect()
 }
 
+/// Why the sessions of other machines cannot be listed now, on a shared backend that cannot
+/// be reached; `None` when they can (or when rooms are this machine's files).
+pub(crate) fn unreachable(key: &Path) -> Option<String> {
+    let b = backend::get();
+    if !b.shared() {
+        return None;
+    }
+    b.present(&room_of(key)).err().map(|e| e.to_string())
+}
+
 /// The rows of [`others`].
 pub(crate) fn here(store: &Store, key: &Path) -> Vec<Here> {
     let now = crate::clock::now_ms();

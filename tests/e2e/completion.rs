@@ -187,7 +187,10 @@ fn bash_completes_tool_words_after_tools_not_file_names() {
     let env = TestEnv::new();
     env.write_file("readme-notes.txt", "a file that must not be offered\n");
     let got = complete(&env, "ag-prompt", &["ag-prompt", "--tools", "re"]);
-    assert!(got.contains(&"read".to_string()) && got.contains(&"read-only".to_string()), "{got:?}");
+    assert!(
+        got.contains(&"read".to_string()) && got.contains(&"read-only".to_string()),
+        "{got:?}"
+    );
     assert!(!got.iter().any(|w| w.contains("readme")), "{got:?}");
     let got = complete(&env, "ag-prompt", &["ag-prompt", "--tools", "+ed"]);
     assert_eq!(got, ["+edit"]);

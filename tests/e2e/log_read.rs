@@ -664,3 +664,25 @@ fn cat_escapes_terminal_control_characters_for_people_but_not_in_json() {
     // NDJSON carries the text exactly.
     assert_eq!(env.chunks(&s)[1]["data"]["text"], evil);
 }
+
+#[test]
+fn a_peer_chunk_that_only_names_who_is_here_reads_as_that() {
+    let env = TestEnv::new();
+    let s = env.new_session("roster", "hello");
+    env.append(
+        &s,
+        &[
+            json!({"role": "peer", "type": "peer", "data": {"messages": [], "omitted": 0,
+            "room": "w-1", "roster": [{"session": "01a00000-0000-7000-8000-000000000001",
+            "handle": "pqrstu", "name": "parser work", "goal": "fix it", "where": "."}]}}),
+            json!({"role": "peer", "type": "peer", "data": {"messages": [], "omitted": 0,
+            "room": "w-1", "roster": []}}),
+        ],
+    );
+    let text = env.log(&["cat", &s]).ok().stdout;
+    assert!(
+        text.contains("in the room now: parser work (pqrstu)"),
+        "{text}"
+    );
+    assert!(text.contains("in the room now: nobody else"), "{text}");
+}

@@ -422,6 +422,14 @@ fn nats_refused_credential_unreachable_server_and_project_file_are_clear() {
         "{}",
         r.stderr
     );
+    // `who` still lists this machine's sessions, and says the others are missing.
+    let r = a.run("ag-room", &["who"]).ok();
+    assert!(
+        r.stderr.contains(&format!("127.0.0.1:{port}"))
+            && r.stderr.contains("only this machine's sessions are listed"),
+        "{}",
+        r.stderr
+    );
     // A project file cannot move rooms: ignored with a warning, rooms stay files.
     let p = TestEnv::new();
     p.write_file(

@@ -202,7 +202,10 @@ fn look_alike_flags_and_unreadable_input_say_what_to_do() {
         env,
         env.run("ag-prompt", &["-m", "echo", "-o", "json", "hi"])
     );
-    assert!(!env.cwd.join("json").exists(), "no file named json was written");
+    assert!(
+        !env.cwd.join("json").exists(),
+        "no file named json was written"
+    );
     snap!(
         "prompt_stdin_not_utf8",
         env,

@@ -105,7 +105,10 @@ fn agents() -> Vec<(String, String)> {
 
 fn tools() -> Vec<(String, String)> {
     let mut out: Vec<(String, String)> = vec![
-        ("read-only".into(), "the defaults: look, search, recall, talk in the room".into()),
+        (
+            "read-only".into(),
+            "the defaults: look, search, recall, talk in the room".into(),
+        ),
         ("all".into(), "every built-in tool".into()),
         ("none".into(), "no tool".into()),
     ];

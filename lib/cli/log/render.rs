@@ -79,10 +79,33 @@ impl Transcript {
                 escape_controls(&crate::log::image::label(media_type, data), false)
             ),
             ChunkData::Peer {
-                messages, omitted, ..
-            } => peer_lines(out, messages, *omitted),
+                messages,
+                omitted,
+                roster,
+                ..
+            } => {
+                let lines = peer_lines(out, messages, *omitted);
+                // A chunk that only says who is here now reads as that, not as a blank line.
+                match roster {
+                    Some(r) if lines.is_empty() => out.dim(&roster_line(r)),
+                    _ => lines,
+                }
+            }
         };
         out.line(&format!("{tag} {body}"))
+    }
+}
+
+/// `in the room now: NAME, NAME` (or `nobody else`).
+fn roster_line(roster: &[crate::log::PeerPresent]) -> String {
+    let names: Vec<String> = roster
+        .iter()
+        .map(|p| escape_controls(&format!("{} ({})", p.name, p.handle), false))
+        .collect();
+    if names.is_empty() {
+        "in the room now: nobody else".into()
+    } else {
+        format!("in the room now: {}", names.join(", "))
     }
 }
 

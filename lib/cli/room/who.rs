@@ -24,6 +24,10 @@ pub(super) fn who(ctx: &mut Ctx) -> CliResult<()> {
     let store = ctx.read_store()?;
     let key = crate::room::worktree_key(&cwd()?);
     let here = roster::here(&store, &key)?;
+    if let Some(why) = crate::room::remote::unreachable(&key) {
+        ctx.out
+            .warn(&format!("{why}; only this machine's sessions are listed"));
+    }
     if ctx.global.quiet {
         for h in &here {
             ctx.out.line(&h.session.id)?;

@@ -46,7 +46,44 @@ pub(super) fn set_program(name: &'static str) {
 /// Write to stderr, ignoring failure: a closed or full stderr must never end a turn or a
 /// command (the data on stdout, and the store, are what matter).
 pub(crate) fn eprint_quiet(s: &str) {
-    let _ = io::stderr().lock().write_all(s.as_bytes());
+    let write = || {
+        let _ = io::stderr().lock().write_all(s.as_bytes());
+    };
+    // A line written while a progress bar shows goes above it, not through it.
+    match PROGRESS.lock().ok().and_then(|p| p.clone()) {
+        Some(bar) => bar.suspend(write),
+        None => write(),
+    }
+}
+
+fn b_message(bar: &indicatif::ProgressBar, what: &str) {
+    bar.set_message(escape_controls(what, false));
+}
+
+/// The progress bar or spinner on stderr now, if any: what stderr's lines are written around.
+static PROGRESS: std::sync::Mutex<Option<indicatif::ProgressBar>> = std::sync::Mutex::new(None);
+
+/// A progress bar or spinner on stderr for long work: shown only on a terminal and without
+/// `-q`; lines the command writes meanwhile go above it. Dropped, it clears itself.
+pub(crate) struct Progress(Option<indicatif::ProgressBar>);
+
+impl Progress {
+    pub(crate) fn inc(&self, n: u64) {
+        if let Some(b) = &self.0 {
+            b.inc(n);
+        }
+    }
+}
+
+impl Drop for Progress {
+    fn drop(&mut self) {
+        if let Some(b) = self.0.take() {
+            b.finish_and_clear();
+            if let Ok(mut p) = PROGRESS.lock() {
+                *p = None;
+            }
+        }
+    }
 }
 
 /// The one printer: data on stdout (buffered), everything else on stderr through `note`,
@@ -168,6 +205,43 @@ impl Out {
         if !self.quiet {
             eprint_quiet(&self.paint_err("2", &escape_controls(s, true)));
         }
+    }
+
+    /// A bar of `len` steps (`len` 0: a spinner) saying `what`, on stderr when it is a
+    /// terminal and not quiet; see [`Progress`].
+    pub(crate) fn progress(&self, len: u64, what: &str) -> Progress {
+        if !io::stderr().is_terminal() || self.quiet {
+            return Progress(None);
+        }
+        let bar = if len == 0 {
+            let b = indicatif::ProgressBar::new_spinner();
+            b.set_style(
+                indicatif::ProgressStyle::with_template("{spinner} {msg} {elapsed}")
+                    .unwrap_or_else(|_| indicatif::ProgressStyle::default_spinner()),
+            );
+            b.enable_steady_tick(std::time::Duration::from_millis(120));
+            b
+        } else {
+            let b = indicatif::ProgressBar::new(len);
+            b.set_style(
+                indicatif::ProgressStyle::with_template("{msg} [{bar:30}] {pos}/{len} {eta}")
+                    .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar())
+                    .progress_chars("=> "),
+            );
+            b
+        };
+        b_message(&bar, what);
+        // Drawn now, not at the first tick: short work still says what it did.
+        bar.tick();
+        if let Ok(mut p) = PROGRESS.lock() {
+            *p = Some(bar.clone());
+        }
+        Progress(Some(bar))
+    }
+
+    /// No progress to show (the work is short, or a pipe reads it).
+    pub(crate) fn progress_none(&self) -> Progress {
+        Progress(None)
     }
 
     /// A spinner on stderr, only when it is a terminal and not quiet.

@@ -388,6 +388,16 @@ impl Store {
         Ok(())
     }
 
+    /// How many chunks were written since the full-text index was last brought up to date
+    /// (what the next search indexes first).
+    pub(crate) fn index_backlog(&self) -> Result<i64> {
+        Ok(self.conn().query_row(
+            "SELECT COUNT(*) FROM chunks WHERE rowid > (SELECT last_rowid FROM fts_state WHERE id = 1)",
+            [],
+            |r| r.get(0),
+        )?)
+    }
+
     /// Whether indexed kinds of chunks were written since the index was last brought up to
     /// date.
     fn unindexed(&self) -> Result<bool> {

@@ -12,6 +12,7 @@ fn on_terminal(env: &TestEnv, args: &str, columns: u16) -> Run {
         .env_clear()
         .envs(env.env.iter().map(|(k, v)| (k, v)))
         .env("COLUMNS", columns.to_string())
+        .env("TERM", "xterm")
         .current_dir(&env.cwd)
         .stdin(std::process::Stdio::null())
         .output()
@@ -175,4 +176,52 @@ fn colour_follows_the_terminal_no_color_term_dumb_and_the_flag() {
         .ok()
         .stdout
         .contains('\u{1b}'));
+}
+
+/// Long work says so on a terminal, and never in a pipe: the first search after a large
+/// append brings the index up to date under a spinner; an import of several files shows a
+/// bar; with -q, or once the index is current, nothing.
+#[test]
+fn long_work_shows_progress_on_a_terminal_only() {
+    let env = TestEnv::new();
+    let s = env.new_session("big", "hello");
+    let lines: String = (0..21_000)
+        .map(|i| {
+            format!(
+                "{{\"role\":\"assistant\",\"type\":\"text\",\"data\":{{\"text\":\"word {i}\"}}}}\n"
+            )
+        })
+        .collect();
+    env.log_stdin(&["append", "-s", &s, "-q"], lines).ok();
+    let piped = env.log(&["search", "zebra", "-s", &s]);
+    assert!(!piped.stderr.contains("index"), "{}", piped.stderr);
+    // The same backlog again, on a terminal.
+    env.log_stdin(
+        &["append", "-s", &s, "-q"],
+        (0..21_000)
+            .map(|i| format!("{{\"role\":\"assistant\",\"type\":\"text\",\"data\":{{\"text\":\"more {i}\"}}}}\n"))
+            .collect::<String>(),
+    )
+    .ok();
+    let tty = on_terminal(&env, "search zebra", 100);
+    assert!(
+        tty.stdout
+            .contains("bringing the search index up to date (21000 chunks, once)"),
+        "{}",
+        tty.stdout
+    );
+    let again = on_terminal(&env, "search zebra", 100);
+    assert!(!again.stdout.contains("bringing"), "{}", again.stdout);
+    // Import of several files: a bar; with -q none.
+    let dir = env.dir.path().join("exports");
+    std::fs::create_dir_all(&dir).unwrap();
+    for i in 0..3 {
+        let out = env.log(&["export", &s, "--format", "ndjson"]).ok().stdout;
+        let _ = i;
+        std::fs::write(dir.join(format!("s{i}.ndjson")), out).unwrap();
+    }
+    let tty = on_terminal(&env, &format!("import {}", dir.display()), 100);
+    assert!(tty.stdout.contains("importing"), "{}", tty.stdout);
+    let quiet = on_terminal(&env, &format!("import -q {}", dir.display()), 100);
+    assert!(!quiet.stdout.contains("importing ["), "{}", quiet.stdout);
 }

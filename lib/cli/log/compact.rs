@@ -113,6 +113,13 @@ fn compact_claimed(
         Some(s) => SummarySource::Given(s),
         None => SummarySource::Model(summarizer(store, session, &config)?),
     };
+    // A model writing the summary takes a while: say so on a terminal.
+    let _working = match &source {
+        SummarySource::Model(_) => ctx
+            .out
+            .progress(0, "compacting: the model writes the summary"),
+        _ => ctx.out.progress_none(),
+    };
     let req = context::Request {
         store,
         home: &ctx.home,

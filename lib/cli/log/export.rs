@@ -51,7 +51,11 @@ pub(crate) fn run(ctx: &mut Ctx, args: Args) -> CliResult<()> {
     let store = ctx.read_store()?;
     if let Some(reference) = &args.session {
         let session = store.resolve(reference)?;
+        let working = ctx
+            .out
+            .progress(0, &format!("exporting {}", session.handle));
         let text = render(&store, &session, args.format)?;
+        drop(working);
         return match &args.output {
             Some(path) => write_private(path, &text),
             // On a terminal the page is read, not stored: untrusted text is escaped.
@@ -76,9 +80,11 @@ pub(crate) fn run(ctx: &mut Ctx, args: Args) -> CliResult<()> {
         .collect();
     crate::paths::create_private_dir(dir)
         .map_err(|e| CliError::from(e).context(format!("cannot create {}", dir.display())))?;
+    let bar = ctx.out.progress(sessions.len() as u64, "exporting");
     for s in &sessions {
         let path = dir.join(format!("{}.{}", s.id, args.format.ext()));
         write_private(&path, &render(&store, s, args.format)?)?;
+        bar.inc(1);
         if !ctx.global.quiet {
             ctx.out.line(&path.display().to_string())?;
         }

@@ -57,11 +57,17 @@ pub(crate) fn run(ctx: &mut Ctx, args: Args) -> CliResult<()> {
     };
     let files = collect(&args.paths)?;
     let mut failed = Vec::new();
+    let bar = match files.len() {
+        0 | 1 => ctx.out.progress_none(),
+        n => ctx.out.progress(n as u64, "importing"),
+    };
     for f in &files {
         if let Err(e) = run.file(ctx, &store, f) {
             failed.push((f.clone(), e));
         }
+        bar.inc(1);
     }
+    drop(bar);
     ctx.out.flush()?;
     if args.follow {
         return run.follow(ctx, &store, &args.paths);

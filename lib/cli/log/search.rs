@@ -52,7 +52,17 @@ pub(crate) fn search(ctx: &mut Ctx, args: SearchArgs) -> CliResult<()> {
     if query.trim().is_empty() {
         return Err(CliError::usage("the search query is empty"));
     }
+    // The first search after a large import indexes what came in: say so on a terminal.
+    let backlog = store.index_backlog()?;
+    let working = match backlog {
+        n if n >= 20_000 => ctx.out.progress(
+            0,
+            &format!("bringing the search index up to date ({n} chunks, once)"),
+        ),
+        _ => ctx.out.progress_none(),
+    };
     let hits = store.search(&query, session.as_ref(), args.sort.into(), args.limit)?;
+    drop(working);
     let mut sessions: HashMap<String, Session> = HashMap::new();
     for h in &hits {
         if !sessions.contains_key(&h.chunk.session) {

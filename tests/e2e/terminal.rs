@@ -225,3 +225,51 @@ fn long_work_shows_progress_on_a_terminal_only() {
     let quiet = on_terminal(&env, &format!("import -q {}", dir.display()), 100);
     assert!(!quiet.stdout.contains("importing ["), "{}", quiet.stdout);
 }
+
+/// At 60 columns: `ag-prompt models` fits each line (cut with …) instead of wrapping, and
+/// `ag-room claims` tells claims apart by the random end of their ids (time-ordered ids share
+/// their start); a pipe still gets the whole ids.
+#[test]
+fn narrow_terminals_get_lines_that_fit_and_claim_ids_that_differ() {
+    let env = TestEnv::new();
+    let run = |prog: &str, args: &str| {
+        let cmd = format!("{} {args}", crate::support::bin(prog).display());
+        let out = std::process::Command::new("script")
+            .args(["-qec", &cmd, "/dev/null"])
+            .env_clear()
+            .envs(env.env.iter().map(|(k, v)| (k, v)))
+            .env("COLUMNS", "60")
+            .current_dir(&env.cwd)
+            .stdin(std::process::Stdio::null())
+            .output()
+            .expect("script(1) from util-linux");
+        Run::from_output(out).ok().stdout.replace('\r', "")
+    };
+    let models = run("ag-prompt", "models");
+    assert!(models.contains("CONTEXT WINDOW"), "{models}");
+    for l in models.lines() {
+        assert!(l.chars().count() <= 60, "{} chars: {l}", l.chars().count());
+    }
+    env.run(
+        "ag-room",
+        &["claim", "src/**", "--from", "alice", "--intent", "parser"],
+    )
+    .ok();
+    env.run(
+        "ag-room",
+        &["claim", "docs/**", "--from", "bob", "--intent", "docs"],
+    )
+    .ok();
+    let table = run("ag-room", "claims");
+    let ids: Vec<&str> = table
+        .lines()
+        .skip(1)
+        .filter_map(|l| l.split_whitespace().next())
+        .collect();
+    assert_eq!(ids.len(), 2, "{table}");
+    assert_ne!(ids[0], ids[1], "{table}");
+    let piped = env.run("ag-room", &["claims"]).ok().stdout;
+    for l in piped.lines() {
+        assert_eq!(l.split('\t').next().unwrap().len(), 36, "{l}");
+    }
+}

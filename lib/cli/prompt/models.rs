@@ -152,7 +152,13 @@ fn text(ctx: &mut Ctx, l: &Listing) -> CliResult<()> {
     for (alias, model) in &l.aliases {
         lines.push(format!("{alias:<12} {model}"));
     }
+    // On a terminal each line fits its width (cut with …), rather than wrapping.
+    let width = ctx.out.stdout_is_terminal().then(crate::cli::table::width);
     for line in lines {
+        let line = match width {
+            Some(w) => crate::text::clip_chars(&line, w.saturating_sub(1).max(20)),
+            None => line,
+        };
         ctx.out.line(&escape_controls(&line, false))?;
     }
     Ok(())

@@ -134,14 +134,20 @@ pub(super) fn release(ctx: &mut Ctx, from: Option<&str>, a: ReleaseArgs) -> CliR
 
 /// One claim as a table row: every field of it comes from the room file, which any writer
 /// of the room controls; the table escapes each cell.
-fn claim_row(c: &Claim, now: i64) -> Vec<String> {
+fn claim_row(c: &Claim, now: i64, short_id: bool) -> Vec<String> {
     let left = (c.expires_ms - now).max(0) / 1000;
     let holder = match c.holder_state {
         Some(state) => format!("{} ({state})", c.holder.display()),
         None => c.holder.display(),
     };
+    // Claim ids are time-ordered: on a terminal their random end tells them apart, where a
+    // cut start would read the same for every claim.
+    let id = match short_id {
+        true => format!("…{}", &c.id[c.id.len().saturating_sub(8)..]),
+        false => c.id.clone(),
+    };
     vec![
-        c.id.clone(),
+        id,
         holder,
         c.mode.clone(),
         c.paths.join(", "),
@@ -176,7 +182,8 @@ pub(super) fn list_claims(ctx: &mut Ctx) -> CliResult<()> {
         return Ok(());
     }
     let now = crate::clock::now_ms();
-    let rows = active.iter().map(|c| claim_row(c, now)).collect();
+    let short = ctx.out.stdout_is_terminal();
+    let rows = active.iter().map(|c| claim_row(c, now, short)).collect();
     let header = ["ID", "HOLDER", "MODE", "PATHS", "LEFT", "INTENT"];
     crate::cli::table::print(&mut ctx.out, &header, rows)?;
     Ok(())

@@ -129,3 +129,25 @@ if [[ "${BASH_VERSINFO[0]}" -eq 4 && "${BASH_VERSINFO[1]}" -ge 4 || "${BASH_VERS
 else
     complete -F _ag -o bashdefault -o default ag
 fi
+
+# `ag CMD …` completes as `ag-CMD …`, with ag-CMD's completion (loaded when needed).
+_ag__delegate() {
+    if [[ COMP_CWORD -ge 2 ]]; then
+        local sub="${COMP_WORDS[1]}"
+        local target="ag-$sub" func="_ag__${sub//-/__}"
+        if ! declare -F "$func" >/dev/null && declare -F _completion_loader >/dev/null; then
+            _completion_loader "$target" 2>/dev/null
+        fi
+        declare -F "${func}__dynamic" >/dev/null && func="${func}__dynamic"
+        if declare -F "$func" >/dev/null; then
+            COMP_WORDS=("$target" "${COMP_WORDS[@]:2}")
+            COMP_CWORD=$((COMP_CWORD - 1))
+            local prev=""
+            [[ COMP_CWORD -ge 1 ]] && prev="${COMP_WORDS[COMP_CWORD-1]}"
+            "$func" "$target" "${COMP_WORDS[COMP_CWORD]}" "$prev"
+            return
+        fi
+    fi
+    _ag "$@"
+}
+complete -F _ag__delegate -o nosort -o bashdefault -o default ag

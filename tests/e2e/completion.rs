@@ -197,3 +197,28 @@ fn bash_completes_tool_words_after_tools_not_file_names() {
     let got = complete(&env, "ag-fork", &["ag-fork", "x", "--tools", "-ba"]);
     assert_eq!(got, ["-bash"]);
 }
+
+#[test]
+fn bash_completes_ag_cmd_as_the_command_itself() {
+    let env = TestEnv::new();
+    let a = handle(&env, &env.new_session("alpha", "one"));
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let script = format!(
+        "source '{}'\nsource '{}'\nCOMP_WORDS=(ag log cat '')\nCOMP_CWORD=3\nCOMP_LINE='ag log cat '\n\
+         COMP_POINT=${{#COMP_LINE}}\nf=$(complete -p ag | sed -E 's/.*-F ([^ ]+).*/\\1/')\n\
+         \"$f\" ag '' cat\nprintf '%s\\n' \"${{COMPREPLY[@]}}\"\n",
+        root.join("completions/ag.bash").display(),
+        root.join("completions/ag-log.bash").display(),
+    );
+    env.write_file("notes.txt", "a file that must not be offered\n");
+    let out = std::process::Command::new("bash")
+        .args(["--norc", "--noprofile", "-c", &script])
+        .env_clear()
+        .envs(env.env.iter().map(|(k, v)| (k, v)))
+        .current_dir(&env.cwd)
+        .output()
+        .unwrap();
+    let got = String::from_utf8_lossy(&out.stdout);
+    assert!(got.lines().any(|l| l == a), "{got}");
+    assert!(!got.contains("notes.txt"), "{got}");
+}

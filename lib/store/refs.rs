@@ -147,25 +147,41 @@ impl Store {
         self.one(prefix, found)
     }
 
-    /// A session by exact title (case-insensitive), else by a unique title fragment.
+    /// A session by exact title (case-insensitive), else by a unique title fragment: this
+    /// directory's sessions first (a title typed here means a session of here), then any.
     fn by_title(&self, reference: &str) -> Result<Session> {
         if reference.is_empty() {
             return Err(StoreError::SessionNotFound(String::new()));
         }
+        let here = if self.scope.any {
+            None
+        } else {
+            self.scope.cwd.clone()
+        };
+        for cwd in [here, None] {
+            if let Some(s) = self.titled(reference, cwd.as_deref())? {
+                return Ok(s);
+            }
+        }
+        Err(StoreError::SessionNotFound(reference.to_string()))
+    }
+
+    /// [`Store::by_title`] among the sessions of `cwd` (all sessions when `None`).
+    fn titled(&self, reference: &str, cwd: Option<&str>) -> Result<Option<Session>> {
         let exact = self.query(
-            "WHERE lower(title) = lower(?1) ORDER BY updated_at DESC LIMIT 21",
-            params![reference],
+            "WHERE lower(title) = lower(?1) AND (?2 IS NULL OR cwd = ?2) \
+             ORDER BY updated_at DESC LIMIT 21",
+            params![reference, cwd],
         )?;
         if let Some(s) = self.one(reference, exact)? {
-            return Ok(s);
+            return Ok(Some(s));
         }
         let fragment = self.query(
-            "WHERE title != '' AND instr(lower(title), lower(?1)) > 0 \
+            "WHERE title != '' AND instr(lower(title), lower(?1)) > 0 AND (?2 IS NULL OR cwd = ?2) \
              ORDER BY updated_at DESC LIMIT 21",
-            params![reference],
+            params![reference, cwd],
         )?;
-        self.one(reference, fragment)?
-            .ok_or_else(|| StoreError::SessionNotFound(reference.to_string()))
+        self.one(reference, fragment)
     }
 
     /// Sessions whose handle, or a word of whose title, is a near miss of `reference` (a

@@ -303,3 +303,51 @@ fn a_store_from_before_handles_gets_one_for_every_session() {
         );
     }
 }
+
+/// A title typed in a folder means that folder's session first: two folders each with a
+/// "parser" session each get their own; from a third folder the title is ambiguous.
+#[test]
+fn a_title_means_this_folders_session_first() {
+    let env = TestEnv::new();
+    let (a, b, c) = (env.cwd.join("a"), env.cwd.join("b"), env.cwd.join("c"));
+    for d in [&a, &b, &c] {
+        std::fs::create_dir_all(d).unwrap();
+    }
+    let made = |dir: &std::path::Path| {
+        in_dir(
+            &env,
+            dir,
+            "ag-log",
+            &["append", "--new", "-q", "--title", "parser", "hi"],
+        )
+        .ok()
+        .stdout
+        .trim()
+        .to_string()
+    };
+    let (in_a, in_b) = (made(&a), made(&b));
+    let shown = |dir: &std::path::Path| in_dir(&env, dir, "ag-log", &["show", "parser", "--json"]);
+    assert_eq!(shown(&a).ok().json()["id"], in_a.as_str());
+    assert_eq!(shown(&b).ok().json()["id"], in_b.as_str());
+    // A fragment too.
+    assert_eq!(
+        in_dir(&env, &a, "ag-log", &["show", "pars", "--json"])
+            .ok()
+            .json()["id"],
+        in_a.as_str()
+    );
+    assert_eq!(shown(&c).code, 2, "ambiguous from elsewhere");
+    in_dir(
+        &env,
+        &a,
+        "ag-prompt",
+        &["-s", "parser", "-m", "echo", "more"],
+    )
+    .ok();
+    let texts = env.chunks(&in_b);
+    assert_eq!(
+        texts.len(),
+        1,
+        "folder b's session was not continued from a"
+    );
+}

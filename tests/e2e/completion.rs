@@ -222,3 +222,19 @@ fn bash_completes_ag_cmd_as_the_command_itself() {
     assert!(got.lines().any(|l| l == a), "{got}");
     assert!(!got.contains("notes.txt"), "{got}");
 }
+
+#[test]
+fn bash_completes_models_with_a_known_window_after_m() {
+    let env = TestEnv::new();
+    let got = complete(
+        &env,
+        "ag-prompt",
+        &["ag-prompt", "-m", "anthropic/claude-son"],
+    );
+    assert!(
+        got.contains(&"anthropic/claude-sonnet-4-5".to_string()),
+        "{got:?}"
+    );
+    let got = complete(&env, "ag-prompt", &["ag-prompt", "-m", "openai/gpt-4o"]);
+    assert!(got.contains(&"openai/gpt-4o".to_string()), "{got:?}");
+}

@@ -132,8 +132,13 @@ fn models() -> Vec<(String, String)> {
     for (alias, model) in crate::config::aliases::all(&config.aliases) {
         out.push((alias, model));
     }
+    // The built-in table names families (`anthropic/claude-sonnet-4-5*`): the family's
+    // name is a model a provider takes.
     for (model, w) in crate::context::window::known(&config, &[]) {
-        out.push((model, format!("{} tokens", w.context_window)));
+        let word = model.trim_end_matches('*').to_string();
+        if !out.iter().any(|(m, _)| *m == word) {
+            out.push((word, format!("{} tokens", w.context_window)));
+        }
     }
     out
 }

@@ -273,19 +273,7 @@ fn tool_call(out: &mut String, name: &str, args: &Value, result: Option<&Chunk>)
         result.map(|c| &c.data),
         Some(ChunkData::ToolResult { is_error: true, .. })
     );
-    let preview = [
-        "command",
-        "cmd",
-        "file_path",
-        "path",
-        "pattern",
-        "description",
-        "query",
-    ]
-    .iter()
-    .find_map(|k| args.get(*k).and_then(Value::as_str))
-    .map(|p| super::clip(p, 90))
-    .unwrap_or_default();
+    let preview = super::clip(&preview(name, args), 90);
     let _ = write!(
         out,
         "<details class=\"tool{}\"><summary>→ {} <code>{}</code></summary>",
@@ -300,6 +288,52 @@ fn tool_call(out: &mut String, name: &str, args: &Value, result: Option<&Chunk>)
         out.push_str("<p class=\"note\">no result in this log</p>");
     }
     out.push_str("</details>\n");
+}
+
+/// A call in one line, for its summary: what it ran, read, fetched or started.
+fn preview(name: &str, args: &Value) -> String {
+    let s = |k: &str| args.get(k).and_then(Value::as_str).map(str::to_string);
+    match name {
+        "TodoWrite" => {
+            let todos = args.get("todos").and_then(Value::as_array);
+            let n = todos.map_or(0, |t| t.len());
+            let doing = todos
+                .into_iter()
+                .flatten()
+                .find(|t| t["status"] == "in_progress")
+                .and_then(|t| t["activeForm"].as_str().or(t["content"].as_str()));
+            let done = todos
+                .into_iter()
+                .flatten()
+                .filter(|t| t["status"] == "completed")
+                .count();
+            match doing {
+                Some(d) => format!("{done}/{n} done · {d}"),
+                None => format!("{done}/{n} done"),
+            }
+        }
+        "WebFetch" => s("url").unwrap_or_default(),
+        "BashOutput" => s("bash_id").or(s("shell_id")).unwrap_or_default(),
+        "KillBash" | "KillShell" => s("shell_id").or(s("bash_id")).unwrap_or_default(),
+        "spawn_agent" => match (s("agent_type"), s("message").or(s("task")).or(s("prompt"))) {
+            (Some(a), Some(m)) => format!("{a}: {m}"),
+            (a, m) => a.or(m).unwrap_or_default(),
+        },
+        _ => command_line(args)
+            .or_else(|| {
+                [
+                    "file_path",
+                    "path",
+                    "pattern",
+                    "description",
+                    "query",
+                    "url",
+                ]
+                .iter()
+                .find_map(|k| s(k))
+            })
+            .unwrap_or_default(),
+    }
 }
 
 /// A call's arguments as the reader wants them: edits as diffs, a written file as code, a

@@ -179,6 +179,7 @@ impl Rollout {
     }
 
     fn human(&mut self, key: &str, text: String, ts: Option<i64>) -> bool {
+        let text = crate::import::typed_text(&text);
         if text.trim().is_empty() || self.pending_human.as_deref() == Some(text.as_str()) {
             return false;
         }

@@ -140,6 +140,49 @@ pub(crate) fn object(line: &str) -> Result<serde_json::Map<String, Value>, Strin
 }
 
 /// Which format a file is in, from its first readable lines.
+/// A person's text as they typed it, where Claude Code recorded a slash command
+/// (`<command-name>/model</command-name><command-args>…</command-args>`) or what a local
+/// command printed (`<local-command-stdout>…</local-command-stdout>`): `/model ARGS`, and
+/// `output of the command: …` with its terminal colours taken out. Other text is kept.
+pub(crate) fn typed_text(text: &str) -> String {
+    let tag = |name: &str| -> Option<&str> {
+        let open = format!("<{name}>");
+        let close = format!("</{name}>");
+        let start = text.find(&open)? + open.len();
+        let end = start + text[start..].find(&close)?;
+        Some(text[start..end].trim())
+    };
+    if let Some(cmd) = tag("command-name") {
+        return match tag("command-args").filter(|a| !a.is_empty()) {
+            Some(args) => format!("{cmd} {args}"),
+            None => cmd.to_string(),
+        };
+    }
+    if let Some(out) = tag("local-command-stdout") {
+        return format!("output of the command: {}", without_sgr(out));
+    }
+    text.to_string()
+}
+
+/// `s` without ANSI colour sequences (`ESC [ … m`).
+fn without_sgr(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut rest = s;
+    while let Some(i) = rest.find("\u{1b}[") {
+        out.push_str(&rest[..i]);
+        let after = &rest[i + 2..];
+        match after.find(|c: char| !(c.is_ascii_digit() || c == ';')) {
+            Some(j) if after[j..].starts_with('m') => rest = &after[j + 1..],
+            _ => {
+                out.push_str(&rest[i..i + 2]);
+                rest = after;
+            }
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
 pub(crate) fn detect(bytes: &[u8]) -> Result<SourceKind, ImportError> {
     let mut seen = 0;
     let mut first_problem = None;
@@ -208,6 +251,23 @@ pub(crate) fn parse(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn slash_commands_read_as_typed_and_their_output_without_colours() {
+        assert_eq!(
+            typed_text("<command-name>/model</command-name>\n<command-message>model</command-message>\n<command-args></command-args>"),
+            "/model"
+        );
+        assert_eq!(
+            typed_text("<command-message>x is running…</command-message>\n<command-name>/orchestrator</command-name>\n<command-args>update CLAUDE.md</command-args>"),
+            "/orchestrator update CLAUDE.md"
+        );
+        assert_eq!(
+            typed_text("<local-command-stdout>Kept model as \u{1b}[1mDefault\u{1b}[22m</local-command-stdout>"),
+            "output of the command: Kept model as Default"
+        );
+        assert_eq!(typed_text("plain <b>text</b>"), "plain <b>text</b>");
+    }
 
     #[test]
     fn detects_each_format_and_refuses_others() {

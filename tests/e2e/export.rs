@@ -426,3 +426,47 @@ fn untrusted_text_in_the_html_page_is_text_never_markup() {
     );
     assert!(dom.contains("<section class=\"turn\" id=\"turn-1\">"));
 }
+
+/// The one-line summaries of tools the HTML page shows: what a todo list stands at, the URL
+/// fetched, the shell followed or killed, a Codex command given as argv, a spawned agent.
+#[test]
+fn html_tool_summaries_say_what_each_call_did() {
+    let env = TestEnv::new();
+    let id = env.new_session("tools", "go");
+    let call = |n: u32, name: &str, args: Value| json!({"role": "assistant", "type": "tool_call", "data": {"call_id": format!("c{n}"), "name": name, "arguments": args}});
+    env.append(
+        &id,
+        &[
+            call(1, "TodoWrite", json!({"todos": [
+                {"content": "read the parser", "status": "completed", "activeForm": "Reading the parser"},
+                {"content": "fix the bug", "status": "in_progress", "activeForm": "Fixing the bug"},
+                {"content": "add a test", "status": "pending", "activeForm": "Adding a test"}]})),
+            call(2, "WebFetch", json!({"url": "https://example.com/spec", "prompt": "summarize"})),
+            call(3, "BashOutput", json!({"bash_id": "shell-7"})),
+            call(4, "KillBash", json!({"shell_id": "shell-7"})),
+            call(5, "shell", json!({"command": ["cargo", "test", "-q"]})),
+            call(6, "spawn_agent", json!({"agent_type": "explorer", "message": "review code"})),
+        ],
+    );
+    let page = env.cwd.join("tools.html");
+    env.log(&[
+        "export",
+        &id,
+        "--format",
+        "html",
+        "-o",
+        &page.to_string_lossy(),
+    ])
+    .ok();
+    let html = std::fs::read_to_string(&page).unwrap();
+    let summary = |name: &str, what: &str| {
+        let want = format!("→ {name} <code>{what}</code></summary>");
+        assert!(html.contains(&want), "no {want:?} in the page");
+    };
+    summary("TodoWrite", "1/3 done · Fixing the bug");
+    summary("WebFetch", "https://example.com/spec");
+    summary("BashOutput", "shell-7");
+    summary("KillBash", "shell-7");
+    summary("shell", "cargo test -q");
+    summary("spawn_agent", "explorer: review code");
+}

@@ -117,7 +117,8 @@ fn every_fixture_imports_into_exactly_the_expected_sessions() {
         (format!("{private}:50243ee8:9dbb4e8d-73e8-4af5-9f90-c76b7404477c"),
          (s("subagent", Some(private), "Warmup", 1, 1, "text=2", 0, 0), 2, 0)),
         ("55604662-cf2a-4331-851a-ec234028f8ca".into(),
-         (s("chat", None, "mix phx.server doesnt seem to start", 1, 1, "system=1 text=2 thinking=1 tool_call=2 tool_result=2", 1, 1), 8, 7)),
+         // The /model command and its output are records after the turn (they open the next).
+         (s("chat", None, "mix phx.server doesnt seem to start", 2, 1, "system=3 text=2 thinking=1 tool_call=2 tool_result=2", 1, 1), 10, 5)),
         (cc.into(),
          (s("chat", None, "/orchestrator @CLAUDE.md を最新の状態にアップデートしてください", 1, 10, "text=4 tool_call=13 tool_result=13", 0, 0), 30, 1)),
         (format!("{cc}:sidechain:6340ddef-f656-4b72-a065-82390f637678"),
@@ -481,5 +482,48 @@ fn follow_imports_lines_appended_while_it_runs() {
     assert!(
         !String::from_utf8_lossy(&out.stderr).contains("skipped"),
         "a half-written line is not malformed"
+    );
+}
+
+/// Claude Code's slash commands arrive as what the person typed (a user message of the older
+/// format), or as a record of the command and of its output without terminal colours (the
+/// newer `local_command` lines): not as tags.
+#[test]
+fn imported_slash_commands_read_as_typed() {
+    let env = TestEnv::new();
+    let import = |rel: &str| {
+        env.log(&["import", "-q", &fixture(rel)]).ok();
+        env.log(&["ls", "-q", "--any"])
+            .ok()
+            .stdout
+            .lines()
+            .next()
+            .unwrap()
+            .to_string()
+    };
+    let id = import("claude-code/5c0375b4-57a5-4f26-b12d-d022ee4e51b7.jsonl");
+    let first = &env.chunks(&id)[0];
+    let text = first["data"]["text"].as_str().unwrap();
+    assert!(text.starts_with("/orchestrator "), "{text}");
+    assert!(!text.contains("<command"), "{text}");
+
+    let id = import("claude-code/55604662-cf2a-4331-851a-ec234028f8ca.jsonl");
+    let records: Vec<String> = env
+        .chunks(&id)
+        .iter()
+        .filter(|c| c["data"]["kind"] == "local_command")
+        .map(|c| c["data"]["text"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(
+        records,
+        [
+            "/model",
+            "output of the command: Kept model as Default (recommended)"
+        ]
+    );
+    let cat = env.log(&["cat", &id]).ok().stdout;
+    assert!(
+        cat.contains("/model") && !cat.contains("<command-name>"),
+        "{cat}"
     );
 }

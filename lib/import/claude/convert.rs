@@ -104,7 +104,7 @@ impl Conversion {
             self.b.end_turn(Some(StopReason::Interrupted));
             return true;
         }
-        self.b.user_text(key, text.to_string(), ts);
+        self.b.user_text(key, crate::import::typed_text(text), ts);
         true
     }
 
@@ -203,6 +203,17 @@ impl Conversion {
             }
             "turn_duration" | "stop_hook_summary" if self.b.in_model_step() => {
                 self.b.end_turn(None);
+                true
+            }
+            // A command the person ran in Claude Code (`/model`) and what it printed: kept as
+            // what they are, a record beside the conversation (the model never saw them).
+            "local_command" => {
+                let text = crate::import::typed_text(l.s("content").unwrap_or_default());
+                if text.trim().is_empty() {
+                    return false;
+                }
+                let data = ChunkData::system("local_command", serde_json::json!({ "text": text }));
+                self.b.record(&l.key(), data, l.ts());
                 true
             }
             "api_error" => {

@@ -1,6 +1,6 @@
 # Print an optspec for argparse to handle cmd's options that are independent of any subcommand.
 function __fish_ag_prompt_global_optspecs
-    string join \n home= json q/quiet v/verbose color= any s/session= c/continue name= new a/attach= output= schema= o/output-file= session-id= m/model= system= no-project-context tools= agent= max-cost= max-steps= thinking= title= no-queue wait compact sandbox= net trust allow-protected h/help V/version
+    string join \n home= json q/quiet v/verbose color= any s/session= c/continue name= new a/attach= output= schema= o/output-file= session-id= m/model= system= no-project-context tools= agent= max-cost= context-window= max-steps= thinking= title= no-queue wait compact sandbox= net trust allow-protected h/help V/version
 end
 
 function __fish_ag_prompt_needs_command
@@ -41,6 +41,7 @@ complete -c ag-prompt -n "__fish_ag_prompt_needs_command" -l system -d 'A new se
 complete -c ag-prompt -n "__fish_ag_prompt_needs_command" -l tools -d 'Tools the session may use: names and sets (read-only, all, none), comma-separated; MCP tools as mcp__SERVER__TOOL or mcp__SERVER__*. `+edit` adds to the defaults (or to the session\'s tools) and `-bash` takes away, so `--tools +edit` keeps the room tools. A new session defaults to read-only; an existing session\'s tools can only narrow' -r
 complete -c ag-prompt -n "__fish_ag_prompt_needs_command" -l agent -d 'Start the new session from an agent definition (`ag-summon agents` lists them): its system prompt, tools (narrowed by --tools), models and step limit' -r
 complete -c ag-prompt -n "__fish_ag_prompt_needs_command" -l max-cost -d 'Stop the turn before a step that would take its cost past USD dollars (the next step is estimated at what the last one cost); the turn ends cleanly, exit 5' -r
+complete -c ag-prompt -n "__fish_ag_prompt_needs_command" -l context-window -d 'Plan this run against a context window of N tokens (at least 256), whatever the model\'s: exercise compaction on an offline model, or use less of a large window' -r
 complete -c ag-prompt -n "__fish_ag_prompt_needs_command" -l max-steps -d 'Stop after N model round trips in this turn (at least 1)' -r
 complete -c ag-prompt -n "__fish_ag_prompt_needs_command" -l thinking -d 'Ask for extended thinking with this many budget tokens (Anthropic models; signed thinking is kept and replayed) [config: agent.thinking_budget]' -r
 complete -c ag-prompt -n "__fish_ag_prompt_needs_command" -l title -d 'Title of a new session [default: the start of the prompt]' -r

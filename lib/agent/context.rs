@@ -109,6 +109,13 @@ impl Agent<'_> {
     /// The model's window, when it has one: offline models have none unless configured.
     pub(super) fn window(&self) -> Option<window::Window> {
         let model = self.provider.name();
+        // A window given for the run (`--context-window`, a script's own) wins.
+        if let Some(w) = self.opts.context_window.or(self.provider.context_window()) {
+            let mut given = context::lookup(model, self.config, None);
+            given.context_window = w;
+            given.source = window::Source::Given;
+            return Some(given);
+        }
         if window::is_offline(model) && !self.config.models.contains_key(model) {
             return None;
         }

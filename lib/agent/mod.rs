@@ -112,6 +112,8 @@ pub(crate) struct TurnOptions {
     pub(crate) schema_retries: u32,
     /// `--max-cost`: US dollars the turn may spend; it stops before a step that would pass it.
     pub(crate) max_cost: Option<f64>,
+    /// `--context-window`: the window this run plans against, whatever the model's.
+    pub(crate) context_window: Option<u64>,
 }
 
 /// How a turn ended.

@@ -144,6 +144,8 @@ pub(crate) struct TurnPlan<'s> {
     pub(crate) schema: Option<Arc<crate::structured::AnswerSchema>>,
     /// `--max-cost`: US dollars this turn may spend.
     pub(crate) max_cost: Option<f64>,
+    /// `--context-window`: the window this run plans against.
+    pub(crate) context_window: Option<u64>,
     claim: ClaimGuard<'s>,
 }
 
@@ -260,6 +262,7 @@ pub(crate) fn prepare<'s>(
         allow_protected: false,
         schema: None,
         max_cost: None,
+        context_window: None,
         claim,
     })))
 }
@@ -497,6 +500,7 @@ impl<'s> TurnPlan<'s> {
             allow_protected: false,
             schema: None,
             max_cost: None,
+            context_window: None,
             claim,
         })
     }
@@ -544,6 +548,7 @@ impl<'s> TurnPlan<'s> {
                 schema: self.schema,
                 schema_retries: config.agent.schema_retries,
                 max_cost: self.max_cost,
+                context_window: self.context_window,
             },
             session: self.session,
             provider: Arc::from(self.provider),

@@ -53,6 +53,8 @@ pub(crate) enum Source {
     Builtin,
     /// Nothing is known: the conservative default.
     Default,
+    /// Given for this run (`--context-window`, or a script's `context_window`).
+    Given,
 }
 
 impl Source {
@@ -62,6 +64,7 @@ impl Source {
             Source::Learned => "learned",
             Source::Builtin => "built-in",
             Source::Default => "default",
+            Source::Given => "given",
         }
     }
 }

@@ -47,6 +47,10 @@ pub trait Provider: Send + Sync {
     fn dialect(&self) -> Dialect;
     /// The model name sent in the request body.
     fn api_model(&self) -> &str;
+    /// The window the model itself declares (a script's `context_window`); none for most.
+    fn context_window(&self) -> Option<u64> {
+        None
+    }
     /// The host this provider sends conversations to; `None` for offline models.
     fn host(&self) -> Option<&str> {
         None

@@ -342,3 +342,65 @@ fn one_prompt_and_sixty_tool_steps_stay_within_the_window_inside_the_turn() {
     let fold = env.log(&["fold", &id]).ok().stdout;
     assert!(fold.len() / 4 < 8192, "the fold is {} bytes", fold.len());
 }
+
+/// An offline model takes a window for the run (`--context-window`) or from its script
+/// (`context_window = N`), so compaction can be exercised without a provider: long turns on
+/// `echo` compact under a 1,000-token window and never without one.
+#[test]
+fn offline_models_compact_under_a_window_given_for_the_run() {
+    let env = crate::support::TestEnv::new();
+    let words = |n: usize, tag: &str| {
+        (0..n)
+            .map(|i| format!("{tag}{i}"))
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    let compactions = |env: &crate::support::TestEnv| {
+        let ls = env.log(&["ls", "-q", "--any"]).ok().stdout;
+        let id = ls.lines().next().unwrap();
+        crate::prompt::system_kind(&env.chunks(id), "compaction").len()
+    };
+    env.run("ag-prompt", &["-m", "echo", &words(300, "a")]).ok();
+    for t in 0..5 {
+        env.run(
+            "ag-prompt",
+            &["-c", "-m", "echo", &words(300, &format!("t{t}x"))],
+        )
+        .ok();
+    }
+    assert_eq!(compactions(&env), 0, "echo has no window of its own");
+    for t in 0..5 {
+        env.run(
+            "ag-prompt",
+            &[
+                "-c",
+                "-m",
+                "echo",
+                "--context-window",
+                "1000",
+                &words(300, &format!("w{t}x")),
+            ],
+        )
+        .ok();
+    }
+    assert!(
+        compactions(&env) >= 1,
+        "a 1,000-token window compacts long turns"
+    );
+    // A script declares its own window.
+    let other = crate::support::TestEnv::new();
+    let bad = crate::prompt::script(
+        &other,
+        "tiny.toml",
+        "context_window = 10\n[[step]]\ntext = \"ok\"\n",
+    );
+    let run = other.run("ag-prompt", &["-m", &bad, "hi"]);
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert!(run.stderr.contains("at least 256"), "{}", run.stderr);
+    let fine = crate::prompt::script(
+        &other,
+        "fine.toml",
+        "context_window = 300\n[[step]]\ntext = \"ok\"\n",
+    );
+    other.run("ag-prompt", &["-m", &fine, "hi"]).ok();
+}

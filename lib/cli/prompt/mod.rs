@@ -155,6 +155,10 @@ pub(crate) struct RunArgs {
     /// is estimated at what the last one cost); the turn ends cleanly, exit 5
     #[arg(long, value_name = "USD", value_parser = parse_usd)]
     max_cost: Option<f64>,
+    /// Plan this run against a context window of N tokens (at least 256), whatever the
+    /// model's: exercise compaction on an offline model, or use less of a large window
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(256..))]
+    context_window: Option<u64>,
     /// Stop after N model round trips in this turn (at least 1)
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     max_steps: Option<u32>,
@@ -293,6 +297,7 @@ fn prompt(ctx: &mut Ctx, args: RunArgs) -> CliResult<()> {
                 }
                 plan.max_cost = Some(max);
             }
+            plan.context_window = args.context_window;
             plan
         }
         Prepared::CompactionQueued { session, owner } => {

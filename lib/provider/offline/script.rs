@@ -18,11 +18,15 @@ pub(crate) struct ScriptProvider {
     name: String,
     path: String,
     steps: Vec<Step>,
+    /// `context_window = N` at the top of the script: the window the run plans against.
+    context_window: Option<u64>,
 }
 
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct ScriptFile {
+    /// The model's window, in tokens, so compaction can be exercised offline.
+    context_window: Option<u64>,
     #[serde(default)]
     step: Vec<Step>,
 }
@@ -79,10 +83,14 @@ impl ScriptProvider {
                 }
             }
         }
+        if file.context_window.is_some_and(|w| w < 256) {
+            return Err(bad("context_window must be at least 256 tokens".into()));
+        }
         Ok(ScriptProvider {
             name: format!("script:{path}"),
             path: path.into(),
             steps: file.step,
+            context_window: file.context_window,
         })
     }
 
@@ -104,6 +112,10 @@ impl Provider for ScriptProvider {
 
     fn api_model(&self) -> &str {
         "script"
+    }
+
+    fn context_window(&self) -> Option<u64> {
+        self.context_window
     }
 
     fn attempt(

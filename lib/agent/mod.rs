@@ -122,6 +122,10 @@ pub(crate) enum Outcome {
     Done {
         stop_reason: StopReason,
     },
+    /// The newest message alone is more than the model's window (recorded as an error).
+    TooLarge {
+        message: String,
+    },
     /// The provider stayed unavailable, or refused the request.
     Failed {
         message: String,
@@ -240,6 +244,10 @@ impl Agent<'_> {
                     retryable,
                 } => {
                     return self.fail(&t, step, message, status, retryable, &view, on);
+                }
+                StepOutcome::TooLarge { message } => {
+                    self.fail(&t, step, message.clone(), Some(400), false, &view, on)?;
+                    return Ok(Outcome::TooLarge { message });
                 }
             };
             let before = self.cost(&t).unwrap_or(0.0);

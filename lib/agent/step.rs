@@ -22,6 +22,10 @@ pub(crate) enum StepOutcome {
         status: Option<u16>,
         retryable: bool,
     },
+    /// The newest message alone does not fit the model's window: no compaction can help.
+    TooLarge {
+        message: String,
+    },
     Interrupted,
 }
 
@@ -61,6 +65,17 @@ impl Agent<'_> {
                     return Ok(StepOutcome::Completed { end, calls });
                 }
                 AttemptResult::Err(err)
+                    if sealed.is_empty()
+                        && err.status.is_some_and(|s| (400..500).contains(&s))
+                        && window::too_long(&err.message).is_some()
+                        && self.newest_too_large(view, &err.message).is_some() =>
+                {
+                    let message = self
+                        .newest_too_large(view, &err.message)
+                        .unwrap_or_default();
+                    return Ok(StepOutcome::TooLarge { message });
+                }
+                AttemptResult::Err(err)
                     if !compacted_for_overflow
                         && sealed.is_empty()
                         && err.status.is_some_and(|s| (400..500).contains(&s))
@@ -89,6 +104,40 @@ impl Agent<'_> {
                 }
             }
         }
+    }
+
+    /// When a "too long" refusal is the newest message's fault: it alone, with what every
+    /// request carries (system prompt, tool definitions), is more than the window the provider
+    /// stated. The estimates are scaled to the provider's own count of the refused request
+    /// (when it gave one), so a tokenizer that counts differently does not mislead. What to
+    /// say, then.
+    fn newest_too_large(&self, view: &View, refusal: &str) -> Option<String> {
+        let too_long = window::too_long(refusal)?;
+        let window = too_long.window?;
+        let newest: u64 = view
+            .chunks
+            .iter()
+            .rev()
+            .take_while(|c| c.role == crate::log::Role::User)
+            .map(crate::context::cut::tokens)
+            .sum();
+        let fixed = self.fixed_tokens();
+        let estimate = fixed + crate::context::cut::view_tokens(&view.chunks);
+        let scale = match too_long.sent {
+            Some(sent) if estimate > 0 => (sent as f64 / estimate as f64).clamp(0.1, 10.0),
+            _ => 1.0,
+        };
+        let real = |n: u64| (n as f64 * scale).round() as u64;
+        let needed = real(newest + fixed);
+        (newest > 0 && needed > window).then(|| {
+            format!(
+                "the newest message is too large for the model's window: it is about {} tokens, \
+                 and with the system prompt and tool definitions (about {}) a request needs \
+                 about {needed} tokens, more than the {window} the provider allows",
+                real(newest),
+                real(fixed),
+            )
+        })
     }
 
     /// A failed attempt: its sealed chunks are named abandoned, then either the step ends

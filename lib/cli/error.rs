@@ -15,6 +15,8 @@ pub(crate) enum Exit {
     NotFound,
     /// `ag-prompt --max-cost`: the turn stopped cleanly before it would pass the budget.
     BudgetSpent,
+    /// The newest message alone is more than the model's window.
+    TooLarge,
     /// The command's change was stored, but its output could not be written: do not retry.
     OutputFailed,
     TempFail,
@@ -29,6 +31,7 @@ impl Exit {
             Exit::Conflict => 3,
             Exit::NotFound => 4,
             Exit::BudgetSpent => 5,
+            Exit::TooLarge => 6,
             Exit::OutputFailed => 74,
             Exit::TempFail => 75,
             Exit::Interrupted => 130,

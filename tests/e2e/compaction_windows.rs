@@ -5,7 +5,7 @@
 //! the start the handoff quotes as the goal), and `ag-log fold --full` still has it.
 
 use crate::peers::Llmock;
-use crate::prompt::{env_with, session_id};
+use crate::prompt::{env_with, session_id, system_kind};
 use crate::support::{Run, TestEnv};
 
 /// About 500 words, marked with the turn's number.
@@ -166,9 +166,6 @@ fn a_window_learned_on_one_endpoint_stays_there_and_can_be_forgotten() {
     env.set("OPENAI_BASE_URL", small.openai_url())
         .set("OPENAI_API_KEY", "sk-llmock");
     let model = "openai/gpt-4o-mini";
-    // Too long for the small server: its error teaches the window, and the turn goes on.
-    env.run("ag-prompt", &["-m", model, &long_prompt(1).repeat(8)])
-        .ok();
     let learned = |env: &TestEnv| -> Vec<String> {
         env.run("ag-prompt", &["models", "--json"])
             .ok()
@@ -187,6 +184,22 @@ fn a_window_learned_on_one_endpoint_stays_there_and_can_be_forgotten() {
         .next()
         .unwrap()
         .to_string();
+    // Turns until one is too long for the small server: its error teaches the window, and the
+    // turn goes on (each prompt alone fits; together they do not).
+    let mut id = String::new();
+    for turn in 1..=8 {
+        let mut args = vec!["-m", model];
+        if !id.is_empty() {
+            args.extend(["-s", id.as_str()]);
+        }
+        let prompt = long_prompt(turn);
+        args.push(&prompt);
+        let run = env.run("ag-prompt", &args).ok();
+        id = session_id(&run);
+        if !learned(&env).is_empty() {
+            break;
+        }
+    }
     assert_eq!(learned(&env), [format!("{model}@{small_host} 2048")]);
     // The same model on another server keeps its own window.
     env.set("OPENAI_BASE_URL", big.openai_url());
@@ -358,7 +371,7 @@ fn offline_models_compact_under_a_window_given_for_the_run() {
     let compactions = |env: &crate::support::TestEnv| {
         let ls = env.log(&["ls", "-q", "--any"]).ok().stdout;
         let id = ls.lines().next().unwrap();
-        crate::prompt::system_kind(&env.chunks(id), "compaction").len()
+        system_kind(&env.chunks(id), "compaction").len()
     };
     env.run("ag-prompt", &["-m", "echo", &words(300, "a")]).ok();
     for t in 0..5 {
@@ -403,4 +416,36 @@ fn offline_models_compact_under_a_window_given_for_the_run() {
         "context_window = 300\n[[step]]\ntext = \"ok\"\n",
     );
     other.run("ag-prompt", &["-m", &fine, "hi"]).ok();
+}
+
+/// A prompt that alone is more than the window: no compaction can help, so the turn ends at
+/// once, says what is too large and by how much, and exits 6; in both dialects.
+#[test]
+fn a_newest_message_larger_than_the_window_says_so_with_its_own_exit_status() {
+    let Some(mock) = Llmock::start(&["--tool-mode", "off", "--context-window", "2000"]) else {
+        return;
+    };
+    let mut env = env_with(None, "");
+    env.set("OPENAI_BASE_URL", mock.openai_url())
+        .set("OPENAI_API_KEY", "sk-llmock")
+        .set("ANTHROPIC_BASE_URL", mock.anthropic_url())
+        .set("ANTHROPIC_API_KEY", "sk-ant-llmock");
+    let huge: String = (0..3000).map(|i| format!("word{i} ")).collect();
+    for model in ["openai/gpt-4o-mini", "anthropic/claude-haiku-4-5"] {
+        let run = env.run("ag-prompt", &["-m", model, &huge]);
+        assert_eq!(run.code, 6, "{model}: {}", run.stderr);
+        assert!(
+            run.stderr.contains("the newest message is too large")
+                && run.stderr.contains("2000")
+                && run.stderr.contains("shorten the prompt"),
+            "{model}: {}",
+            run.stderr
+        );
+        // One refused request, no compaction attempted for it.
+        let id = session_id(&run);
+        assert!(system_kind(&env.chunks(&id), "compaction").is_empty());
+    }
+    // A prompt that fits still runs.
+    env.run("ag-prompt", &["-m", "openai/gpt-4o-mini", "hello"])
+        .ok();
 }

@@ -664,6 +664,13 @@ fn turn_result(
                 session.handle, session.handle
             ),
         )),
+        Ok(Outcome::TooLarge { message }) => {
+            Err(CliError::new(Exit::TooLarge, message).with_hint(format!(
+                "shorten the prompt or attach less, or use a model with a larger window (-m …); \
+                 session {} keeps the turn",
+                session.handle
+            )))
+        }
         Ok(Outcome::Failed {
             message, retryable, ..
         }) => {

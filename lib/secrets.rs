@@ -62,7 +62,7 @@ pub(crate) fn withdrawn() -> Vec<(String, String)> {
 }
 
 /// Shorter values are not scrubbed: a one-letter "key" would blank out every result.
-const MIN_SCRUBBED_LEN: usize = 8;
+pub(crate) const MIN_SCRUBBED_LEN: usize = 8;
 
 /// What a key looks like in a tool result after the scrub.
 pub(crate) const REDACTED: &str = "[redacted key]";

@@ -143,10 +143,12 @@ impl HttpProvider {
         }
     }
 
-    /// Removes the key from text that may have echoed it.
+    /// Removes the key from text that may have echoed it. A key too short to be a secret (a
+    /// local server's `x`) is left alone, as the store's scrubbing leaves it: replacing every
+    /// `x` would garble the provider's message.
     fn scrub(&self, text: String) -> String {
         match &self.key {
-            Some(k) if !k.is_empty() && text.contains(k.as_str()) => {
+            Some(k) if k.len() >= crate::secrets::MIN_SCRUBBED_LEN && text.contains(k.as_str()) => {
                 text.replace(k.as_str(), "[key]")
             }
             _ => text,
@@ -500,6 +502,12 @@ mod tests {
         assert_eq!(
             p.scrub("echo sk-very-secret-4410 back".into()),
             "echo [key] back"
+        );
+        let short = |v: &str| (v == "AG_TEST_HTTP_KEY").then(|| "x".to_string());
+        let p = HttpProvider::from_config("proxy/claude", "proxy", "claude", &c, &short).unwrap();
+        assert_eq!(
+            p.scrub("maximum context length".into()),
+            "maximum context length"
         );
     }
 

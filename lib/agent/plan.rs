@@ -44,6 +44,8 @@ pub(crate) struct TurnRequest {
     pub(crate) session: SessionChoice,
     /// `-m`.
     pub(crate) model: Option<String>,
+    /// `--max-cost`: the model must have a price; checked before anything is written.
+    pub(crate) max_cost: Option<f64>,
     /// `--tools`: a new session gets it (default read-only); an existing one is narrowed by it.
     /// Signed words (`+edit`, `-bash`) change the defaults, or the session's own tools.
     pub(crate) tools: Option<crate::policy::ToolsAsk>,
@@ -79,6 +81,8 @@ pub(crate) enum PlanError {
     BusyWithImages { session: String, owner: i64 },
     #[error("the model {model} does not take images")]
     NoImages { model: String },
+    #[error("--max-cost: model {model} has no price, so its cost cannot be counted")]
+    NoPrice { model: String },
     #[error(transparent)]
     Model(#[from] ChooseError),
     #[error(transparent)]
@@ -209,6 +213,12 @@ pub(crate) fn prepare<'s>(
         Some(chosen) => chosen,
         None => choose()?,
     };
+    // A budget needs a price to count against: refused before a session is made or claimed.
+    if req.max_cost.is_some() && crate::usage::price(&chosen.model, config).is_none() {
+        return Err(PlanError::NoPrice {
+            model: chosen.model,
+        });
+    }
     // An imported session records no tools (a file grants nothing): its first turn here grants
     // them as for a new session, from the flags and the user's defaults. A session made with
     // `ag-log append` stays read-only.

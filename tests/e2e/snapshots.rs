@@ -217,3 +217,38 @@ fn look_alike_flags_and_unreadable_input_say_what_to_do() {
         env.run("ag-prompt", &["-m", "script:nope.toml", "hi"])
     );
 }
+
+#[test]
+fn cost_and_job_messages_say_what_to_do() {
+    let env = TestEnv::new();
+    snap!(
+        "prompt_max_cost_without_a_price",
+        env,
+        env.run("ag-prompt", &["-m", "echo", "--max-cost", "1", "hi"])
+    );
+    snap!(
+        "prompt_max_cost_not_an_amount",
+        env,
+        env.run("ag-prompt", &["-m", "echo", "--max-cost", "ten", "hi"])
+    );
+    snap!(
+        "prompt_name_with_continue",
+        env,
+        env.run(
+            "ag-prompt",
+            &["-m", "echo", "--name", "nightly", "-c", "hi"]
+        )
+    );
+    snap!("log_usage_nothing_yet", env, env.log(&["usage"]));
+    env.run("ag-prompt", &["-m", "echo", "a person's chat"])
+        .ok();
+    // `-c` from a job without a terminal (setsid: no controlling terminal).
+    let mut c = std::process::Command::new("setsid");
+    c.env_clear()
+        .envs(env.env.iter().map(|(k, v)| (k, v)))
+        .current_dir(&env.cwd)
+        .args(["-w", "sh", "-c", "ag-prompt -c -m echo nightly"])
+        .stdin(std::process::Stdio::null());
+    let run = Run::from_output(c.output().unwrap());
+    snap!("prompt_continue_in_a_job", env, run);
+}

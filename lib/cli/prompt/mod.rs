@@ -277,49 +277,35 @@ fn prompt(ctx: &mut Ctx, args: RunArgs) -> CliResult<()> {
         None => None,
     };
     let req = turn_request(&args, (text.clone(), title), images.len(), agent, &cwd_now)?;
-    let plan = match crate::agent::prepare(&store, &config, req)
-        .map_err(|e| plan_error(e, &config))?
-    {
-        Prepared::Ready(mut plan) => {
-            plan.allow_protected = args.allow_protected;
-            plan.schema = schema;
-            if let Some(max) = args.max_cost {
-                // A budget needs a price to count against.
-                if crate::usage::price(&plan.model, &config).is_none() {
-                    return Err(CliError::usage(format!(
-                            "--max-cost: model {} has no price, so its cost cannot be counted",
-                            plan.model
-                        ))
-                        .with_hint(format!(
-                            "set [models.\"{}\"] price = {{ input = …, output = … }} (US dollars per million tokens) in the config",
-                            plan.model
-                        )));
+    let plan =
+        match crate::agent::prepare(&store, &config, req).map_err(|e| plan_error(e, &config))? {
+            Prepared::Ready(mut plan) => {
+                plan.allow_protected = args.allow_protected;
+                plan.schema = schema;
+                plan.max_cost = args.max_cost;
+                plan.context_window = args.context_window;
+                plan
+            }
+            Prepared::CompactionQueued { session, owner } => {
+                ctx.out.note(&format!(
+                    "session {} is busy (pid {owner}); the compaction was queued for its next step",
+                    session.id
+                ));
+                return Ok(());
+            }
+            Prepared::Queued {
+                session,
+                owner,
+                item,
+            } => {
+                announce_queued(ctx, &session, owner, args.wait)?;
+                if args.wait {
+                    let text = text.as_deref().unwrap_or_default();
+                    return answer::waited(ctx, &store, &session, item, text, &want);
                 }
-                plan.max_cost = Some(max);
+                return Ok(());
             }
-            plan.context_window = args.context_window;
-            plan
-        }
-        Prepared::CompactionQueued { session, owner } => {
-            ctx.out.note(&format!(
-                "session {} is busy (pid {owner}); the compaction was queued for its next step",
-                session.id
-            ));
-            return Ok(());
-        }
-        Prepared::Queued {
-            session,
-            owner,
-            item,
-        } => {
-            announce_queued(ctx, &session, owner, args.wait)?;
-            if args.wait {
-                let text = text.as_deref().unwrap_or_default();
-                return answer::waited(ctx, &store, &session, item, text, &want);
-            }
-            return Ok(());
-        }
-    };
+        };
     for n in &plan.notes {
         ctx.out.note(n);
     }
@@ -414,6 +400,7 @@ fn turn_request(
         system,
         agent,
         max_steps: args.max_steps,
+        max_cost: args.max_cost,
         thinking: args.thinking,
         compact: args.compact,
         sandbox: args.sandbox,
@@ -504,6 +491,12 @@ pub(crate) fn plan_error(e: PlanError, config: &crate::config::Config) -> CliErr
         }
         PlanError::Model(e) => {
             CliError::usage(e.to_string()).with_hint("`ag-prompt models` lists the providers")
+        }
+        PlanError::NoPrice { ref model } => {
+            let hint = format!(
+                "set [models.\"{model}\"] price = {{ input = …, output = … }} (US dollars per million tokens) in the config"
+            );
+            CliError::usage(e.to_string()).with_hint(hint)
         }
         PlanError::Sandbox(e) => CliError::usage(e.to_string())
             .with_hint("start a new session to choose a looser sandbox"),

@@ -116,13 +116,30 @@ pub(super) async fn call(
         }
     };
     let params = CallToolRequestParams::new(tool.to_owned()).with_arguments(arguments);
-    match tokio::time::timeout(timeout, session.call_tool(params)).await {
-        Err(_) => Err(CallFailure::Timeout),
-        Ok(Err(rmcp::ServiceError::McpError(e))) => Ok(Err(e.message.to_string())),
-        Ok(Err(e)) => Err(CallFailure::Broken(e.to_string())),
-        Ok(Ok(result)) => Ok(Ok(result_text(&result))),
+    let request =
+        rmcp::model::ClientRequest::CallToolRequest(rmcp::model::CallToolRequest::new(params));
+    // A server that reports progress is still working: each notification starts the timeout
+    // again, up to PROGRESS_CAP times the timeout in all. A timed-out call is cancelled.
+    let mut options = rmcp::service::PeerRequestOptions::with_timeout(timeout);
+    options.reset_timeout_on_progress = true;
+    options.max_total_timeout = Some(timeout.saturating_mul(PROGRESS_CAP));
+    let handle = session
+        .send_request_with_option(request, options)
+        .await
+        .map_err(|e| CallFailure::Broken(e.to_string()))?;
+    match handle.await_response().await {
+        Err(rmcp::ServiceError::Timeout { .. }) => Err(CallFailure::Timeout),
+        Err(rmcp::ServiceError::McpError(e)) => Ok(Err(e.message.to_string())),
+        Err(e) => Err(CallFailure::Broken(e.to_string())),
+        Ok(rmcp::model::ServerResult::CallToolResult(result)) => Ok(Ok(result_text(&result))),
+        Ok(_) => Err(CallFailure::Broken(
+            "it answered the call with something other than a tool result".into(),
+        )),
     }
 }
+
+/// How many times its timeout a call that keeps reporting progress may take in all.
+const PROGRESS_CAP: u32 = 10;
 
 /// How a call failed when the server did not answer it.
 #[derive(Debug)]

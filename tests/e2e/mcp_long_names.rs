@@ -61,3 +61,38 @@ fn a_100_character_mcp_tool_name_works_in_both_dialects() {
         }
     }
 }
+
+/// A call that reports progress (MCP `notifications/progress`) keeps its timeout from running
+/// out; a silent one as slow times out and is cancelled. The server is the official Python
+/// SDK's, the call timeout 1 s, each call about 2.4 s.
+#[test]
+fn mcp_progress_notifications_keep_a_slow_call_alive() {
+    let Some(python) = program("python") else {
+        return;
+    };
+    let server = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/peers/progress_server.py"
+    );
+    let env = env_with(
+        None,
+        &format!("[mcp.slow]\ncommand = {python:?}\nargs = [{server:?}]\ncall_timeout_s = 1\n"),
+    );
+    let model = crate::prompt::script(
+        &env,
+        "slow.toml",
+        "[[step]]\ntool_calls = [{ name = \"mcp__slow__slow_with_progress\" }]\n\
+         [[step]]\ntool_calls = [{ name = \"mcp__slow__slow_silent\" }]\n\
+         [[step]]\ntext = \"both called\"\n",
+    );
+    let run = env
+        .run(
+            "ag-prompt",
+            &["-m", &model, "--tools", "mcp__slow__*", "go"],
+        )
+        .ok();
+    let r = results(&env, &session_id(&run));
+    assert_eq!(r.len(), 2, "{r:?}\n{}", run.stderr);
+    assert_eq!(r[0], ("done with progress".to_string(), false), "{r:?}");
+    assert!(r[1].1 && r[1].0.contains("did not answer"), "{r:?}");
+}

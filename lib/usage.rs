@@ -133,6 +133,25 @@ pub(crate) fn cost(t: &Tokens, price: &Price, input_includes_cache: bool) -> f64
         + per(t.cache_write, price.cache_write.unwrap_or(price.input))
 }
 
+/// What a turn cost: the price of `model` (the reference the session runs on, which the
+/// configuration prices by), else of `answered` (the name the API answered with), counted as
+/// `dialect` counts (told by the name when unknown). None when neither has a price.
+pub(crate) fn turn_cost(
+    model: &str,
+    answered: Option<&str>,
+    tokens: &Tokens,
+    dialect: Option<crate::fold::Dialect>,
+    config: &crate::config::Config,
+) -> Option<f64> {
+    let priced = price(model, config).or_else(|| price(answered?, config))?;
+    let named = if model.is_empty() {
+        answered.unwrap_or_default()
+    } else {
+        model
+    };
+    Some(cost(tokens, &priced, input_includes_cache(named, dialect)))
+}
+
 /// Dollars rounded to a millionth, as they are recorded.
 pub(crate) fn round(usd: f64) -> f64 {
     (usd * 1_000_000.0).round() / 1_000_000.0

@@ -373,17 +373,19 @@ impl Agent<'_> {
     /// What the turn's steps cost so far at the model's price: the configuration's price for
     /// the model this session runs on, else the list price of the model that answered.
     fn cost(&self, t: &Tally) -> Option<f64> {
-        let price = crate::usage::price(self.provider.name(), self.config)
-            .or_else(|| crate::usage::price(t.model.as_deref()?, self.config))?;
         let tokens = crate::usage::Tokens {
             input: t.usage.input,
             output: t.usage.output,
             cache_read: t.usage.cache_read,
             cache_write: t.usage.cache_write,
         };
-        let includes =
-            crate::usage::input_includes_cache(self.provider.name(), Some(self.provider.dialect()));
-        Some(crate::usage::cost(&tokens, &price, includes))
+        crate::usage::turn_cost(
+            self.provider.name(),
+            t.model.as_deref(),
+            &tokens,
+            Some(self.provider.dialect()),
+            self.config,
+        )
     }
 
     /// `--max-cost`: whether the next step would pass the budget, estimating it at what the

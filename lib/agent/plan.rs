@@ -29,7 +29,8 @@ pub(crate) enum SessionChoice {
     },
     /// An existing session, as the person referred to it (handle, id, title, `last`).
     Existing(String),
-    /// `-c`: what `last` means here (the store's scope).
+    /// `-c`: what `last` means here (the store's scope); without a terminal, only a session
+    /// the calling shell made.
     Last,
     /// `--name NAME`: the session of that name in the current directory, made on first use
     /// (titled `title` or after the name).
@@ -180,7 +181,8 @@ pub(crate) fn prepare<'s>(
         SessionChoice::New { .. } => None,
         SessionChoice::Existing(r) => Some(store.resolve(r)?),
         // `last` as the store's scope reads it; finding none says what is near.
-        SessionChoice::Last => Some(store.resolve("last")?),
+        // A job without a terminal continues its own session, never a person's chat here.
+        SessionChoice::Last => Some(store.continued(!crate::proc::has_terminal())?),
         SessionChoice::Named { name, .. } => store.named(&req.cwd.to_string_lossy(), name)?,
     };
     let def = req.agent.as_ref();

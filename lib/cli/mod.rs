@@ -125,7 +125,6 @@ impl Ctx {
                 .filter(|s| !s.trim().is_empty()),
             any: self.global.any,
             shell: crate::proc::parent(),
-            own_only: false,
         });
         Ok(store)
     }

@@ -143,31 +143,23 @@ pub(crate) fn fold(store: &Store, lines: &[Line]) -> Vec<Claim> {
 /// The claims that `claim` and `release` lines leave, neither released nor expired, whoever
 /// holds them, oldest first.
 fn unreleased(lines: &[Line]) -> Vec<Claim> {
-    let now = crate::clock::now_ms();
-    let mut claims: Vec<Claim> = Vec::new();
-    let mut released: std::collections::HashSet<String> = Default::default();
-    for l in lines.iter().cloned() {
-        match l.ty {
-            LineKind::Claim => {
-                let ttl = l.ttl_s.unwrap_or(DEFAULT_TTL_S);
-                claims.push(Claim {
-                    expires_ms: expires(l.ts_ms(), ttl),
-                    id: l.id,
-                    holder: l.from,
-                    paths: l.paths.unwrap_or_default(),
-                    intent: l.intent.unwrap_or_default(),
-                    mode: l.mode.unwrap_or_else(|| "exclusive".into()),
-                    ttl_s: ttl,
-                    ts: l.ts,
-                    holder_state: None,
-                });
+    open_lines(lines)
+        .into_iter()
+        .map(|l| {
+            let ttl = l.ttl_s.unwrap_or(DEFAULT_TTL_S);
+            Claim {
+                expires_ms: expires(l.ts_ms(), ttl),
+                id: l.id,
+                holder: l.from,
+                paths: l.paths.unwrap_or_default(),
+                intent: l.intent.unwrap_or_default(),
+                mode: l.mode.unwrap_or_else(|| "exclusive".into()),
+                ttl_s: ttl,
+                ts: l.ts,
+                holder_state: None,
             }
-            LineKind::Release => released.extend(l.claims.unwrap_or_default()),
-            _ => {}
-        }
-    }
-    claims.retain(|c| !released.contains(&c.id) && c.expires_ms > now);
-    claims
+        })
+        .collect()
 }
 
 /// The claim lines of `lines` (claim and release lines, oldest first) that no release names

@@ -20,9 +20,6 @@ pub(crate) struct Scope {
     /// The calling shell (pid, start time): the sessions it made come first, so scripts
     /// running side by side in one directory each get their own.
     pub(crate) shell: Option<(i64, i64)>,
-    /// `ag-prompt -c` without a terminal (a cron job, a CI step): `last` is only a session the
-    /// calling shell made, never the chat a person last had in this directory.
-    pub(crate) own_only: bool,
 }
 
 /// A session as a candidate in an error: what to type, and enough to recognise it.
@@ -90,9 +87,11 @@ impl Store {
         self.scope = scope;
     }
 
-    /// Make `last` only a session the calling shell made ([`Scope::own_only`]).
-    pub(crate) fn only_own_last(&mut self, on: bool) {
-        self.scope.own_only = on;
+    /// What `ag-prompt -c` continues: `last`, or with `own_only` (a job without a terminal:
+    /// cron, CI) only a session the calling shell made, never the chat a person last had in
+    /// this directory.
+    pub(crate) fn continued(&self, own_only: bool) -> Result<Session> {
+        self.last(0, own_only)
     }
 
     /// How a session id is shown to people, the one rule for every table, header and hint:
@@ -109,7 +108,7 @@ impl Store {
     pub(crate) fn resolve(&self, reference: &str) -> Result<Session> {
         let reference = reference.trim();
         if let Some(n) = last_offset(reference) {
-            return self.last(n);
+            return self.last(n, false);
         }
         if let Some(s) = self.resolve_id(reference)? {
             return Ok(s);
@@ -238,7 +237,7 @@ impl Store {
 
     /// `last~n`: `AG_SESSION` for `last` when set; else the n-th latest chat session of this
     /// directory, the calling shell's own first (or of every directory with `--any`).
-    fn last(&self, n: u32) -> Result<Session> {
+    fn last(&self, n: u32, own_only: bool) -> Result<Session> {
         let scope = &self.scope;
         if let (Some(pinned), 0, false) = (&scope.pinned, n, scope.any) {
             return self
@@ -257,7 +256,7 @@ impl Store {
                      ORDER BY (shell_pid IS ?2 AND shell_start IS ?3) DESC, \
                        updated_at DESC, id DESC LIMIT 1 OFFSET ?4"
                 ),
-                params![cwd, pid, start, n, scope.own_only && !scope.any],
+                params![cwd, pid, start, n, own_only && !scope.any],
                 from_row,
             )
             .optional()?;
@@ -267,7 +266,7 @@ impl Store {
             None => Err(StoreError::NoLast {
                 cwd: cwd.unwrap_or_else(|| "this store".into()),
                 nearest: self.nearest(scope.cwd.as_deref())?,
-                own_only: scope.own_only && !scope.any,
+                own_only: own_only && !scope.any,
             }),
         }
     }

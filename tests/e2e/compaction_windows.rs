@@ -39,10 +39,7 @@ fn run_window(window: u32, model: &str) {
         return;
     };
     let mut env = env_with(None, "");
-    env.set("OPENAI_BASE_URL", mock.openai_url())
-        .set("OPENAI_API_KEY", "sk-llmock")
-        .set("ANTHROPIC_BASE_URL", mock.anthropic_url())
-        .set("ANTHROPIC_API_KEY", "sk-ant-llmock");
+    mock.point(&mut env);
     // The window LLMock enforces, as the user would configure a local model's.
     let cfg = env.dir.path().join("config/ag/config.toml");
     let text = std::fs::read_to_string(&cfg).unwrap();
@@ -426,10 +423,7 @@ fn a_newest_message_larger_than_the_window_says_so_with_its_own_exit_status() {
         return;
     };
     let mut env = env_with(None, "");
-    env.set("OPENAI_BASE_URL", mock.openai_url())
-        .set("OPENAI_API_KEY", "sk-llmock")
-        .set("ANTHROPIC_BASE_URL", mock.anthropic_url())
-        .set("ANTHROPIC_API_KEY", "sk-ant-llmock");
+    mock.point(&mut env);
     let huge: String = (0..3000).map(|i| format!("word{i} ")).collect();
     for model in ["openai/gpt-4o-mini", "anthropic/claude-haiku-4-5"] {
         let run = env.run("ag-prompt", &["-m", model, &huge]);

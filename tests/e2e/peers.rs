@@ -97,6 +97,14 @@ impl Llmock {
     }
 
     /// The base URL for `ANTHROPIC_BASE_URL` (Messages under `/anthropic/v1/messages`).
+    /// Point `env`'s Anthropic and OpenAI providers (URLs and keys) at this mock.
+    pub fn point(&self, env: &mut crate::support::TestEnv) {
+        env.set("OPENAI_BASE_URL", self.openai_url())
+            .set("OPENAI_API_KEY", "sk-llmock")
+            .set("ANTHROPIC_BASE_URL", self.anthropic_url())
+            .set("ANTHROPIC_API_KEY", "sk-ant-llmock");
+    }
+
     pub fn anthropic_url(&self) -> String {
         format!("{}/anthropic", self.url())
     }

@@ -23,21 +23,6 @@ fn recipe(title: &str) -> String {
     rest[start..start + end].to_string()
 }
 
-fn git(env: &TestEnv, args: &[&str]) {
-    let out = Command::new("git")
-        .args(args)
-        .current_dir(&env.cwd)
-        .env("HOME", env.dir.path())
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-}
-
 /// Run a recipe block with `sh -e` in the test's repository; returns stdout.
 fn run(env: &TestEnv, block: &str) -> (i32, String, String) {
     let mut c = Command::new("sh");
@@ -66,20 +51,20 @@ fn repo(fake: &FakeProvider) -> TestEnv {
         "[user]\n\tname = t\n\temail = t@example.com\n",
     )
     .unwrap();
-    git(&env, &["init", "-q"]);
+    crate::room::git(&env.cwd, &["init", "-q"]);
     std::fs::write(
         env.cwd.join("parser.py"),
         "def parse(s):\n    return s.split()\n",
     )
     .unwrap();
-    git(&env, &["add", "."]);
-    git(&env, &["commit", "-qm", "parser"]);
+    crate::room::git(&env.cwd, &["add", "."]);
+    crate::room::git(&env.cwd, &["commit", "-qm", "parser"]);
     std::fs::write(
         env.cwd.join("parser.py"),
         "def parse(s):\n    if not s:\n        return []\n    return s.split()\n",
     )
     .unwrap();
-    git(&env, &["commit", "-qam", "parser: empty input"]);
+    crate::room::git(&env.cwd, &["commit", "-qam", "parser: empty input"]);
     env
 }
 

@@ -118,17 +118,7 @@ pub(crate) fn run(ctx: &mut Ctx, args: UsageArgs) -> CliResult<()> {
 
 /// A record without `cost_usd`, priced now.
 fn priced(t: &EndedTurn, tokens: &Tokens, config: &crate::config::Config) -> Option<f64> {
-    let price =
-        usage::price(&t.session_model, config).or_else(|| usage::price(&t.model, config))?;
-    let includes = usage::input_includes_cache(
-        if t.session_model.is_empty() {
-            &t.model
-        } else {
-            &t.session_model
-        },
-        None,
-    );
-    Some(usage::cost(tokens, &price, includes))
+    usage::turn_cost(&t.session_model, Some(&t.model), tokens, None, config)
 }
 
 fn key(t: &EndedTurn, by: By) -> String {

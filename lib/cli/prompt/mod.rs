@@ -267,9 +267,7 @@ fn prompt(ctx: &mut Ctx, args: RunArgs) -> CliResult<()> {
             "--compact needs a session: pass -s SESSION or -c",
         ));
     }
-    let mut store = ctx.store()?;
-    // A job continues its own session, never the chat a person last had here.
-    store.only_own_last(args.continue_last && !crate::proc::has_terminal());
+    let store = ctx.store()?;
     let cwd_now = std::fs::canonicalize(std::env::current_dir()?)?;
     let config = super::load_config(&ctx.out, &cwd_now)?;
     let agent = match &args.agent {

@@ -144,6 +144,7 @@ pub(crate) fn compact(
         req.session,
         req.cwd,
         handoff::lost_request(&summarized, kept),
+        req.keep_tokens,
         req.recall,
     )?;
     let kept_from_seq = kept.first().map_or(next, |c| c.seq);

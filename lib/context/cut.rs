@@ -1,5 +1,6 @@
 //! Where a compaction cuts: token estimates of chunks, the kept suffix (it starts at a human
-//! user turn, never at a peer chunk, and never separates a tool call from its result), what
+//! user turn, or at a step of the latest turn when no whole turn fits; never at a peer chunk,
+//! and never separates a tool call from its result), what
 //! the summarizer reads (never a peer chunk), and the slices it reads them in when they do
 //! not fit its window. Pure: chunks in, positions out.
 
@@ -82,7 +83,8 @@ pub(crate) struct Cut {
 
 /// Choose the kept suffix of `view` (a fold view: from the latest compaction's kept suffix,
 /// or the whole log): the earliest human user turn whose suffix fits in `keep_tokens` and
-/// does not take a tool result away from its call. `None` when there is nothing to compact:
+/// does not take a tool result away from its call; when none fits, the earliest step of the
+/// latest turn that does, or that turn's prompt when no step has answered it yet. `None` when there is nothing to compact:
 /// no conversation lies between the previous compaction's suffix and the new one.
 pub(crate) fn plan(view: &[Chunk], keep_tokens: u64) -> Option<Cut> {
     let summarized_from = compaction::latest(view).map_or(0, |(_, from)| from);
@@ -93,10 +95,42 @@ pub(crate) fn plan(view: &[Chunk], keep_tokens: u64) -> Option<Cut> {
         suffix[i] = suffix[i + 1] + tokens_with(&view[i], &cleared);
     }
     let splits = split_pairs(view);
+    let fits = |i: usize| suffix[i] <= keep_tokens && !splits.contains(&i);
     let kept_from = (summarized_from..view.len())
-        .find(|&i| is_human_turn(&view[i]) && suffix[i] <= keep_tokens && !splits.contains(&i))
+        .find(|&i| is_human_turn(&view[i]) && fits(i))
+        .or_else(|| {
+            let human = (summarized_from..view.len())
+                .rev()
+                .find(|&i| is_human_turn(&view[i]));
+            let head = human.unwrap_or(summarized_from);
+            let mut steps = (head + 1..view.len()).filter(|&i| starts_step(view, i));
+            match steps.find(|&i| fits(i)) {
+                // Even the latest human turn is too large: cut inside it, at the earliest
+                // step whose suffix fits. The turn's prompt is summarized and restated in
+                // the handoff as the latest request; its newest steps stay verbatim.
+                Some(i) => Some(i),
+                // A prompt no step has answered yet is kept whole, whatever its size: a
+                // summary of it would lose what is being asked. (When it cannot fit the
+                // window at all, the provider's refusal says so.)
+                None if (head + 1..view.len()).all(|i| !starts_step(view, i)) => {
+                    human.filter(|h| !splits.contains(h))
+                }
+                None => None,
+            }
+        })
         .unwrap_or(view.len());
     cut_if_conversation(view, summarized_from, kept_from)
+}
+
+/// Whether `view[i]` opens a model step: the first assistant chunk of its turn and step.
+pub(crate) fn starts_step(view: &[Chunk], i: usize) -> bool {
+    let c = &view[i];
+    c.role == Role::Assistant
+        && view[..i]
+            .iter()
+            .rev()
+            .find(|p| p.role == Role::Assistant)
+            .is_none_or(|p| (p.turn.as_str(), p.step) != (c.turn.as_str(), c.step))
 }
 
 /// The cut of a compaction asked for by hand: keep the latest `turns` human turns (at least
@@ -232,6 +266,54 @@ mod tests {
     }
 
     #[test]
+    fn a_turn_too_large_to_keep_is_cut_at_a_step_inside_it() {
+        let mut log = Log::new();
+        log.user("read all ten");
+        for s in 1..=10 {
+            log.step(s);
+            log.call(&format!("k{s}"), "read", json!({"path": "big.txt"}));
+            log.result(&format!("k{s}"), json!(big(100)), false);
+        }
+        log.step(11);
+        log.text("done");
+        // Each step is about 120 tokens: 300 keeps the last two steps and the answer.
+        let cut = plan(&log.chunks, 300).unwrap();
+        assert_eq!(cut.kept_from, 17, "{cut:?}");
+        assert!(matches!(log.chunks[17].data, ChunkData::ToolCall { .. }));
+        assert_eq!(log.chunks[17].step, 9);
+        // The head of the turn (its prompt) is summarized, never the kept part's calls.
+        assert_eq!(cut.summarized_from, 0);
+        // After that compaction, the next cut inside the same turn starts from its suffix.
+        log.system(
+            "compaction",
+            json!({"summary": "s", "through_seq": 17, "kept_from_seq": 18}),
+        );
+        log.step(12);
+        log.call("k12", "read", json!({"path": "big.txt"}));
+        log.result("k12", json!(big(100)), false);
+        let cut = plan(&log.chunks, 300).unwrap();
+        assert_eq!((cut.summarized_from, cut.kept_from), (17, 19), "{cut:?}");
+    }
+
+    #[test]
+    fn a_prompt_no_step_has_answered_is_kept_whatever_its_size() {
+        let mut log = Log::new();
+        log.user(&big(100));
+        log.step(1);
+        log.text(&big(100));
+        log.turn("t2");
+        log.user(&big(900));
+        log.peer(&[("m1", "bob", "hi")], 0);
+        let cut = plan(&log.chunks, 50).unwrap();
+        assert_eq!(cut.kept_from, 2, "{cut:?}");
+        // Once a step answered it, a cut that cannot keep a step keeps nothing.
+        log.step(1);
+        log.text(&big(900));
+        let cut = plan(&log.chunks, 50).unwrap();
+        assert_eq!(cut.kept_from, log.len(), "{cut:?}");
+    }
+
+    #[test]
     fn a_peer_chunk_is_never_where_the_suffix_starts() {
         let mut log = Log::new();
         log.user(&big(500));
@@ -239,7 +321,10 @@ mod tests {
         log.text("ok");
         log.peer(&[("m1", "bob", "hold the build")], 0);
         log.text("fine");
+        // The peer chunk sits inside step 1: the cut is at the step's start, not at it.
         let cut = plan(&log.chunks, 100).unwrap();
+        assert_eq!(cut.kept_from, 1, "{cut:?}");
+        let cut = plan(&log.chunks, 6).unwrap();
         assert_eq!(cut.kept_from, log.len(), "only the peer chunk would fit");
     }
 

@@ -22,13 +22,16 @@ pub(crate) const RECALL_NOTE: &str = "- Nothing before this summary is lost: cal
     this summary left out or shortened, such as the user's own words or a tool's output.";
 
 /// The note, from the store and the rooms. `cwd` is the session's working directory (its
-/// worktree room); `lost_request` is the latest human prompt when it is not in the suffix.
+/// worktree room); `lost_request` is the latest human prompt when it is not in the suffix
+/// (the turn being worked on was cut inside), restated up to `keep_tokens` of text (and at
+/// least as much as the goal).
 pub(crate) fn durable_state(
     store: &Store,
     home: &Home,
     session: &Session,
     cwd: &Path,
     lost_request: Option<&str>,
+    keep_tokens: u64,
     recall: bool,
 ) -> Result<String, StoreError> {
     let mut lines = vec!["Durable state that survived the compaction:".to_string()];
@@ -40,7 +43,11 @@ pub(crate) fn durable_state(
         ));
     }
     if let Some(req) = lost_request.filter(|r| Some(*r) != goal.as_deref()) {
-        lines.push(format!("- The latest request (verbatim): {}", clip(req)));
+        let chars = (keep_tokens as usize).saturating_mul(4).max(PROMPT_CHARS);
+        lines.push(format!(
+            "- The latest request (verbatim): {}",
+            crate::text::clip_chars(req.trim(), chars + 1)
+        ));
     }
     let files = store.files_written(session)?;
     if !files.is_empty() {

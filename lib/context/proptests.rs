@@ -164,7 +164,12 @@ proptest! {
             .collect();
         let no_peers = read.iter().all(|c| !matches!(c.data, ChunkData::Peer { .. }));
         prop_assert!(no_peers, "the summarizer reads peer speech");
-        prop_assert!(plan.kept_from == log.len() || cut::is_human_turn(&log.chunks[plan.kept_from]));
+        prop_assert!(
+            plan.kept_from == log.len()
+                || cut::is_human_turn(&log.chunks[plan.kept_from])
+                || cut::starts_step(&log.chunks, plan.kept_from),
+            "the suffix starts inside a step"
+        );
         let next = log.len() as i64 + 1;
         let kept_from_seq = log.chunks.get(plan.kept_from).map_or(next, |c| c.seq);
         let c = Compaction {

@@ -60,8 +60,8 @@ fn peers_never_reach_the_summarizer_an_unanswered_one_survives_and_the_handoff_n
     .ok();
     fake.push(answer("anthropic", "SUMMARY-PEERS"));
     fake.push(answer("anthropic", "On it."));
-    // A prompt bigger than the kept suffix: nothing is kept verbatim, so the peer line before
-    // the cut must be carried over.
+    // A prompt bigger than the kept suffix, that no step has answered yet: it is kept whole
+    // (a summary of it would lose what is asked), and the peer line after it with it.
     let prompt = format!("go on {}", "and on ".repeat(400));
     env.run("ag-prompt", &["-s", &id, "-m", ANTHROPIC, &prompt])
         .ok();
@@ -82,10 +82,11 @@ fn peers_never_reach_the_summarizer_an_unanswered_one_survives_and_the_handoff_n
         "old peer bodies in the handoff: {handoff}"
     );
     assert!(
-        handoff.contains("go on and on"),
-        "the lost request is restated: {handoff}"
+        !handoff.contains("go on and on") && !summary_in.contains("go on and on"),
+        "the new prompt was summarized: {handoff}"
     );
     let step = text_of(&reqs[1]);
+    assert!(step.contains(&prompt), "the prompt is not kept whole: {step}");
     assert!(
         step.contains("<peer from=\\\"carol"),
         "the unanswered line survives: {step}"

@@ -4,6 +4,8 @@
 //! dialects, with the default tools offered. Turn 1 leaves the fold once summarized (but for
 //! the start the handoff quotes as the goal), and `ag-log fold --full` still has it.
 
+use serde_json::Value;
+
 use crate::peers::Llmock;
 use crate::prompt::{env_with, session_id, system_kind};
 use crate::support::{Run, TestEnv};
@@ -301,8 +303,9 @@ fn a_failing_summarizer_is_not_called_again_after_two_automatic_failures() {
     assert_eq!(failures, 0);
 }
 
-#[test]
-fn one_prompt_and_sixty_tool_steps_stay_within_the_window_inside_the_turn() {
+/// One prompt and sixty `read` steps of 2 KB each on a model with `window` tokens; the
+/// session's chunks and its fold after the turn.
+fn sixty_steps(window: u32) -> (Vec<Value>, String) {
     let env = env_with(None, "");
     env.write_file("big.txt", &"0123456789abcdef ".repeat(120));
     let mut toml = String::new();
@@ -318,7 +321,7 @@ fn one_prompt_and_sixty_tool_steps_stay_within_the_window_inside_the_turn() {
     std::fs::write(
         &cfg,
         format!(
-            "[context]\ncompact_model = \"echo\"\n[models.\"{model}\"]\ncontext_window = 8192\n\
+            "[context]\ncompact_model = \"echo\"\n[models.\"{model}\"]\ncontext_window = {window}\n\
              [models.echo]\ncontext_window = 8192\n{text}"
         ),
     )
@@ -337,20 +340,49 @@ fn one_prompt_and_sixty_tool_steps_stay_within_the_window_inside_the_turn() {
         .ok();
     assert!(run.stdout.contains("read it sixty times"), "{}", run.stderr);
     let id = session_id(&run);
-    let chunks = env.chunks(&id);
-    // Old results are cleared (a prune) or summarized (a compaction) inside the one turn,
-    // and the fold stays within the window.
+    let fold = env.log(&["fold", &id]).ok().stdout;
+    assert!(
+        (fold.len() as u32) / 4 < window,
+        "the fold is {} bytes",
+        fold.len()
+    );
+    (env.chunks(&id), fold)
+}
+
+#[test]
+fn one_prompt_and_sixty_tool_steps_stay_within_the_window_inside_the_turn() {
+    let (chunks, _) = sixty_steps(8192);
+    // Old results are cleared (a prune) or summarized (a compaction) inside the one turn.
     let mut reductions = crate::prompt::system_kind(&chunks, "compaction");
     reductions.extend(crate::prompt::system_kind(&chunks, "prune"));
-    assert!(
-        !reductions.is_empty(),
-        "nothing was reduced:\n{}",
-        run.stderr
-    );
+    assert!(!reductions.is_empty(), "nothing was reduced");
     let turn = chunks[0]["turn"].clone();
     assert!(reductions.iter().all(|c| c["turn"] == turn));
-    let fold = env.log(&["fold", &id]).ok().stdout;
-    assert!(fold.len() / 4 < 8192, "the fold is {} bytes", fold.len());
+}
+
+/// Where pruning is not enough, the one long turn is compacted inside itself: its kept part
+/// starts at one of its steps (a call and its result stay together), the prompt is restated
+/// verbatim in the handoff, and the newest steps stay verbatim. (The script model goes on to
+/// its next step after each compaction: it does not start the sixty reads again.)
+#[test]
+fn one_long_turn_is_compacted_at_a_step_inside_it() {
+    let (chunks, fold) = sixty_steps(4096);
+    let compactions = crate::prompt::system_kind(&chunks, "compaction");
+    assert!(!compactions.is_empty(), "no compaction");
+    let prompt_seq = chunks[0]["seq"].as_i64().unwrap();
+    for c in &compactions {
+        let kept = c["data"]["kept_from_seq"].as_i64().unwrap();
+        assert!(kept > prompt_seq, "the cut is not inside the turn: {c}");
+        let first = chunks.iter().find(|k| k["seq"] == kept).unwrap();
+        assert_eq!(first["type"], "tool_call", "the kept part starts at {first}");
+        assert_eq!(first["turn"], chunks[0]["turn"]);
+    }
+    // The prompt is the session's first: the handoff restates it as the goal.
+    assert!(
+        fold.contains("(the first request, verbatim): read big.txt sixty times"),
+        "{fold}"
+    );
+    assert!(fold.contains("read it sixty times"));
 }
 
 /// An offline model takes a window for the run (`--context-window`) or from its script

@@ -20,6 +20,10 @@ pub(crate) struct ScriptProvider {
     steps: Vec<Step>,
     /// `context_window = N` at the top of the script: the window the run plans against.
     context_window: Option<u64>,
+    /// The last request's assistant messages and the step that answered it, so a run that
+    /// compacts inside a turn (fewer assistant messages than steps answered) goes on to the
+    /// next step rather than back to an earlier one.
+    place: std::sync::Mutex<Option<(usize, usize)>>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -91,6 +95,7 @@ impl ScriptProvider {
             path: path.into(),
             steps: file.step,
             context_window: file.context_window,
+            place: Default::default(),
         })
     }
 
@@ -98,6 +103,34 @@ impl ScriptProvider {
     #[cfg(test)]
     pub(crate) fn len(&self) -> usize {
         self.steps.len()
+    }
+}
+
+impl ScriptProvider {
+    /// The request's place in the script: one assistant message per answered step, so a
+    /// retried attempt gets the same step again. After a compaction the request holds fewer
+    /// assistant messages than the run answered: it gets the step after the last one served.
+    /// A summarizer's request (it ends with the summary prompt) is placed by its own count.
+    fn place(&self, body: &Value) -> usize {
+        let messages = body["messages"].as_array();
+        let n = messages.map_or(0, |ms| {
+            ms.iter().filter(|m| m["role"] == "assistant").count()
+        });
+        let summary = messages
+            .and_then(|ms| ms.last())
+            .is_some_and(|m| m.to_string().contains(&crate::context::compact::SUMMARY_PROMPT[..23]));
+        if summary {
+            return n;
+        }
+        let mut place = self.place.lock().unwrap_or_else(|e| e.into_inner());
+        let at = match *place {
+            Some((seen, served)) if n == seen => served,
+            Some((seen, served)) if n > seen => served + (n - seen),
+            Some((_, served)) => served + 1,
+            None => n,
+        };
+        *place = Some((n, at));
+        at
     }
 }
 
@@ -123,11 +156,7 @@ impl Provider for ScriptProvider {
         body: &Value,
         sink: &mut dyn FnMut(ChunkOp),
     ) -> Result<StepEnd, AttemptError> {
-        // The request's place in the session: one assistant message per answered step, so a
-        // retried attempt gets the same step again.
-        let n = body["messages"].as_array().map_or(0, |ms| {
-            ms.iter().filter(|m| m["role"] == "assistant").count()
-        });
+        let n = self.place(body);
         let Some(step) = self.steps.get(n) else {
             return Err(AttemptError {
                 message: format!(

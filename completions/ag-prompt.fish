@@ -63,7 +63,7 @@ complete -c ag-prompt -n "__fish_ag_prompt_needs_command" -s h -l help -d 'Print
 complete -c ag-prompt -n "__fish_ag_prompt_needs_command" -s V -l version -d 'Print version'
 complete -c ag-prompt -n "__fish_ag_prompt_needs_command" -a "models" -d 'List the models and providers this machine can use'
 complete -c ag-prompt -n "__fish_ag_prompt_needs_command" -a "mcp" -d 'MCP servers from the user config ([mcp.NAME]) and a trusted folder\'s .mcp.json'
-complete -c ag-prompt -n "__fish_ag_prompt_using_subcommand models" -l forget -d 'Forget the windows learned for MODEL (from providers\' "too long" errors, on every endpoint); its configured or built-in window applies again' -r
+complete -c ag-prompt -n "__fish_ag_prompt_using_subcommand models" -l forget -d 'Forget what providers taught about MODEL on every endpoint: the windows learned from "too long" errors and how they count tokens; its configured or built-in window applies again' -r
 complete -c ag-prompt -n "__fish_ag_prompt_using_subcommand models" -l home -d 'The store directory [default: $AG_HOME, else $XDG_DATA_HOME/ag, else ~/.local/share/ag]' -r -F
 complete -c ag-prompt -n "__fish_ag_prompt_using_subcommand models" -l color -d 'When to colour output (NO_COLOR is honoured by `auto`)' -r -f -a "auto\t''
 always\t''

@@ -13,6 +13,16 @@ use crate::fold::compaction::{self, Trigger};
 
 /// Automatic compactions that may fail in a row before a session stops trying them.
 const BREAKER: u32 = 2;
+
+/// The scales a provider's count may have against the estimate: a count outside them is
+/// taken as a provider that does not count what it is sent, not as a tokenizer.
+const MIN_SCALE: f64 = 0.1;
+const MAX_SCALE: f64 = 10.0;
+
+/// `tokens` (an estimate) as the provider counts them.
+fn scaled(tokens: u64, scale: f64) -> u64 {
+    (tokens as f64 * scale).round() as u64
+}
 use crate::fold::prune;
 use crate::log::Chunk;
 
@@ -124,21 +134,64 @@ impl Agent<'_> {
         Some(context::lookup(model, self.config, learned))
     }
 
-    /// The prompt tokens the next request will take, about: the last measurement plus what
-    /// was added since, else an estimate of the whole view with its system prompt and tools.
+    /// The prompt tokens the next request will take, about, as the provider counts: the last
+    /// measurement plus what was added since, else an estimate of the whole view with its
+    /// system prompt and tools. Estimates are scaled by how the provider counted before
+    /// ([`Self::scale`]).
     pub(super) fn estimate(&self, view: &View) -> u64 {
+        let scale = self.scale();
         match view.measured {
             Some((seq, tokens)) => {
-                tokens
-                    + view
-                        .chunks
-                        .iter()
-                        .filter(|c| c.seq > seq)
-                        .map(cut::tokens)
-                        .sum::<u64>()
+                let added = view
+                    .chunks
+                    .iter()
+                    .filter(|c| c.seq > seq)
+                    .map(cut::tokens)
+                    .sum::<u64>();
+                tokens + scaled(added, scale)
             }
-            None => self.fixed_tokens() + cut::view_tokens(&view.chunks),
+            None => scaled(self.raw_estimate(view), scale),
         }
+    }
+
+    /// The estimate of a request built from the whole view, unscaled.
+    pub(super) fn raw_estimate(&self, view: &View) -> u64 {
+        self.fixed_tokens() + cut::view_tokens(&view.chunks)
+    }
+
+    /// How this model at this endpoint counts a prompt against the estimate (its count over
+    /// the estimate), as measured on an earlier request; 1 until one was. Plans take it only
+    /// when it is above 1: a provider that counts more than estimated (code, JSON, CJK text
+    /// in its tokenizer) makes every plan larger, but one that counts less may be skipping
+    /// something (a proxy or mock that ignores tool definitions), and a plan never trusts it
+    /// to let a request grow past the estimate.
+    pub(super) fn scale(&self) -> f64 {
+        if window::is_offline(self.provider.name()) {
+            return 1.0;
+        }
+        let key = window::learned_key(self.provider.as_ref());
+        self.store
+            .model_scale(&key)
+            .ok()
+            .flatten()
+            .map_or(1.0, |s| s.max(1.0))
+    }
+
+    /// Learn the scale from a provider's count of a request whose unscaled estimate was `raw`.
+    /// Small requests say little (a few framing tokens weigh too much): below 200 estimated
+    /// tokens nothing is learned.
+    pub(super) fn calibrate(&self, counted: u64, raw: u64) -> Result<(), AgentError> {
+        if raw < 200 || counted == 0 || window::is_offline(self.provider.name()) {
+            return Ok(());
+        }
+        let scale = (counted as f64 / raw as f64).clamp(MIN_SCALE, MAX_SCALE);
+        let key = window::learned_key(self.provider.as_ref());
+        let before = self.store.model_scale(&key)?;
+        // Written only when it moved: a step does not write the store for nothing.
+        if before.is_none_or(|b| (b - scale).abs() > 0.02 * b) {
+            self.store.set_model_scale(&key, scale)?;
+        }
+        Ok(())
     }
 
     /// What every request carries besides the conversation, about: the system prompt (with
@@ -148,13 +201,20 @@ impl Agent<'_> {
             + self
                 .tool_specs()
                 .iter()
-                .map(|t| {
-                    cut::tokens_of_text(&t.name)
-                        + cut::tokens_of_text(&t.description)
-                        + cut::tokens_of_text(&t.input_schema.to_string())
-                        + 8
-                })
+                .map(context::brief::spec_tokens)
                 .sum::<u64>()
+    }
+
+    /// What an answer may take: `[agent] max_tokens`, and on a window that is known (not the
+    /// default guess) never more than a quarter of it, the reserve the plans keep: a 2,048-token
+    /// local model is not asked for 8,192 tokens of answer.
+    pub(super) fn answer_tokens(&self) -> u64 {
+        match self.window() {
+            Some(w) if w.source != window::Source::Default => {
+                self.opts.max_tokens.min(w.context_window / 4).max(1)
+            }
+            _ => self.opts.max_tokens,
+        }
     }
 
     /// How much of the conversation a compaction keeps verbatim: `[context] keep_tokens` at
@@ -166,7 +226,13 @@ impl Agent<'_> {
         let Some(w) = self.window() else {
             return configured;
         };
-        window::keep_budget(&w, self.fixed_tokens(), self.opts.max_tokens, configured)
+        window::keep_budget_scaled(
+            &w,
+            self.fixed_tokens(),
+            self.scale(),
+            self.opts.max_tokens,
+            configured,
+        )
     }
 
     /// Before a step: take queued compactions, then compact when the estimate passes
@@ -250,6 +316,9 @@ impl Agent<'_> {
                 .learn_window(&window::learned_key(self.provider.as_ref()), w)?;
         }
         self.refresh(view)?;
+        if let Some(sent) = said.and_then(|t| t.sent) {
+            self.calibrate(sent, self.raw_estimate(view))?;
+        }
         let before = said
             .and_then(|t| t.sent)
             .unwrap_or_else(|| self.estimate(view));
@@ -323,6 +392,10 @@ impl Agent<'_> {
                 self.refresh(view)?;
                 Ok(true)
             }
+            // An automatic compaction with nothing before the part it keeps (the first turn
+            // of a session whose tools crowd a small window) is no failure: the request goes
+            // as it is, and a provider's refusal says what is too large.
+            Ok(None) if trigger == Trigger::Auto => Ok(false),
             Ok(None) => {
                 on(Event::CompactFailed {
                     trigger,

@@ -492,9 +492,12 @@ impl Agent<'_> {
             system: self.opts.system.clone(),
             tools: self.offered_specs(),
             // The API wants room for the answer beyond the thinking budget.
-            max_tokens: Some(match self.opts.thinking_budget {
-                Some(b) if self.opts.max_tokens <= b => b + self.opts.max_tokens,
-                _ => self.opts.max_tokens,
+            max_tokens: Some({
+                let answer = self.answer_tokens();
+                match self.opts.thinking_budget {
+                    Some(b) if answer <= b => b + answer,
+                    _ => answer,
+                }
             }),
             thinking_budget: self.opts.thinking_budget,
             stream: true,

@@ -78,7 +78,12 @@ impl Agent<'_> {
         if let (None, Some(mcp)) = (&self.opts.offered, &self.tool_ctx.mcp) {
             specs.extend(mcp.specs(&self.policy));
         }
-        specs
+        // In a small window the definitions go brief (the same window, the same definitions:
+        // a side chat that keeps its source's cache sends what its source sent).
+        match self.window() {
+            Some(w) => crate::context::brief::fit(specs, w.context_window),
+            None => specs,
+        }
     }
 
     /// Run one allowed tool on a worker thread so an interrupt is noticed while it runs.

@@ -47,6 +47,12 @@ impl Agent<'_> {
         loop {
             self.refresh(view)?;
             let covers = view.last_seq();
+            // A request no earlier one measured is planned on the estimate alone: its count
+            // calibrates the next such plan.
+            let raw = view
+                .measured_tokens()
+                .is_none()
+                .then(|| self.raw_estimate(view));
             let body = self.request(view)?;
             on(Event::Waiting);
             let (outcome, sealed) = self.attempt(turn, step, body, on)?;
@@ -61,6 +67,9 @@ impl Agent<'_> {
                     let tokens = window::prompt_tokens(self.provider.dialect(), &end.usage);
                     if tokens > 0 {
                         view.measure(covers, tokens);
+                        if let Some(raw) = raw {
+                            self.calibrate(tokens, raw)?;
+                        }
                     }
                     return Ok(StepOutcome::Completed { end, calls });
                 }

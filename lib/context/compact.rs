@@ -201,10 +201,7 @@ fn summarize(
     let fixed = tokens_of_text(SUMMARY_PROMPT)
         + 64
         + s.system.as_deref().map_or(0, tokens_of_text)
-        + s.tools
-            .iter()
-            .map(|t| tokens_of_text(&t.description) + tokens_of_text(&t.input_schema.to_string()))
-            .sum::<u64>();
+        + s.tools.iter().map(super::brief::spec_tokens).sum::<u64>();
     let mut budget = (s.window / 10 * 9)
         .saturating_sub(fixed + summary_max(s.window))
         .max(1000);

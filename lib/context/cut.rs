@@ -202,9 +202,10 @@ pub(crate) fn trailing_peers(view: &[Chunk]) -> Vec<&Chunk> {
         .collect()
 }
 
-/// Split `chunks` (what the summarizer reads) into consecutive slices of whole turns (each
-/// starting at a human user turn, but the first) of at most `budget` tokens; a single turn
-/// bigger than the budget is a slice of its own, which the caller clips.
+/// Split `chunks` (what the summarizer reads) into consecutive slices of at most `budget`
+/// tokens: whole turns (each starting at a human user turn, but the first), and a turn
+/// bigger than the budget split at its steps (a call never apart from its result); a single
+/// step bigger than the budget is a slice of its own, which the caller clips.
 pub(crate) fn slices<C: std::borrow::Borrow<Chunk>>(
     chunks: &[C],
     budget: u64,
@@ -222,11 +223,35 @@ pub(crate) fn slices<C: std::borrow::Borrow<Chunk>>(
             .map(|c| tokens(c.borrow()))
             .sum::<u64>()
     };
-    let mut out: Vec<std::ops::Range<usize>> = Vec::new();
+    // A step starts at the first assistant chunk of its turn and step.
+    let step_of = |c: &Chunk| (c.turn.clone(), c.step);
+    let mut units: Vec<std::ops::Range<usize>> = Vec::new();
     for t in turns {
+        if size(&t) <= budget {
+            units.push(t);
+            continue;
+        }
+        let mut last_step = None;
+        let mut from = t.start;
+        for i in t.clone() {
+            let c = chunks[i].borrow();
+            if c.role != Role::Assistant {
+                continue;
+            }
+            let step = Some(step_of(c));
+            if last_step.is_some() && step != last_step && i > from {
+                units.push(from..i);
+                from = i;
+            }
+            last_step = step;
+        }
+        units.push(from..t.end);
+    }
+    let mut out: Vec<std::ops::Range<usize>> = Vec::new();
+    for u in units {
         match out.last_mut() {
-            Some(s) if size(s) + size(&t) <= budget => s.end = t.end,
-            _ => out.push(t),
+            Some(s) if size(s) + size(&u) <= budget => s.end = u.end,
+            _ => out.push(u),
         }
     }
     out
@@ -410,11 +435,35 @@ mod tests {
             assert!(size <= 200, "{size} in {r:?}");
         }
         assert!(s.len() >= 3, "{s:?}");
-        // A turn bigger than the budget is a slice of its own, never cut inside.
+        // A turn bigger than the budget with a single step is a slice of its own.
         let s = slices(&log.chunks, 10);
         assert_eq!(s.len(), 6, "{s:?}");
         assert!(s
             .iter()
             .all(|r| r.len() == 2 && is_human_turn(&log.chunks[r.start])));
+    }
+
+    #[test]
+    fn a_turn_bigger_than_a_slice_is_split_at_its_steps() {
+        let mut log = Log::new();
+        log.user("read them all");
+        for s in 1..=8 {
+            log.step(s);
+            log.call(&format!("k{s}"), "read", json!({}));
+            log.result(&format!("k{s}"), json!(big(100)), false);
+        }
+        let s = slices(&log.chunks, 300);
+        assert!(s.len() >= 3, "{s:?}");
+        let flat: Vec<usize> = s.iter().flat_map(|r| r.clone()).collect();
+        assert_eq!(flat, (0..log.len()).collect::<Vec<_>>());
+        for r in &s[1..] {
+            // Each later slice starts at a step's call, so its result comes with it.
+            assert!(
+                matches!(log.chunks[r.start].data, ChunkData::ToolCall { .. }),
+                "{s:?}"
+            );
+            let size: u64 = log.chunks[r.clone()].iter().map(tokens).sum();
+            assert!(size <= 300, "{size} in {r:?}");
+        }
     }
 }

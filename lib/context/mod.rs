@@ -3,6 +3,7 @@
 //! compaction itself, and the prune tried before it. The fold side (how a compacted view folds) is
 //! [`crate::fold::compaction`]; the triggers live in the agent loop.
 
+pub(crate) mod brief;
 pub(crate) mod compact;
 pub(crate) mod cut;
 pub(crate) mod handoff;

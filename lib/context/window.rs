@@ -97,6 +97,22 @@ pub(crate) fn keep_budget(w: &Window, fixed: u64, max_tokens: u64, configured: u
     configured.min(share.max(MIN_KEEP))
 }
 
+/// [`keep_budget`] for a provider that counts `scale` tokens for each estimated one, in
+/// estimated tokens (what the cut plans in): the window and `configured` are the provider's
+/// tokens, `fixed` is estimated.
+pub(crate) fn keep_budget_scaled(
+    w: &Window,
+    fixed: u64,
+    scale: f64,
+    max_tokens: u64,
+    configured: u64,
+) -> u64 {
+    let scale = scale.max(f64::MIN_POSITIVE);
+    let fixed = (fixed as f64 * scale).round() as u64;
+    let real = keep_budget(w, fixed, max_tokens, configured);
+    (real as f64 / scale).round() as u64
+}
+
 /// The built-in figures for a model name (without its provider), if the table knows it.
 pub(crate) fn builtin(name: &str) -> Option<(u64, u64)> {
     let name = name.rsplit('/').next().unwrap_or(name);
@@ -299,6 +315,26 @@ mod tests {
         assert_eq!(keep_budget(&w(200_000), 3000, 8192, 8000), 8000);
         // A window the fixed part fills: still the least a compaction keeps.
         assert_eq!(keep_budget(&w(2048), 3000, 8192, 8000), MIN_KEEP);
+    }
+
+    #[test]
+    fn a_provider_that_counts_more_shrinks_the_kept_part_in_estimated_tokens() {
+        let w = Window {
+            context_window: 4096,
+            max_output: 4096,
+            source: Source::Config,
+        };
+        // Counted as estimated: the plain budget.
+        assert_eq!(keep_budget_scaled(&w, 1200, 1.0, 8192, 8000), 748);
+        // Counted twice over: the fixed part is 2,400 real tokens, the free room 672, the
+        // kept part 268 real tokens, 134 estimated ones.
+        assert_eq!(keep_budget_scaled(&w, 1200, 2.0, 8192, 8000), 134);
+        // `keep_tokens` is the provider's tokens too.
+        let big = Window {
+            context_window: 200_000,
+            ..w
+        };
+        assert_eq!(keep_budget_scaled(&big, 1200, 2.0, 8192, 8000), 4000);
     }
 
     #[test]

@@ -72,17 +72,59 @@ impl Store {
         Ok(())
     }
 
-    /// Forget the windows learned for `model`, on every endpoint (keys `MODEL` and
-    /// `MODEL@HOST`); how many there were.
+    /// Forget what providers taught about `model` (its learned windows and count scales), on
+    /// every endpoint (keys `MODEL` and `MODEL@HOST`); how many figures there were.
     pub(crate) fn forget_windows(&self, model: &str) -> Result<usize> {
-        let n = self
+        let mut n = 0;
+        for table in ["model_windows", "model_scales"] {
+            n += self
+                .conn()
+                .execute(
+                    &format!(
+                        "DELETE FROM {table} WHERE model = ?1 \
+                         OR substr(model, 1, length(?1) + 1) = ?1 || '@'"
+                    ),
+                    [model],
+                )
+                .map_err(|e| self.classify(e))?;
+        }
+        Ok(n)
+    }
+
+    /// How the provider behind `model` (a learned-window key) counts a prompt against the
+    /// estimate: its count over the estimated tokens, when a request measured it.
+    pub(crate) fn model_scale(&self, model: &str) -> Result<Option<f64>> {
+        Ok(self
             .conn()
-            .execute(
-                "DELETE FROM model_windows WHERE model = ?1 OR substr(model, 1, length(?1) + 1) = ?1 || '@'",
+            .query_row(
+                "SELECT scale FROM model_scales WHERE model = ?1",
                 [model],
+                |r| r.get::<_, f64>(0),
+            )
+            .optional()?)
+    }
+
+    /// Every measured scale, by model.
+    pub(crate) fn model_scales(&self) -> Result<Vec<(String, f64)>> {
+        let mut stmt = self
+            .conn()
+            .prepare("SELECT model, scale FROM model_scales ORDER BY model")?;
+        let rows = stmt
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
+            .collect::<rusqlite::Result<_>>()?;
+        Ok(rows)
+    }
+
+    /// Remember how the provider behind `model` counts against the estimate.
+    pub(crate) fn set_model_scale(&self, model: &str, scale: f64) -> Result<()> {
+        self.conn()
+            .execute(
+                "INSERT INTO model_scales (model, scale, measured_at) VALUES (?1, ?2, ?3) \
+                 ON CONFLICT (model) DO UPDATE SET scale = ?2, measured_at = ?3",
+                params![model, scale, crate::clock::now_ms()],
             )
             .map_err(|e| self.classify(e))?;
-        Ok(n)
+        Ok(())
     }
 
     /// Remember what a provider said `model`'s window is.

@@ -198,6 +198,16 @@ const MIGRATIONS: &[&str] = &[
     CREATE INDEX chunks_turn_ends ON chunks(created_at)
       WHERE type = 'system' AND json_extract(data_json, '$.kind') = 'turn_end';
     "#,
+    // 15: how a provider counts against the estimate (its prompt tokens over the estimated
+    // ones), by model and endpoint as windows are learned, so plans on a view no request has
+    // measured yet (a new session, a compacted view) use the provider's own scale.
+    r#"
+    CREATE TABLE model_scales (
+      model       TEXT PRIMARY KEY,
+      scale       REAL NOT NULL,
+      measured_at INTEGER NOT NULL
+    );
+    "#,
 ];
 
 /// The version whose migration adds session handles: after it, existing rows get theirs.

@@ -6,7 +6,7 @@
 
 use serde_json::Value;
 
-use crate::peers::Llmock;
+use crate::peers::{program, Llmock};
 use crate::prompt::{env_with, session_id, system_kind};
 use crate::support::{Run, TestEnv};
 
@@ -24,7 +24,10 @@ fn long_prompt(turn: usize) -> String {
 /// One turn of `model`: a new session when `id` is empty (then set), else a follow-up.
 fn turn(env: &TestEnv, model: &str, id: &mut String, prompt: &str) -> Run {
     let mut args = vec!["-m", model];
-    if !id.is_empty() {
+    if id.is_empty() {
+        // The default tools and the ten of the MCP server, as the session's own from then on.
+        args.extend(["--tools", "+mcp__ten__*"]);
+    } else {
         args.extend(["-s", id.as_str()]);
     }
     args.push(prompt);
@@ -37,10 +40,17 @@ fn turn(env: &TestEnv, model: &str, id: &mut String, prompt: &str) -> Run {
 
 fn run_window(window: u32, model: &str) {
     let w = window.to_string();
-    let Some(mock) = Llmock::start(&["--tool-mode", "off", "--context-window", &w]) else {
+    let (Some(mock), Some(python)) = (
+        Llmock::start(&["--tool-mode", "off", "--context-window", &w]),
+        program("python"),
+    ) else {
         return;
     };
-    let mut env = env_with(None, "");
+    let server = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/peers/ten_tools_server.py");
+    let mut env = env_with(
+        None,
+        &format!("[mcp.ten]\ncommand = {python:?}\nargs = [{server:?}]\n"),
+    );
     mock.point(&mut env);
     // The window LLMock enforces, as the user would configure a local model's.
     let cfg = env.dir.path().join("config/ag/config.toml");
@@ -73,6 +83,37 @@ fn run_window(window: u32, model: &str) {
     }
     let full = env.log(&["fold", &id, "--full"]).ok().stdout;
     assert!(full.contains("END-OF-TURN-1.") && full.contains("END-OF-TURN-15."));
+    // Every request offered the ten MCP tools beside the built-in ones, brief: in full they
+    // would take more than a quarter of these windows.
+    let log = mock.requests();
+    for r in log["requests"].as_array().unwrap() {
+        let tools: Vec<&Value> = r["body"]["tools"].as_array().into_iter().flatten().collect();
+        let name = |t: &Value| {
+            t["name"]
+                .as_str()
+                .or(t["function"]["name"].as_str())
+                .unwrap_or_default()
+                .to_string()
+        };
+        // The answer is never asked for more than the quarter of the window the plans keep
+        // for it (a local server refuses `max_tokens` past its window).
+        let asked = r["body"]["max_tokens"]
+            .as_u64()
+            .or(r["body"]["max_completion_tokens"].as_u64())
+            .unwrap();
+        assert!(asked <= u64::from(window) / 4, "window {window}: max_tokens {asked}");
+        let mcp = tools.iter().filter(|t| name(t).starts_with("mcp__ten__")).count();
+        assert_eq!(mcp, 10, "window {window}, {model}: {:?}", tools.iter().map(|t| name(t)).collect::<Vec<_>>());
+        assert!(tools.len() > 10, "the built-in tools are offered too");
+        for t in tools {
+            let d = t["description"]
+                .as_str()
+                .or(t["function"]["description"].as_str())
+                .unwrap_or_default();
+            assert!(d.chars().count() <= 160, "window {window}: {d}");
+            assert!(!t.to_string().contains("\"title\""), "{t}");
+        }
+    }
 }
 
 #[test]
@@ -206,14 +247,32 @@ fn a_window_learned_on_one_endpoint_stays_there_and_can_be_forgotten() {
     let id = session_id(&run);
     let show = env.log(&["show", &id, "--json"]).ok().json();
     assert_eq!(show["context"]["window"], 128_000, "{show}");
-    // Forgotten, it is gone everywhere.
+    // How each server counts prompts against the estimate is kept per endpoint too. LLMock
+    // counts message text only (never the tool definitions), so its count is well under the
+    // estimate of everything a request carries.
+    let scales = |env: &TestEnv| -> Vec<(String, f64)> {
+        env.run("ag-prompt", &["models", "--json"])
+            .ok()
+            .json_lines()
+            .iter()
+            .filter_map(|m| Some((m["model"].as_str()?.to_string(), m["count_scale"].as_f64()?)))
+            .collect()
+    };
+    let counted = scales(&env);
+    assert_eq!(counted.len(), 2, "{counted:?}");
+    assert!(counted.iter().any(|(m, _)| m == &format!("{model}@{small_host}")));
+    assert!(counted.iter().all(|(_, s)| (0.1..0.9).contains(s)), "{counted:?}");
+    let text = env.run("ag-prompt", &["models"]).ok().stdout;
+    assert!(text.contains("TOKEN COUNTS"), "{text}");
+    // Forgotten, it is gone everywhere: the window and both endpoints' counts.
     let run = env.run("ag-prompt", &["models", "--forget", model]).ok();
     assert!(
-        run.stderr.contains("forgot 1 learned window"),
+        run.stderr.contains("forgot 3 learned figures"),
         "{}",
         run.stderr
     );
     assert!(learned(&env).is_empty());
+    assert!(scales(&env).is_empty());
 }
 
 #[test]

@@ -277,7 +277,7 @@ fn a_store_from_before_handles_gets_one_for_every_session() {
     {
         let conn = rusqlite::Connection::open(env.db()).unwrap();
         conn.execute_batch(
-            "DROP INDEX sessions_handle; DROP INDEX sessions_cwd; DROP INDEX chunks_turn; DROP INDEX chunks_peer; DROP INDEX chunks_peer_said; DROP INDEX sessions_name; DROP INDEX chunks_turn_ends;
+            "DROP INDEX sessions_handle; DROP INDEX sessions_cwd; DROP INDEX chunks_turn; DROP INDEX chunks_peer; DROP INDEX chunks_peer_said; DROP INDEX sessions_name; DROP INDEX chunks_turn_ends; DROP TABLE model_scales;
              ALTER TABLE sessions DROP COLUMN handle;
              ALTER TABLE sessions DROP COLUMN shell_pid;
              ALTER TABLE sessions DROP COLUMN shell_start;

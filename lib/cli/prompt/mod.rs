@@ -68,8 +68,9 @@ pub(crate) struct Cli {
 pub(crate) enum Sub {
     /// List the models and providers this machine can use
     Models {
-        /// Forget the windows learned for MODEL (from providers' "too long" errors, on every
-        /// endpoint); its configured or built-in window applies again
+        /// Forget what providers taught about MODEL on every endpoint: the windows learned from
+        /// "too long" errors and how they count tokens; its configured or built-in window
+        /// applies again
         #[arg(long, value_name = "MODEL")]
         forget: Option<String>,
     },

@@ -13,19 +13,22 @@ struct Listing {
     providers: Vec<Row>,
     default: Option<String>,
     windows: Vec<(String, crate::context::window::Window)>,
+    /// How each model at each endpoint counted prompts against the estimate.
+    scales: Vec<(String, f64)>,
     aliases: std::collections::BTreeMap<String, String>,
 }
 
 /// `ag-prompt models`.
-/// `ag-prompt models --forget MODEL`: drop what providers taught about its window.
+/// `ag-prompt models --forget MODEL`: drop what providers taught about its window and how
+/// they count.
 pub(super) fn forget(ctx: &mut Ctx, model: &str) -> CliResult<()> {
     let n = ctx.store()?.forget_windows(model)?;
     if n == 0 {
         ctx.out
-            .note(&format!("no learned window for {model}; nothing to forget"));
+            .note(&format!("nothing learned for {model}; nothing to forget"));
     } else {
         ctx.out.note(&format!(
-            "forgot {n} learned window{} for {model}",
+            "forgot {n} learned figure{} for {model} (windows and token counts)",
             if n == 1 { "" } else { "s" }
         ));
     }
@@ -36,6 +39,7 @@ pub(super) fn list(ctx: &mut Ctx) -> CliResult<()> {
     let cwd = std::env::current_dir()?;
     let config = crate::cli::load_config(&ctx.out, &cwd)?;
     let learned = ctx.store()?.learned_windows()?;
+    let scales = ctx.store()?.model_scales()?;
     let listing = Listing {
         providers: providers(&config),
         default: std::env::var("AG_MODEL")
@@ -43,6 +47,7 @@ pub(super) fn list(ctx: &mut Ctx) -> CliResult<()> {
             .filter(|s| !s.is_empty())
             .or(config.model.clone()),
         windows: crate::context::window::known(&config, &learned),
+        scales,
         aliases: crate::config::aliases::all(&config.aliases),
     };
     if ctx.global.json {
@@ -108,6 +113,10 @@ fn json_lines(ctx: &mut Ctx, l: &Listing) -> CliResult<()> {
             .to_string(),
         )?;
     }
+    for (m, scale) in &l.scales {
+        ctx.out
+            .line(&json!({"model": m, "count_scale": scale}).to_string())?;
+    }
     for (alias, model) in &l.aliases {
         ctx.out
             .line(&json!({"alias": alias, "model": model}).to_string())?;
@@ -147,6 +156,13 @@ fn text(ctx: &mut Ctx, l: &Listing) -> CliResult<()> {
         crate::context::window::DEFAULT_WINDOW,
         crate::context::window::DEFAULT_MAX_OUTPUT
     ));
+    if !l.scales.is_empty() {
+        lines.push(String::new());
+        lines.push(format!("{:<32} {:>9}", "TOKEN COUNTS", "× ESTIMATE"));
+        for (m, scale) in &l.scales {
+            lines.push(format!("{m:<32} {scale:>9.2}"));
+        }
+    }
     lines.push(String::new());
     lines.push(format!("{:<12} MODEL", "ALIAS"));
     for (alias, model) in &l.aliases {

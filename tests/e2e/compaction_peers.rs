@@ -86,7 +86,10 @@ fn peers_never_reach_the_summarizer_an_unanswered_one_survives_and_the_handoff_n
         "the new prompt was summarized: {handoff}"
     );
     let step = text_of(&reqs[1]);
-    assert!(step.contains(&prompt), "the prompt is not kept whole: {step}");
+    assert!(
+        step.contains(&prompt),
+        "the prompt is not kept whole: {step}"
+    );
     assert!(
         step.contains("<peer from=\\\"carol"),
         "the unanswered line survives: {step}"

@@ -46,7 +46,10 @@ fn run_window(window: u32, model: &str) {
     ) else {
         return;
     };
-    let server = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/peers/ten_tools_server.py");
+    let server = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/peers/ten_tools_server.py"
+    );
     let mut env = env_with(
         None,
         &format!("[mcp.ten]\ncommand = {python:?}\nargs = [{server:?}]\n"),
@@ -87,7 +90,11 @@ fn run_window(window: u32, model: &str) {
     // would take more than a quarter of these windows.
     let log = mock.requests();
     for r in log["requests"].as_array().unwrap() {
-        let tools: Vec<&Value> = r["body"]["tools"].as_array().into_iter().flatten().collect();
+        let tools: Vec<&Value> = r["body"]["tools"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .collect();
         let name = |t: &Value| {
             t["name"]
                 .as_str()
@@ -101,9 +108,20 @@ fn run_window(window: u32, model: &str) {
             .as_u64()
             .or(r["body"]["max_completion_tokens"].as_u64())
             .unwrap();
-        assert!(asked <= u64::from(window) / 4, "window {window}: max_tokens {asked}");
-        let mcp = tools.iter().filter(|t| name(t).starts_with("mcp__ten__")).count();
-        assert_eq!(mcp, 10, "window {window}, {model}: {:?}", tools.iter().map(|t| name(t)).collect::<Vec<_>>());
+        assert!(
+            asked <= u64::from(window) / 4,
+            "window {window}: max_tokens {asked}"
+        );
+        let mcp = tools
+            .iter()
+            .filter(|t| name(t).starts_with("mcp__ten__"))
+            .count();
+        assert_eq!(
+            mcp,
+            10,
+            "window {window}, {model}: {:?}",
+            tools.iter().map(|t| name(t)).collect::<Vec<_>>()
+        );
         assert!(tools.len() > 10, "the built-in tools are offered too");
         for t in tools {
             let d = t["description"]
@@ -260,8 +278,13 @@ fn a_window_learned_on_one_endpoint_stays_there_and_can_be_forgotten() {
     };
     let counted = scales(&env);
     assert_eq!(counted.len(), 2, "{counted:?}");
-    assert!(counted.iter().any(|(m, _)| m == &format!("{model}@{small_host}")));
-    assert!(counted.iter().all(|(_, s)| (0.1..0.9).contains(s)), "{counted:?}");
+    assert!(counted
+        .iter()
+        .any(|(m, _)| m == &format!("{model}@{small_host}")));
+    assert!(
+        counted.iter().all(|(_, s)| (0.1..0.9).contains(s)),
+        "{counted:?}"
+    );
     let text = env.run("ag-prompt", &["models"]).ok().stdout;
     assert!(text.contains("TOKEN COUNTS"), "{text}");
     // Forgotten, it is gone everywhere: the window and both endpoints' counts.
@@ -433,7 +456,10 @@ fn one_long_turn_is_compacted_at_a_step_inside_it() {
         let kept = c["data"]["kept_from_seq"].as_i64().unwrap();
         assert!(kept > prompt_seq, "the cut is not inside the turn: {c}");
         let first = chunks.iter().find(|k| k["seq"] == kept).unwrap();
-        assert_eq!(first["type"], "tool_call", "the kept part starts at {first}");
+        assert_eq!(
+            first["type"], "tool_call",
+            "the kept part starts at {first}"
+        );
         assert_eq!(first["turn"], chunks[0]["turn"]);
     }
     // The prompt is the session's first: the handoff restates it as the goal.

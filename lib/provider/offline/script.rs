@@ -116,9 +116,10 @@ impl ScriptProvider {
         let n = messages.map_or(0, |ms| {
             ms.iter().filter(|m| m["role"] == "assistant").count()
         });
-        let summary = messages
-            .and_then(|ms| ms.last())
-            .is_some_and(|m| m.to_string().contains(&crate::context::compact::SUMMARY_PROMPT[..23]));
+        let summary = messages.and_then(|ms| ms.last()).is_some_and(|m| {
+            m.to_string()
+                .contains(&crate::context::compact::SUMMARY_PROMPT[..23])
+        });
         if summary {
             return n;
         }

@@ -135,3 +135,82 @@ fn every_real_claude_code_fixture_keeps_every_call_and_result() {
         assert_eq!((calls, results), source_counts(&text), "{}", f.display());
     }
 }
+
+/// A compaction that kept the end of the conversation (`compactMetadata.preservedSegment`,
+/// Claude Code 2.x): the kept lines sit before the boundary in the file and point back into
+/// the summarized part; the next prompt hangs off the segment's tail. The import relinks the
+/// segment after the summary, as Claude Code does when it loads the file: the fold is the
+/// summary, then the kept lines verbatim, then what came after; every call and result arrives.
+#[test]
+fn a_compaction_that_preserves_a_segment_keeps_it_after_its_summary() {
+    let text_msg = |id: &str, text: &str| {
+        json!({"role": "assistant", "id": id, "model": "claude-sonnet-4-5", "stop_reason": "end_turn",
+               "content": [{"type": "text", "text": text}]})
+    };
+    let user = |text: &str| json!({"role": "user", "content": text});
+    let pre = vec![
+        line("u1", None, "user", user("START-PROMPT")),
+        line("a1", Some("u1"), "assistant", text_msg("m1", "ready")),
+        line("u2", Some("a1"), "user", user("read x")),
+        line("a2", Some("u2"), "assistant", call("m2", "toolu_x")),
+        line("r1", Some("a2"), "user", result("toolu_x")),
+        line("a3", Some("r1"), "assistant", text_msg("m3", "SUMMARIZED-ANSWER")),
+        // The kept part: a prompt, then two parallel calls and their answer.
+        line("u3", Some("a3"), "user", user("KEPT-PROMPT")),
+        line("a5a", Some("u3"), "assistant", call("m5", "toolu_a")),
+        line("a5b", Some("a5a"), "assistant", call("m5", "toolu_b")),
+        line("r2", Some("a5a"), "user", result("toolu_a")),
+        line("r3", Some("a5b"), "user", result("toolu_b")),
+        line("a6", Some("r2"), "assistant", text_msg("m6", "KEPT-ANSWER")),
+    ];
+    let boundary = json!({"type": "system", "subtype": "compact_boundary", "uuid": "cb",
+        "parentUuid": null, "logicalParentUuid": "a6", "sessionId": "par-1", "cwd": "/w",
+        "timestamp": "2026-03-01T10:00:00Z", "isSidechain": false, "content": "Conversation compacted",
+        "compactMetadata": {"trigger": "manual", "preTokens": 5000,
+            "preservedSegment": {"headUuid": "u3", "anchorUuid": "cs", "tailUuid": "a6"}}})
+    .to_string();
+    let mut summary: Value = serde_json::from_str(&line(
+        "cs",
+        Some("cb"),
+        "user",
+        user("SUMMARY-OF-START: the user asked to read x."),
+    ))
+    .unwrap();
+    summary["isCompactSummary"] = json!(true);
+    let after = vec![
+        line("u5", Some("a6"), "user", user("AFTER-PROMPT")),
+        line("a7", Some("u5"), "assistant", text_msg("m7", "AFTER-ANSWER")),
+    ];
+    for ends_at_compaction in [false, true] {
+        let env = TestEnv::new();
+        let mut lines = pre.clone();
+        lines.push(boundary.clone());
+        lines.push(summary.to_string());
+        if !ends_at_compaction {
+            lines.extend(after.clone());
+        }
+        let text = lines.join("\n") + "\n";
+        let path = env.dir.path().join("par-1.jsonl");
+        std::fs::write(&path, &text).unwrap();
+        let (calls, results, id) = imported_counts(&env, &path.to_string_lossy());
+        assert_eq!((calls, results), source_counts(&text));
+        assert_eq!((calls, results), (3, 3));
+        let fold = env.log(&["fold", &id]).ok().stdout;
+        let at = |s: &str| {
+            fold.find(s)
+                .unwrap_or_else(|| panic!("{s} is not in the fold: {fold}"))
+        };
+        assert!(at("SUMMARY-OF-START") < at("KEPT-PROMPT"));
+        assert!(at("KEPT-PROMPT") < at("contents of toolu_a"));
+        assert!(at("contents of toolu_b") < at("KEPT-ANSWER"));
+        if !ends_at_compaction {
+            assert!(at("KEPT-ANSWER") < at("AFTER-PROMPT"));
+            assert!(at("AFTER-PROMPT") < at("AFTER-ANSWER"));
+        }
+        // The summarized part is gone from the fold, and only from the fold.
+        assert!(!fold.contains("SUMMARIZED-ANSWER"), "{fold}");
+        assert!(!fold.contains("no result"), "{fold}");
+        let full = env.log(&["fold", &id, "--full"]).ok().stdout;
+        assert!(full.find("SUMMARIZED-ANSWER").unwrap() < full.find("KEPT-PROMPT").unwrap());
+    }
+}

@@ -184,23 +184,94 @@ fn group(all: &[Line]) -> Vec<(Option<String>, Vec<usize>)> {
     groups
 }
 
+/// A compaction that kept the end of the conversation verbatim (`compactMetadata.
+/// preservedSegment`): the kept lines, `head` to `tail`, sit before the boundary in the file
+/// and still point back into the summarized part; Claude Code relinks `head` to `anchor` (the
+/// boundary or its summary) when it loads the file, and so does the import.
+struct Preserved {
+    /// The boundary line.
+    boundary: usize,
+    head: usize,
+    /// The boundary or its summary line: what the kept part follows.
+    anchor: usize,
+    /// The kept lines, tail to head.
+    lines: Vec<usize>,
+}
+
+fn preserved(all: &[Line], members: &[usize], by_uuid: &HashMap<&str, usize>) -> Vec<Preserved> {
+    let mut out = Vec::new();
+    for &b in members {
+        let l = &all[b];
+        if l.ty() != "system" || l.s("subtype") != Some("compact_boundary") {
+            continue;
+        }
+        let seg = l
+            .obj
+            .get("compactMetadata")
+            .and_then(|m| m.get("preservedSegment"))
+            .and_then(Value::as_object);
+        let get = |k: &str| {
+            seg.and_then(|s| s.get(k))
+                .and_then(Value::as_str)
+                .and_then(|u| by_uuid.get(u).copied())
+        };
+        let (Some(head), Some(tail)) = (get("headUuid"), get("tailUuid")) else {
+            continue;
+        };
+        let anchor = get("anchorUuid").unwrap_or(b);
+        // Tail back to head along the original parents; a segment that does not reach its
+        // head is not one (nothing is relinked).
+        let mut lines = vec![tail];
+        let mut cur = tail;
+        while cur != head {
+            match all[cur].parent().and_then(|p| by_uuid.get(p).copied()) {
+                Some(p) if !lines.contains(&p) => {
+                    lines.push(p);
+                    cur = p;
+                }
+                _ => break,
+            }
+        }
+        if cur == head {
+            out.push(Preserved {
+                boundary: b,
+                head,
+                anchor,
+                lines,
+            });
+        }
+    }
+    out
+}
+
 /// The lines of one tree that make its conversation, in file order: the branch of the last
-/// leaf, plus tool results and split message parts that hang off it as siblings.
+/// leaf, plus tool results and split message parts that hang off it as siblings. A preserved
+/// segment of a compaction is moved after its summary, where the conversation has it.
 fn conversation(all: &[Line], members: &[usize]) -> Vec<usize> {
     let mut by_uuid: HashMap<&str, usize> = HashMap::new();
-    let mut has_child: HashSet<&str> = HashSet::new();
     for &i in members {
         if let Some(u) = all[i].uuid() {
             by_uuid.entry(u).or_insert(i);
         }
-        if let Some(p) = all[i].parent() {
-            has_child.insert(p);
-        }
     }
+    let segments = preserved(all, members, &by_uuid);
+    // The node each line follows, with the segments relinked: the head follows its anchor,
+    // and the boundary the head's original parent (its logical parent is the tail, which
+    // would make a loop).
+    let parent = |i: usize| -> Option<usize> {
+        if let Some(s) = segments.iter().find(|s| s.head == i) {
+            return Some(s.anchor);
+        }
+        if let Some(s) = segments.iter().find(|s| s.boundary == i) {
+            return all[s.head].parent().and_then(|p| by_uuid.get(p).copied());
+        }
+        all[i].parent().and_then(|p| by_uuid.get(p).copied())
+    };
+    let has_child: HashSet<usize> = members.iter().filter_map(|&i| parent(i)).collect();
     let Some(&leaf) = members
         .iter()
         .rev()
-        .find(|&&i| all[i].uuid().is_some_and(|u| !has_child.contains(u)))
+        .find(|&&i| all[i].uuid().is_some() && !has_child.contains(&i))
     else {
         return Vec::new();
     };
@@ -210,7 +281,13 @@ fn conversation(all: &[Line], members: &[usize]) -> Vec<usize> {
         if !branch.insert(i) {
             break;
         }
-        cur = all[i].parent().and_then(|p| by_uuid.get(p).copied());
+        cur = parent(i);
+    }
+    // A compaction on the branch keeps its segment, even when nothing came after it.
+    for s in &segments {
+        if branch.contains(&s.boundary) || branch.contains(&s.anchor) {
+            branch.extend(s.lines.iter().copied());
+        }
     }
     // The API messages of the branch: every line of each (a parallel call's `tool_use` lines
     // may sit off the branch, each result hanging off its own call), and every call on them.
@@ -254,11 +331,34 @@ fn conversation(all: &[Line], members: &[usize]) -> Vec<usize> {
             _ => false,
         }
     };
-    members
+    let mut order: Vec<usize> = members
         .iter()
         .copied()
         .filter(|i| branch.contains(i) || hangs_off(&all[*i]))
-        .collect()
+        .collect();
+    for s in &segments {
+        if branch.contains(&s.boundary) {
+            order = after_summary(all, order, s);
+        }
+    }
+    order
+}
+
+/// `order` with the segment's lines (and what hangs off them: every line from its head to the
+/// boundary in the file) moved after the boundary's summary line, or after the boundary.
+fn after_summary(all: &[Line], order: Vec<usize>, s: &Preserved) -> Vec<usize> {
+    let head_at = s.lines.iter().copied().min().unwrap_or(s.head);
+    let (moved, rest): (Vec<usize>, Vec<usize>) = order
+        .into_iter()
+        .partition(|&i| i >= head_at && i < s.boundary);
+    let at = rest
+        .iter()
+        .position(|&i| i > s.boundary && all[i].flag("isCompactSummary"))
+        .or_else(|| rest.iter().position(|&i| i == s.boundary))
+        .map_or(rest.len(), |p| p + 1);
+    let mut out = rest;
+    out.splice(at..at, moved);
+    out
 }
 
 pub(super) fn blocks(m: &Obj) -> Vec<&Obj> {

@@ -253,8 +253,9 @@ pub(crate) struct ModelConfig {
     /// OpenAI dialect: send `max_completion_tokens` (true) or `max_tokens` (false); by
     /// default the o-series and gpt-5 family take the first, other models the second.
     pub(crate) max_completion_tokens: Option<bool>,
-    /// OpenAI dialect: a reasoning model, sent `reasoning_effort` when thinking is asked for;
-    /// by default the o-series and gpt-5 family.
+    /// A model that thinks: OpenAI dialect, sent `reasoning_effort` when thinking is asked
+    /// for (by default the o-series and gpt-5 family); Anthropic dialect, sent `thinking` (by
+    /// default every model but the Claude 3 and 3.5 families).
     pub(crate) reasoning: Option<bool>,
     /// US dollars per million tokens (`{ input, output, cache_read, cache_write }`), for
     /// models the built-in price list lacks or prices it has wrong.

@@ -209,12 +209,27 @@ impl Agent<'_> {
     /// default guess) never more than a quarter of it, the reserve the plans keep: a 2,048-token
     /// local model is not asked for 8,192 tokens of answer.
     pub(super) fn answer_tokens(&self) -> u64 {
+        let asked = self.opts.max_tokens.min(self.max_output());
         match self.window() {
             Some(w) if w.source != window::Source::Default => {
-                self.opts.max_tokens.min(w.context_window / 4).max(1)
+                asked.min(w.context_window / 4).max(1)
             }
-            _ => self.opts.max_tokens,
+            _ => asked,
         }
+    }
+
+    /// The most a model writes in one answer, when its `[models]` entry or the built-in table
+    /// says (Claude 3 Haiku 4,096, the 3.5 family 8,192: the API refuses a `max_tokens` above
+    /// it); unbounded otherwise.
+    pub(super) fn max_output(&self) -> u64 {
+        let model = self.provider.name();
+        let name = model.split_once('/').map_or(model, |(_, n)| n);
+        self.config
+            .models
+            .get(model)
+            .and_then(|m| m.max_output)
+            .or(window::builtin(name).map(|(_, o)| o))
+            .unwrap_or(u64::MAX)
     }
 
     /// How much of the conversation a compaction keeps verbatim: `[context] keep_tokens` at

@@ -495,7 +495,8 @@ impl Agent<'_> {
             max_tokens: Some({
                 let answer = self.answer_tokens();
                 match self.opts.thinking_budget {
-                    Some(b) if answer <= b => b + answer,
+                    // Thinking counts in `max_tokens`, which stays within the model's output.
+                    Some(b) if answer <= b => (b + answer).min(self.max_output().max(b + 1)),
                     _ => answer,
                 }
             }),

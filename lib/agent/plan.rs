@@ -234,7 +234,13 @@ pub(crate) fn prepare<'s>(
         .transpose()?
         .filter(|s| s.tools.is_some() || !imported);
     let (tools, notes) = narrow(stored.as_ref().map(Settings::tools), &req);
-    let (sandbox, warnings) = sandbox_for(config, &req, stored.as_ref())?;
+    let (sandbox, mut warnings) = sandbox_for(config, &req, stored.as_ref())?;
+    if req.thinking.is_some() && !thinks(chosen.provider.as_ref(), config) {
+        warnings.push(format!(
+            "{} does not take extended thinking: --thinking is ignored",
+            chosen.model
+        ));
+    }
     let (session, claim) = match (existing, claim) {
         (Some(s), Some(claim)) => (s, claim),
         _ => {
@@ -554,7 +560,10 @@ impl<'s> TurnPlan<'s> {
                 max_steps: self.max_steps.unwrap_or(config.agent.max_steps),
                 system: self.settings.system_prompt(),
                 max_tokens: config.agent.max_tokens,
-                thinking_budget: self.thinking.or(config.agent.thinking_budget),
+                thinking_budget: self
+                    .thinking
+                    .or(config.agent.thinking_budget)
+                    .filter(|_| thinks(self.provider.as_ref(), config)),
                 network: config.network.clone(),
                 offered: self.settings.offered.clone(),
                 schema: self.schema,
@@ -570,5 +579,19 @@ impl<'s> TurnPlan<'s> {
             warnings: Default::default(),
             peer: Default::default(),
         }
+    }
+}
+
+/// Whether a request to `provider` may carry a thinking budget: an Anthropic model of a
+/// family that takes it (or whose `[models]` entry says `reasoning = true`). OpenAI-dialect
+/// requests decide in the fold (`reasoning_effort` for reasoning models only).
+fn thinks(provider: &dyn crate::provider::Provider, config: &Config) -> bool {
+    match provider.dialect() {
+        crate::fold::Dialect::Anthropic => config
+            .models
+            .get(provider.name())
+            .and_then(|m| m.reasoning)
+            .unwrap_or_else(|| crate::fold::anthropic_thinks(provider.api_model())),
+        crate::fold::Dialect::OpenAi => true,
     }
 }

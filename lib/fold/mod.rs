@@ -117,6 +117,17 @@ pub struct OpenAiParams {
     pub reasoning: Option<bool>,
 }
 
+/// Whether an Anthropic model takes extended thinking (`thinking` in the request): Claude 3.7
+/// Sonnet and every Claude 4 model do; Claude 3 and 3.5 models, and older ones, refuse the
+/// field with a 400. Names nobody knows (a proxy's) are let through: the API decides.
+pub fn anthropic_thinks(model: &str) -> bool {
+    let name = model.rsplit('/').next().unwrap_or(model);
+    let old = name.starts_with("claude-2")
+        || name.starts_with("claude-instant")
+        || (name.starts_with("claude-3-") && !name.starts_with("claude-3-7"));
+    !old
+}
+
 impl OpenAiParams {
     /// o1, o3, o4-mini, gpt-5, gpt-5-mini, … (with or without a `provider/` prefix).
     pub fn reasoning_family(model: &str) -> bool {

@@ -154,7 +154,12 @@ fn a_compaction_that_preserves_a_segment_keeps_it_after_its_summary() {
         line("u2", Some("a1"), "user", user("read x")),
         line("a2", Some("u2"), "assistant", call("m2", "toolu_x")),
         line("r1", Some("a2"), "user", result("toolu_x")),
-        line("a3", Some("r1"), "assistant", text_msg("m3", "SUMMARIZED-ANSWER")),
+        line(
+            "a3",
+            Some("r1"),
+            "assistant",
+            text_msg("m3", "SUMMARIZED-ANSWER"),
+        ),
         // The kept part: a prompt, then two parallel calls and their answer.
         line("u3", Some("a3"), "user", user("KEPT-PROMPT")),
         line("a5a", Some("u3"), "assistant", call("m5", "toolu_a")),
@@ -179,7 +184,12 @@ fn a_compaction_that_preserves_a_segment_keeps_it_after_its_summary() {
     summary["isCompactSummary"] = json!(true);
     let after = vec![
         line("u5", Some("a6"), "user", user("AFTER-PROMPT")),
-        line("a7", Some("u5"), "assistant", text_msg("m7", "AFTER-ANSWER")),
+        line(
+            "a7",
+            Some("u5"),
+            "assistant",
+            text_msg("m7", "AFTER-ANSWER"),
+        ),
     ];
     for ends_at_compaction in [false, true] {
         let env = TestEnv::new();

@@ -106,3 +106,83 @@ fn each_openai_family_gets_the_limit_and_thinking_fields_its_api_takes() {
         }
     }
 }
+
+/// Each Anthropic family gets the request its API documents: Claude 3 and 3.5 models refuse
+/// `thinking` (so `--thinking` is dropped, with a warning) and `max_tokens` above their
+/// maximum output (4,096 and 8,192; the default asks for 8,192); Claude 3.7 and 4 take
+/// `thinking` with `budget_tokens` of at least 1,024 and below `max_tokens`. Checked on the
+/// bodies LLMock recorded, against `tests/fixtures/schemas/anthropic-messages.json`.
+#[test]
+fn each_anthropic_family_gets_the_limit_and_thinking_fields_its_api_takes() {
+    let Some(mock) = Llmock::start(&["--tool-mode", "off"]) else {
+        return;
+    };
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/schemas/anthropic-messages.json"
+    );
+    let schema: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let mut env = env_with(None, "");
+    env.set("ANTHROPIC_BASE_URL", mock.anthropic_url())
+        .set("ANTHROPIC_API_KEY", "sk-ant-llmock");
+    let mut expected = Vec::new();
+    for (family, f) in schema["families"].as_object().unwrap() {
+        for model in f["models"].as_array().unwrap() {
+            let model = model.as_str().unwrap().to_string();
+            let run = env
+                .run(
+                    "ag-prompt",
+                    &[
+                        "-m",
+                        &format!("anthropic/{model}"),
+                        "--thinking",
+                        "4000",
+                        "hello",
+                    ],
+                )
+                .ok();
+            let warned = run.stderr.contains("does not take extended thinking");
+            assert_eq!(
+                warned,
+                f["thinking"] == false,
+                "{family} {model}: {}",
+                run.stderr
+            );
+            expected.push((family.clone(), model, f.clone()));
+        }
+    }
+    let log = mock.requests();
+    let bodies: Vec<&Value> = log["requests"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| &r["body"])
+        .collect();
+    assert_eq!(bodies.len(), expected.len());
+    let known = schema["properties"].as_object().unwrap();
+    for (body, (family, model, f)) in bodies.iter().zip(&expected) {
+        assert_eq!(body["model"], model.as_str());
+        for key in body.as_object().unwrap().keys() {
+            assert!(
+                known.contains_key(key),
+                "{model}: {key} is not in the schema"
+            );
+        }
+        let max = body["max_tokens"].as_u64().unwrap();
+        assert!(
+            max >= 1 && max <= f["max_output"].as_u64().unwrap(),
+            "{family} {model}: max_tokens {max}"
+        );
+        if f["thinking"] == true {
+            assert_eq!(body["thinking"]["type"], "enabled", "{model}: {body}");
+            let budget = body["thinking"]["budget_tokens"].as_u64().unwrap();
+            assert_eq!(budget, 4000);
+            assert!(budget >= 1024 && budget < max, "{model}: {budget} of {max}");
+        } else {
+            assert!(
+                body.get("thinking").is_none(),
+                "{family} {model} thinks: {body}"
+            );
+        }
+    }
+}

@@ -129,7 +129,10 @@ pub(super) async fn call(
         .map_err(|e| CallFailure::Broken(e.to_string()))?;
     match handle.await_response().await {
         Err(rmcp::ServiceError::Timeout { .. }) => Err(CallFailure::Timeout),
-        Err(rmcp::ServiceError::McpError(e)) => Ok(Err(e.message.to_string())),
+        Err(rmcp::ServiceError::McpError(e)) => match required_capabilities(e.data.as_ref()) {
+            Some(what) => Err(CallFailure::NeedsCapability(what)),
+            None => Ok(Err(e.message.to_string())),
+        },
         Err(e) => Err(CallFailure::Broken(e.to_string())),
         Ok(rmcp::model::ServerResult::CallToolResult(result)) => Ok(Ok(result_text(&result))),
         Ok(_) => Err(CallFailure::Broken(
@@ -146,6 +149,26 @@ const PROGRESS_CAP: u32 = 10;
 pub(super) enum CallFailure {
     Timeout,
     Broken(String),
+    /// The server refused the call for a client capability `ag` does not declare (MCP
+    /// tasks, sampling, elicitation, …): what it named.
+    NeedsCapability(String),
+}
+
+/// The client capabilities an error's data says the call needs (`requiredCapabilities`, the
+/// "missing required client capability" error of the MCP spec and of the tasks extension),
+/// named for people: `extension io.modelcontextprotocol/tasks`, `sampling`.
+fn required_capabilities(data: Option<&Value>) -> Option<String> {
+    let required = data?.get("requiredCapabilities")?.as_object()?;
+    let mut names = Vec::new();
+    for (key, value) in required {
+        match (key.as_str(), value.as_object()) {
+            ("extensions", Some(exts)) => {
+                names.extend(exts.keys().map(|e| format!("extension {e}")));
+            }
+            _ => names.push(key.clone()),
+        }
+    }
+    (!names.is_empty()).then(|| names.join(", "))
 }
 
 /// A result as tool text: text content as it is, anything else described in a line.

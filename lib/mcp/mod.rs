@@ -50,6 +50,9 @@ pub(crate) struct McpServers {
     notify: Notify,
     state: Mutex<BTreeMap<String, State>>,
     sessions: Mutex<Vec<client::Session>>,
+    /// Tools (`mcp__SERVER__TOOL`) withdrawn for the rest of the run: their server refused
+    /// a call for a client capability `ag` does not have.
+    withdrawn: Mutex<std::collections::BTreeSet<String>>,
 }
 
 impl std::fmt::Debug for McpServers {
@@ -82,6 +85,7 @@ impl McpServers {
             notify,
             state: Mutex::new(BTreeMap::new()),
             sessions: Mutex::new(Vec::new()),
+            withdrawn: Mutex::new(Default::default()),
         }
     }
 
@@ -95,9 +99,10 @@ impl McpServers {
             let Ok((_, tools)) = self.ensure(server) else {
                 continue;
             };
+            let withdrawn = self.withdrawn.lock().unwrap_or_else(|e| e.into_inner());
             for t in tools {
                 let name = tool_name(server, &t.name);
-                if policy.allows(&name) {
+                if policy.allows(&name) && !withdrawn.contains(&name) {
                     out.push(ToolSpec {
                         name,
                         description: t.description.clone(),
@@ -134,6 +139,23 @@ impl McpServers {
                 let why = format!("did not answer {tool} within {} s", timeout.as_secs_f64());
                 (self.notify)(&format!("mcp: server {server} {why}"));
                 ToolOutput::error(format!("MCP server {server} {why}; the call was cancelled"))
+            }
+            Err(client::CallFailure::NeedsCapability(what)) => {
+                let first = self
+                    .withdrawn
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .insert(name.to_owned());
+                if first {
+                    (self.notify)(&format!(
+                        "mcp: server {server}'s tool {tool} needs the client capability {what}, \
+                         which ag does not offer: it is withdrawn for this run"
+                    ));
+                }
+                ToolOutput::error(format!(
+                    "{name} needs the MCP client capability {what}, which this client does not \
+                     offer; nothing was run, and the tool is withdrawn: use another way"
+                ))
             }
             Err(client::CallFailure::Broken(e)) => {
                 let why = format!("stopped during a call to {tool}: {e}");

@@ -96,3 +96,67 @@ fn mcp_progress_notifications_keep_a_slow_call_alive() {
     assert_eq!(r[0], ("done with progress".to_string(), false), "{r:?}");
     assert!(r[1].1 && r[1].0.contains("did not answer"), "{r:?}");
 }
+
+/// A tool whose server requires a client capability `ag` does not declare (here the MCP tasks
+/// extension, refused by the official Python SDK with its "missing required client
+/// capability" error) is a tool error that says so, one stderr line, and is not offered again
+/// for the rest of the run; the server's other tools stay.
+#[test]
+fn a_tool_that_needs_mcp_tasks_is_withdrawn_after_its_server_says_so() {
+    use crate::fake_provider::sse::{self, Block};
+    use crate::fake_provider::{FakeProvider, Reply};
+    let Some(python) = program("python") else {
+        return;
+    };
+    let server = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/peers/tasks_server.py");
+    let fake = FakeProvider::start();
+    let env = env_with(
+        Some(&fake),
+        &format!("[mcp.tasks]\ncommand = {python:?}\nargs = [{server:?}]\n"),
+    );
+    fake.push(Reply::Sse(sse::anthropic(
+        &[Block::Tool {
+            id: "toolu_1".into(),
+            name: "mcp__tasks__index_repository".into(),
+            input: serde_json::json!({"path": "."}),
+        }],
+        "tool_use",
+        (50, 5, 0, 0),
+    )));
+    fake.push(Reply::Sse(sse::anthropic_text("indexed another way")));
+    let run = env
+        .run(
+            "ag-prompt",
+            &[
+                "-m",
+                crate::prompt::MODEL,
+                "--tools",
+                "mcp__tasks__*",
+                "index",
+            ],
+        )
+        .ok();
+    let r = results(&env, &session_id(&run));
+    assert_eq!(r.len(), 1, "{r:?}");
+    assert!(r[0].1, "not an error: {r:?}");
+    assert!(
+        r[0].0.contains("extension io.modelcontextprotocol/tasks") && r[0].0.contains("withdrawn"),
+        "{r:?}"
+    );
+    assert_eq!(
+        run.stderr.matches("needs the client capability").count(),
+        1,
+        "{}",
+        run.stderr
+    );
+    let names = |i: usize| -> Vec<String> {
+        fake.requests()[i].body["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["name"].as_str().unwrap().to_string())
+            .collect()
+    };
+    assert!(names(0).contains(&"mcp__tasks__index_repository".to_string()));
+    assert_eq!(names(1), ["mcp__tasks__ping"], "offered after the refusal");
+}

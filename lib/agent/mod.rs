@@ -93,6 +93,13 @@ pub(crate) enum Event {
         trigger: crate::fold::compaction::Trigger,
         reason: String,
     },
+    /// An MCP tool's server reported progress on the running call.
+    ToolProgress {
+        name: String,
+        progress: f64,
+        total: Option<f64>,
+        message: Option<String>,
+    },
 }
 
 #[derive(Debug, Clone)]
@@ -525,7 +532,7 @@ impl Agent<'_> {
                     text: reason,
                     is_error: true,
                 },
-                Verdict::Allow => match self.execute(name, args) {
+                Verdict::Allow => match self.execute(name, args, on) {
                     Some(o) => o,
                     None => return Ok(false),
                 },

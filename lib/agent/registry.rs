@@ -35,7 +35,12 @@ impl Agent<'_> {
 
     /// Run one call the guard allowed, inside the collision gate. `None` when the turn was
     /// interrupted while it ran.
-    pub(super) fn execute(&self, name: &str, args: &Value) -> Option<ToolOutput> {
+    pub(super) fn execute(
+        &self,
+        name: &str,
+        args: &Value,
+        on: &mut dyn FnMut(super::Event),
+    ) -> Option<ToolOutput> {
         let mut after = match self.before_call(name, args) {
             peer::Before::Refuse(out) => return Some(out),
             peer::Before::Run(after) => after,
@@ -45,7 +50,7 @@ impl Agent<'_> {
                 Tool::Read | Tool::Glob | Tool::Grep | Tool::Write | Tool::Edit | Tool::Bash,
             )
             // MCP tools, and names nobody knows (tools::run says so).
-            | None => self.run_tool(name, args, std::mem::take(&mut after.read_only))?,
+            | None => self.run_tool(name, args, std::mem::take(&mut after.read_only), on)?,
             Some(tool @ (Tool::Summon | Tool::Retrieve)) => self.summon_tool(tool, args),
             // The session's own history: read from the store, never another session's.
             Some(Tool::Recall) => {
@@ -86,12 +91,35 @@ impl Agent<'_> {
         }
     }
 
+    /// Pass on what an MCP tool's server reported since notification `seen`; the last one
+    /// passed on.
+    fn report_progress(&self, name: &str, seen: u64, on: &mut dyn FnMut(super::Event)) -> u64 {
+        let Some(p) = self
+            .tool_ctx
+            .mcp
+            .as_ref()
+            .filter(|_| name.starts_with(crate::policy::MCP_PREFIX))
+            .and_then(|m| m.progress())
+            .filter(|p| p.n != seen)
+        else {
+            return seen;
+        };
+        on(super::Event::ToolProgress {
+            name: name.to_string(),
+            progress: p.progress,
+            total: p.total,
+            message: p.message,
+        });
+        p.n
+    }
+
     /// Run one allowed tool on a worker thread so an interrupt is noticed while it runs.
     fn run_tool(
         &self,
         name: &str,
         args: &Value,
         claimed: Vec<std::path::PathBuf>,
+        on: &mut dyn FnMut(super::Event),
     ) -> Option<ToolOutput> {
         let (tx, rx) = std::sync::mpsc::channel();
         let (name_owned, args_owned, mut ctx) =
@@ -109,6 +137,7 @@ impl Agent<'_> {
                 recorded = group;
             }
         };
+        let mut seen = 0;
         loop {
             let got = rx.recv_timeout(Duration::from_millis(50));
             let group = match &got {
@@ -123,6 +152,7 @@ impl Agent<'_> {
             match got {
                 Ok(out) => return Some(out),
                 Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
+                    seen = self.report_progress(name, seen, on);
                     if self.interrupted() {
                         // The tool sees the same flag and kills what it started; give it a
                         // moment so nothing outlives the turn.

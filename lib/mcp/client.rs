@@ -16,7 +16,48 @@ use serde_json::{Map, Value};
 
 use crate::config::{McpServerConfig, Network};
 
-pub(super) type Session = RunningService<RoleClient, ClientConfig>;
+pub(super) type Session = RunningService<RoleClient, Handler>;
+
+/// What a server last said about the call in progress (`notifications/progress`).
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Progress {
+    pub(crate) progress: f64,
+    pub(crate) total: Option<f64>,
+    pub(crate) message: Option<String>,
+    /// Counts the notifications, so a reader sees a new one even when the figures repeat.
+    pub(crate) n: u64,
+}
+
+/// Where progress notifications land: one slot for the command, as one call runs at a time.
+pub(crate) type ProgressSlot = std::sync::Arc<std::sync::Mutex<Option<Progress>>>;
+
+/// The client side of a connection: who `ag` says it is, and where a server's progress goes.
+pub(super) struct Handler {
+    info: ClientConfig,
+    progress: ProgressSlot,
+}
+
+impl rmcp::ClientHandler for Handler {
+    fn get_info(&self) -> ClientConfig {
+        self.info.clone()
+    }
+
+    fn on_progress(
+        &self,
+        params: rmcp::model::ProgressNotificationParam,
+        _: rmcp::service::NotificationContext<RoleClient>,
+    ) -> impl std::future::Future<Output = ()> + Send + '_ {
+        let mut slot = self.progress.lock().unwrap_or_else(|e| e.into_inner());
+        let n = slot.as_ref().map_or(0, |p| p.n) + 1;
+        *slot = Some(Progress {
+            progress: params.progress,
+            total: params.total,
+            message: params.message,
+            n,
+        });
+        std::future::ready(())
+    }
+}
 
 /// A tool as the server describes it.
 #[derive(Debug, Clone)]
@@ -33,13 +74,19 @@ fn client_info() -> ClientConfig {
     )
 }
 
-/// Start the server and list its tools. `log` receives a stdio server's stderr.
+/// Start the server and list its tools. `log` receives a stdio server's stderr; `progress`
+/// what it reports of a call.
 pub(super) async fn connect(
     name: &str,
     cfg: &McpServerConfig,
     net: &Network,
     log: &Path,
+    progress: ProgressSlot,
 ) -> Result<(Session, Vec<ServerTool>), String> {
+    let handler = || Handler {
+        info: client_info(),
+        progress: progress.clone(),
+    };
     let session = match (&cfg.command, &cfg.url) {
         (Some(command), None) => {
             let stderr = crate::paths::open_private_append(log)
@@ -54,7 +101,7 @@ pub(super) async fn connect(
                 .stderr(Stdio::from(stderr))
                 .spawn()
                 .map_err(|e| format!("cannot run {command:?}: {e}"))?;
-            client_info()
+            handler()
                 .serve(transport)
                 .await
                 .map_err(|e| format!("it did not complete the MCP handshake: {e}"))?
@@ -70,7 +117,7 @@ pub(super) async fn connect(
             }
             let http = crate::net::client(net).map_err(|e| e.to_string())?;
             let transport = StreamableHttpClientTransport::with_client(http, config);
-            client_info().serve(transport).await.map_err(|e| {
+            handler().serve(transport).await.map_err(|e| {
                 format!(
                     "{url} did not complete the MCP handshake: {}",
                     root_cause(&e)

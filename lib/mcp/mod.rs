@@ -19,7 +19,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-pub(crate) use client::ServerTool;
+pub(crate) use client::{Progress, ServerTool};
 pub(crate) use room_server::RoomServer;
 
 use crate::config::{McpServerConfig, Network};
@@ -53,6 +53,8 @@ pub(crate) struct McpServers {
     /// Tools (`mcp__SERVER__TOOL`) withdrawn for the rest of the run: their server refused
     /// a call for a client capability `ag` does not have.
     withdrawn: Mutex<std::collections::BTreeSet<String>>,
+    /// What the server of the call in progress last reported of it.
+    progress: client::ProgressSlot,
 }
 
 impl std::fmt::Debug for McpServers {
@@ -86,6 +88,7 @@ impl McpServers {
             state: Mutex::new(BTreeMap::new()),
             sessions: Mutex::new(Vec::new()),
             withdrawn: Mutex::new(Default::default()),
+            progress: Default::default(),
         }
     }
 
@@ -131,6 +134,7 @@ impl McpServers {
             ));
         };
         let timeout = secs_or(self.configs[&server].call_timeout_s, CALL_TIMEOUT);
+        *self.progress.lock().unwrap_or_else(|e| e.into_inner()) = None;
         match crate::net::block_on(client::call(&peer, &real.name, args, timeout)) {
             Ok(Ok((text, false))) => ToolOutput::ok(text),
             Ok(Ok((text, true))) => ToolOutput::error(text),
@@ -163,6 +167,15 @@ impl McpServers {
                 ToolOutput::error(format!("MCP server {server} {why}"))
             }
         }
+    }
+
+    /// What the server of the running call last reported of it (`notifications/progress`),
+    /// if anything since the call began.
+    pub(crate) fn progress(&self) -> Option<Progress> {
+        self.progress
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
     }
 
     /// Every configured server: whether it starts, and its tools (`ag-prompt mcp list`).
@@ -228,7 +241,7 @@ impl McpServers {
             .map_err(|e| format!("cannot create {}: {e}", self.log_dir.display()))
             .and_then(|()| {
                 let timeout = secs_or(cfg.startup_timeout_s, STARTUP_TIMEOUT);
-                let connect = client::connect(server, cfg, &self.net, &log);
+                let connect = client::connect(server, cfg, &self.net, &log, self.progress.clone());
                 crate::net::block_on(async {
                     match tokio::time::timeout(timeout, connect).await {
                         Ok(r) => r,

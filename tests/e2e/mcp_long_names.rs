@@ -160,3 +160,75 @@ fn a_tool_that_needs_mcp_tasks_is_withdrawn_after_its_server_says_so() {
     assert!(names(0).contains(&"mcp__tasks__index_repository".to_string()));
     assert_eq!(names(1), ["mcp__tasks__ping"], "offered after the refusal");
 }
+
+/// What a server reports of a call reaches the person: each notification is a `tool-progress`
+/// event under `--json`, and on a terminal the status line shows the tool, its figures and
+/// the server's words, escaped (the server's message tries to clear the screen).
+#[test]
+fn mcp_progress_shows_as_events_and_on_the_terminal_status_line() {
+    let Some(python) = program("python") else {
+        return;
+    };
+    let server = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/peers/progress_server.py"
+    );
+    let env = env_with(
+        None,
+        &format!("[mcp.slow]\ncommand = {python:?}\nargs = [{server:?}]\n"),
+    );
+    let model = crate::prompt::script(
+        &env,
+        "slow.toml",
+        "[[step]]\ntool_calls = [{ name = \"mcp__slow__slow_with_progress\" }]\n\
+         [[step]]\ntext = \"called\"\n",
+    );
+    let run = env
+        .run(
+            "ag-prompt",
+            &["--json", "-m", &model, "--tools", "mcp__slow__*", "go"],
+        )
+        .ok();
+    let events: Vec<serde_json::Value> = run
+        .json_lines()
+        .into_iter()
+        .filter(|e| e["type"] == "tool-progress")
+        .collect();
+    assert!(events.len() >= 4, "{}", run.stdout);
+    for e in &events {
+        assert_eq!(e["name"], "mcp__slow__slow_with_progress");
+        assert_eq!(e["total"], 8.0);
+        let p = e["progress"].as_f64().unwrap() as i64;
+        assert_eq!(e["message"], format!("chunk {p}\u{1b}[2J"));
+    }
+    let figures: Vec<f64> = events
+        .iter()
+        .map(|e| e["progress"].as_f64().unwrap())
+        .collect();
+    assert!(figures.windows(2).all(|w| w[0] < w[1]), "{figures:?}");
+
+    // On a terminal: the status line, the server's escape shown as text.
+    let cmd = format!(
+        "{} -m {model} --tools 'mcp__slow__*' go",
+        crate::support::bin("ag-prompt").display()
+    );
+    let out = std::process::Command::new("script")
+        .args(["-qec", &cmd, "/dev/null"])
+        .env_clear()
+        .envs(env.env.iter().map(|(k, v)| (k, v)))
+        .env("TERM", "xterm")
+        .current_dir(&env.cwd)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("script(1) from util-linux");
+    let screen = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        screen.contains("mcp__slow__slow_with_progress: ") && screen.contains("/8 chunk "),
+        "{screen}"
+    );
+    assert!(
+        !screen.contains("\u{1b}[2J"),
+        "the server's escape reached the terminal"
+    );
+    assert!(screen.contains("called"), "{screen}");
+}

@@ -164,6 +164,15 @@ impl<'a> LiveView<'a> {
                 "type": "compact-failed", "session": self.session,
                 "trigger": trigger.as_str(), "reason": reason,
             }),
+            Event::ToolProgress {
+                name,
+                progress,
+                total,
+                message,
+            } => json!({
+                "type": "tool-progress", "session": self.session, "name": name,
+                "progress": progress, "total": total, "message": message,
+            }),
             Event::TurnDone {
                 turn,
                 stop_reason,
@@ -212,7 +221,28 @@ impl<'a> LiveView<'a> {
                 }
             }
             Event::AttemptEnd { ok } => self.attempt_end(ok),
-            Event::Seal(c) => self.seal(&c),
+            Event::Seal(c) => {
+                self.stop_spinner();
+                self.seal(&c)
+            }
+            // The status line, on a terminal: what the tool's server says it is doing. Its
+            // words are the server's: escaped.
+            Event::ToolProgress {
+                name,
+                progress,
+                total,
+                message,
+            } => {
+                if self.spinner.is_none() {
+                    self.spinner = self.ctx.out.spinner();
+                    if let Some(s) = &self.spinner {
+                        s.enable_steady_tick(Duration::from_millis(100));
+                    }
+                }
+                if let Some(s) = &self.spinner {
+                    s.set_message(progress_line(&name, progress, total, message.as_deref()));
+                }
+            }
             Event::Retry {
                 attempt,
                 wait,
@@ -388,4 +418,25 @@ fn peer_notice(
         });
     }
     crate::cli::log::clip(&format!("peer: {}", parts.join("; ")), 240)
+}
+
+/// `mcp__git__index: 3/8 indexing src`: a tool's progress for the status line, the server's
+/// words escaped.
+fn progress_line(name: &str, progress: f64, total: Option<f64>, message: Option<&str>) -> String {
+    let n = |x: f64| {
+        if x.fract() == 0.0 && x.abs() < 1e15 {
+            format!("{}", x as i64)
+        } else {
+            format!("{x:.1}")
+        }
+    };
+    let mut line = match total {
+        Some(t) => format!("{name}: {}/{}", n(progress), n(t)),
+        None => format!("{name}: {}", n(progress)),
+    };
+    if let Some(m) = message.filter(|m| !m.trim().is_empty()) {
+        line.push(' ');
+        line.push_str(m.trim());
+    }
+    escape_controls(&line, false)
 }

@@ -26,7 +26,7 @@ use crate::log::{Chunk, ChunkData, NewChunk, Role, StopReason};
 use crate::policy::{self, Policy, Verdict};
 use crate::provider::Provider;
 use crate::reduce::Usage;
-use crate::store::{Session, Store, StoreError, TurnEnd};
+use crate::store::{Session, SessionStatus, Store, StoreError, TurnEnd};
 use crate::tools::{ToolCtx, ToolOutput};
 
 pub(crate) use context::{Manual, View};
@@ -167,21 +167,24 @@ pub(crate) struct Agent<'a> {
     pub(crate) warnings: std::sync::Mutex<Vec<String>>,
     /// What the peer channel remembers between step boundaries.
     pub(crate) peer: std::sync::Mutex<peer::PeerState>,
+    /// The session, held for this run: the end of a turn releases it, and dropping the agent
+    /// releases it on every other path (`failed` after an error, `idle` otherwise).
+    pub(crate) lease: crate::store::Lease<'a>,
 }
 
 impl Agent<'_> {
     /// The status a turn leaves behind: `idle` for a chat; a spawned agent (subagent, user
     /// agent) is `done` once its turn ends, so `ag-summon retrieve` knows it finished.
-    fn end_status(&self, stop_reason: StopReason) -> &'static str {
+    fn end_status(&self, stop_reason: StopReason) -> SessionStatus {
         let spawned = matches!(
             self.session.kind,
             crate::store::SessionKind::Subagent | crate::store::SessionKind::UserAgent
         );
         match stop_reason {
-            StopReason::Error => "failed",
-            StopReason::Interrupted if spawned => "cancelled",
-            _ if spawned => "done",
-            _ => "idle",
+            StopReason::Error => SessionStatus::Failed,
+            StopReason::Interrupted if spawned => SessionStatus::Cancelled,
+            _ if spawned => SessionStatus::Done,
+            _ => SessionStatus::Idle,
         }
     }
 
@@ -211,6 +214,19 @@ impl Agent<'_> {
     /// person's images (`user/image` payloads) come first, in the same append; a prompt that
     /// is only images writes no text chunk.
     pub(crate) fn run_turn(
+        &self,
+        prompt: &str,
+        images: Vec<ChunkData>,
+        on: &mut dyn FnMut(Event),
+    ) -> Result<Outcome, AgentError> {
+        let outcome = self.turn(prompt, images, on);
+        if outcome.is_err() {
+            self.lease.end_as(SessionStatus::Failed);
+        }
+        outcome
+    }
+
+    fn turn(
         &self,
         prompt: &str,
         images: Vec<ChunkData>,
@@ -346,8 +362,7 @@ impl Agent<'_> {
     ) -> Result<Option<Outcome>, AgentError> {
         let mut end_chunk = t.end_chunk(step, stop_reason, self.model_name(t), self.cost(t), view);
         structured::record(&mut end_chunk, answer);
-        match self.store.end_turn_or_drain(
-            &self.session.id,
+        match self.lease.end_turn_or_drain(
             &t.turn,
             step,
             end_chunk,
@@ -450,13 +465,10 @@ impl Agent<'_> {
         // loop drains the queue before it ends a turn), in the same transaction as the end
         // and the release, so none waits unseen in the queue behind an idle session.
         loop {
-            match self.store.end_turn_or_drain(
-                &self.session.id,
-                &t.turn,
-                step,
-                end.clone(),
-                status,
-            )? {
+            match self
+                .lease
+                .end_turn_or_drain(&t.turn, step, end.clone(), status)?
+            {
                 TurnEnd::Ended(c) => {
                     on(Event::Seal(*c));
                     break;

@@ -14,7 +14,7 @@ use crate::paths::Home;
 use crate::policy::Policy;
 use crate::provider::{self, ChooseError, ModelSources, Provider};
 use crate::settings::Settings;
-use crate::store::{Claim, NewSession, Session, Store, StoreError};
+use crate::store::{Lease, Leased, NewSession, Session, Store, StoreError};
 use crate::summon::AgentDef;
 use crate::tools::ToolCtx;
 
@@ -92,37 +92,6 @@ pub(crate) enum PlanError {
     Store(#[from] StoreError),
 }
 
-/// Holds a session's claim; released (the session left `idle`) when dropped before the turn
-/// starts, so a refusal after claiming never leaves a session marked running.
-pub(crate) struct ClaimGuard<'s> {
-    store: &'s Store,
-    session: String,
-    armed: bool,
-}
-
-impl<'s> ClaimGuard<'s> {
-    fn new(store: &'s Store, session: &str) -> ClaimGuard<'s> {
-        ClaimGuard {
-            store,
-            session: session.to_string(),
-            armed: true,
-        }
-    }
-
-    /// The turn starts: from here the agent loop releases the session.
-    fn disarm(mut self) {
-        self.armed = false;
-    }
-}
-
-impl Drop for ClaimGuard<'_> {
-    fn drop(&mut self) {
-        if self.armed {
-            let _ = self.store.release(&self.session, "idle");
-        }
-    }
-}
-
 /// Everything a turn runs with, decided.
 pub(crate) struct TurnPlan<'s> {
     pub(crate) session: Session,
@@ -151,7 +120,7 @@ pub(crate) struct TurnPlan<'s> {
     pub(crate) max_cost: Option<f64>,
     /// `--context-window`: the window this run plans against.
     pub(crate) context_window: Option<u64>,
-    claim: ClaimGuard<'s>,
+    claim: Lease<'s>,
 }
 
 /// A planned turn, or a prompt (or compaction) queued for the process already running the
@@ -257,8 +226,9 @@ pub(crate) fn prepare<'s>(
                 }
                 r => r?,
             };
-            store.claim_or_queue(&s.id, None)?;
-            let claim = ClaimGuard::new(store, &s.id);
+            let Leased::Held(claim) = store.lease(&s.id, None)? else {
+                unreachable!("a session made a moment ago has no other owner");
+            };
             (s, claim)
         }
     };
@@ -371,28 +341,28 @@ fn claim_existing<'s>(
     store: &'s Store,
     s: &Session,
     req: &TurnRequest,
-) -> Result<Result<ClaimGuard<'s>, Prepared<'s>>, PlanError> {
+) -> Result<Result<Lease<'s>, Prepared<'s>>, PlanError> {
     let text = req.text.as_deref().filter(|_| req.queue && req.images == 0);
-    match store.claim_or_queue(&s.id, text)? {
-        Claim::Claimed => Ok(Ok(ClaimGuard::new(store, &s.id))),
-        Claim::Queued { owner, id } => Ok(Err(Prepared::Queued {
+    match store.lease(&s.id, text)? {
+        Leased::Held(lease) => Ok(Ok(lease)),
+        Leased::Queued { owner, id } => Ok(Err(Prepared::Queued {
             session: Box::new(s.clone()),
             owner,
             item: id,
         })),
         // The running loop takes the compaction at its next step boundary.
-        Claim::Busy { owner } if req.compact && req.queue => {
+        Leased::Busy { owner } if req.compact && req.queue => {
             store.enqueue_compaction(&s.id, None)?;
             Ok(Err(Prepared::CompactionQueued {
                 session: Box::new(s.clone()),
                 owner,
             }))
         }
-        Claim::Busy { owner } if req.images > 0 => Err(PlanError::BusyWithImages {
+        Leased::Busy { owner } if req.images > 0 => Err(PlanError::BusyWithImages {
             session: s.id.clone(),
             owner,
         }),
-        Claim::Busy { owner } => Err(PlanError::Busy {
+        Leased::Busy { owner } => Err(PlanError::Busy {
             session: s.id.clone(),
             owner,
         }),
@@ -492,16 +462,15 @@ impl<'s> TurnPlan<'s> {
         chosen: provider::Chosen,
         tools: Policy,
     ) -> Result<TurnPlan<'s>, PlanError> {
-        match store.claim_or_queue(&session.id, None)? {
-            Claim::Claimed => {}
-            Claim::Queued { owner, .. } | Claim::Busy { owner } => {
+        let claim = match store.lease(&session.id, None)? {
+            Leased::Held(lease) => lease,
+            Leased::Queued { owner, .. } | Leased::Busy { owner } => {
                 return Err(PlanError::Busy {
                     session: session.id.clone(),
                     owner,
                 })
             }
-        }
-        let claim = ClaimGuard::new(store, &session.id);
+        };
         let settings = session.settings()?;
         Ok(TurnPlan {
             session,
@@ -533,8 +502,10 @@ impl<'s> TurnPlan<'s> {
         config: &'a Config,
         cwd_now: &Path,
         interrupt: Arc<AtomicBool>,
-    ) -> Agent<'a> {
-        self.claim.disarm();
+    ) -> Agent<'a>
+    where
+        's: 'a,
+    {
         let session_cwd = self
             .session
             .cwd
@@ -578,6 +549,7 @@ impl<'s> TurnPlan<'s> {
             interrupt,
             warnings: Default::default(),
             peer: Default::default(),
+            lease: self.claim,
         }
     }
 }

@@ -38,7 +38,7 @@ pub(crate) use imports::{ImportPlan, ImportSource};
 pub(crate) use lineage::RawChunk;
 pub(crate) use recall::RecallHit;
 pub(crate) use refs::{Candidate, Scope};
-pub(crate) use run::{Claim, TurnEnd};
+pub(crate) use run::{Lease, Leased, TurnEnd};
 pub(crate) use sessions::{Listing, NewSession, SessionStatus};
 pub use sessions::{Session, SessionKind};
 pub(crate) use usage::EndedTurn;

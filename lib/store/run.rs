@@ -4,19 +4,85 @@
 use rusqlite::params;
 
 use super::chunks::append_in;
-use super::{Result, Store, StoreError};
+use super::{Result, SessionStatus, Store, StoreError};
 use crate::log::{Chunk, NewChunk};
 use crate::{clock, proc};
 
 /// What `claim_or_queue` did.
 #[derive(Debug, Clone, PartialEq)]
-pub(crate) enum Claim {
+enum Claim {
     /// This process now runs the session.
     Claimed,
     /// A live process runs it; the text was queued (queue id, owner pid).
     Queued { id: i64, owner: i64 },
     /// A live process runs it and queueing was not wanted.
     Busy { owner: i64 },
+}
+
+/// What [`Store::lease`] got.
+#[derive(Debug)]
+pub(crate) enum Leased<'s> {
+    /// This process now runs the session, until the lease is dropped.
+    Held(Lease<'s>),
+    /// A live process runs it; the text was queued for it (queue id, owner pid).
+    Queued { id: i64, owner: i64 },
+    /// A live process runs it and nothing was queued.
+    Busy { owner: i64 },
+}
+
+/// A session this process runs. The library hands it out ([`Store::lease`]) and it releases
+/// the session when dropped, on every path, a panic's unwinding included: with the status its
+/// holder chose ([`Lease::end_as`]; `idle` unless told), or not at all when the end of a turn
+/// already released it in the same transaction as the turn's last record
+/// ([`Lease::end_turn_or_drain`]). Nothing else releases a session.
+pub(crate) struct Lease<'s> {
+    store: &'s Store,
+    session: String,
+    end: std::cell::Cell<SessionStatus>,
+    released: std::cell::Cell<bool>,
+}
+
+impl Lease<'_> {
+    /// The status the session is left in when the lease is dropped.
+    pub(crate) fn end_as(&self, status: SessionStatus) {
+        self.end.set(status);
+    }
+
+    /// [`Store::end_turn_or_drain`] on the held session: when the turn ends, the session is
+    /// released with `status` in the same transaction, and dropping the lease does nothing.
+    pub(crate) fn end_turn_or_drain(
+        &self,
+        turn: &str,
+        step: i64,
+        turn_end: NewChunk,
+        status: SessionStatus,
+    ) -> Result<TurnEnd> {
+        let end =
+            self.store
+                .end_turn_or_drain(&self.session, turn, step, turn_end, status.as_str())?;
+        if matches!(end, TurnEnd::Ended(_)) {
+            self.released.set(true);
+        }
+        Ok(end)
+    }
+}
+
+impl std::fmt::Debug for Lease<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Lease")
+            .field("session", &self.session)
+            .field("end", &self.end.get())
+            .field("released", &self.released.get())
+            .finish()
+    }
+}
+
+impl Drop for Lease<'_> {
+    fn drop(&mut self) {
+        if !self.released.get() {
+            let _ = self.store.release(&self.session, self.end.get().as_str());
+        }
+    }
 }
 
 /// What `end_turn_or_drain` did.
@@ -29,10 +95,25 @@ pub(crate) enum TurnEnd {
 }
 
 impl Store {
+    /// Become the running owner of a session (a [`Lease`]), or, when another live process
+    /// owns it, queue `text` for that process (`None`: queue nothing).
+    pub(crate) fn lease(&self, session_id: &str, text: Option<&str>) -> Result<Leased<'_>> {
+        Ok(match self.claim_or_queue(session_id, text)? {
+            Claim::Claimed => Leased::Held(Lease {
+                store: self,
+                session: session_id.to_string(),
+                end: std::cell::Cell::new(SessionStatus::Idle),
+                released: std::cell::Cell::new(false),
+            }),
+            Claim::Queued { id, owner } => Leased::Queued { id, owner },
+            Claim::Busy { owner } => Leased::Busy { owner },
+        })
+    }
+
     /// Become the running owner of a session, or (when another live process owns it) queue
     /// `text` for it, all under the write lock. Input a dead owner left queued is moved into
     /// the log as the claim is made, so it comes before whatever the new owner appends.
-    pub(crate) fn claim_or_queue(&self, session_id: &str, text: Option<&str>) -> Result<Claim> {
+    fn claim_or_queue(&self, session_id: &str, text: Option<&str>) -> Result<Claim> {
         self.write(|tx| {
             let (status, pid, start): (String, Option<i64>, Option<i64>) = tx
                 .query_row(
@@ -79,7 +160,7 @@ impl Store {
     /// Take waiting input into the log (as user chunks of `turn`/`step`) if there is any;
     /// otherwise append `turn_end`, set the final status and release the session. One
     /// transaction, so input queued a moment before the end is never left behind.
-    pub(crate) fn end_turn_or_drain(
+    fn end_turn_or_drain(
         &self,
         session_id: &str,
         turn: &str,
@@ -120,8 +201,8 @@ impl Store {
         s
     }
 
-    /// Give up ownership (after a failure or an interrupt) with a final status.
-    pub(crate) fn release(&self, session_id: &str, status: &str) -> Result<()> {
+    /// Give up ownership with a final status: only a [`Lease`] does.
+    fn release(&self, session_id: &str, status: &str) -> Result<()> {
         release_in(self.conn(), session_id, status)?;
         self.ended_as(session_id, status);
         Ok(())
@@ -185,5 +266,64 @@ impl Store {
             }
             _ => Ok(None),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::NewSession;
+
+    fn status(store: &Store, id: &str) -> SessionStatus {
+        store.session(id).unwrap().status
+    }
+
+    #[test]
+    fn a_lease_releases_its_session_on_every_path() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open_path(&dir.path().join("ag.db")).unwrap();
+        let id = store.create_session(NewSession::default()).unwrap().id;
+        // Dropped: idle.
+        let Leased::Held(lease) = store.lease(&id, None).unwrap() else {
+            panic!("not leased")
+        };
+        assert_eq!(status(&store, &id), SessionStatus::Running);
+        drop(lease);
+        assert_eq!(status(&store, &id), SessionStatus::Idle);
+        // Told how it ends.
+        let Leased::Held(lease) = store.lease(&id, None).unwrap() else {
+            panic!("not leased")
+        };
+        lease.end_as(SessionStatus::Failed);
+        drop(lease);
+        assert_eq!(status(&store, &id), SessionStatus::Failed);
+        // A panic while it is held releases it too.
+        let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            let Leased::Held(_lease) = store.lease(&id, None).unwrap() else {
+                panic!("not leased")
+            };
+            panic!("a bug mid-turn");
+        }));
+        assert!(caught.is_err());
+        assert_eq!(status(&store, &id), SessionStatus::Idle);
+        // The end of a turn releases it with the turn's record; the drop then does nothing.
+        let Leased::Held(lease) = store.lease(&id, None).unwrap() else {
+            panic!("not leased")
+        };
+        let end = NewChunk::new(
+            crate::log::Role::System,
+            crate::log::ChunkData::system(
+                "turn_end",
+                serde_json::json!({"stop_reason": "end_turn"}),
+            ),
+        )
+        .in_turn("t1", 1);
+        let ended = lease
+            .end_turn_or_drain("t1", 1, end, SessionStatus::Done)
+            .unwrap();
+        assert!(matches!(ended, TurnEnd::Ended(_)));
+        assert_eq!(status(&store, &id), SessionStatus::Done);
+        drop(lease);
+        assert_eq!(status(&store, &id), SessionStatus::Done);
     }
 }

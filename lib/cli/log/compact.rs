@@ -10,7 +10,7 @@ use crate::cli::{escape_controls, CliError, CliResult, Ctx, Exit};
 use crate::context::{self, window, CompactError, Summarizer, SummarySource};
 use crate::fold::compaction::Trigger;
 use crate::fold::ToolSpec;
-use crate::store::{Claim, Session, Store};
+use crate::store::{Leased, Session, Store};
 
 const EXAMPLES: &str = "\
 Examples:
@@ -70,9 +70,9 @@ pub(crate) fn run(ctx: &mut Ctx, args: Args) -> CliResult<()> {
     let summary = args.summary.as_deref().map(given_summary).transpose()?;
     let store = ctx.store()?;
     let session = store.resolve(&args.session)?;
-    match store.claim_or_queue(&session.id, None)? {
-        Claim::Claimed => {}
-        Claim::Busy { owner } if args.no_queue => {
+    let lease = match store.lease(&session.id, None)? {
+        Leased::Held(lease) => lease,
+        Leased::Busy { owner } if args.no_queue => {
             return Err(CliError::new(
                 Exit::Conflict,
                 format!(
@@ -82,7 +82,7 @@ pub(crate) fn run(ctx: &mut Ctx, args: Args) -> CliResult<()> {
             )
             .with_hint("drop --no-queue to queue the compaction for its next step"));
         }
-        Claim::Busy { owner } | Claim::Queued { owner, .. } => {
+        Leased::Busy { owner } | Leased::Queued { owner, .. } => {
             store.enqueue_compaction(&session.id, summary.as_deref())?;
             ctx.out.note(&format!(
                 "session {} is busy (pid {owner}); the compaction was queued and happens at its next step",
@@ -90,13 +90,10 @@ pub(crate) fn run(ctx: &mut Ctx, args: Args) -> CliResult<()> {
             ));
             return Ok(());
         }
-    }
+    };
     // Whatever happens, the session goes back to the status it had.
-    let result = compact_claimed(ctx, &store, &session, summary, &args);
-    let released = store.release(&session.id, session.status.as_str());
-    result?;
-    released?;
-    Ok(())
+    lease.end_as(session.status);
+    compact_claimed(ctx, &store, &session, summary, &args)
 }
 
 fn compact_claimed(

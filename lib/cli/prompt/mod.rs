@@ -532,11 +532,12 @@ pub(crate) fn run_turn_in(
     let structured_text = want.structured && !want.result_only && !view.ctx.global.json;
     view.mute = want.result_only || structured_text;
     if compact {
-        compact_first(&mut view, &agent, store)?;
+        compact_first(&mut view, &agent)?;
     }
     let Some(input) = input else {
         let stdout_error = view.close();
-        store.release(&session.id, "idle")?;
+        // The session goes back to idle with the agent's lease.
+        drop(agent);
         ctx.out
             .done(format!("session {} was compacted", session.id));
         return stdout_error.map_or(Ok(()), |e| Err(e.into()));
@@ -574,7 +575,7 @@ pub(crate) fn run_turn_in(
             .map(|t| format!(" (tools: {})", t.join(", ")))
             .unwrap_or_default()
     ));
-    turn_result(store, &session, outcome, stdout_error)?;
+    turn_result(&session, outcome, stdout_error)?;
     schema_failure.map_or(Ok(()), Err)
 }
 
@@ -593,12 +594,8 @@ fn interrupt_on_signals() -> Arc<AtomicBool> {
 }
 
 /// `--compact`: compact the session before the prompt. A failure leaves the session as it
-/// was, released.
-fn compact_first(
-    view: &mut LiveView<'_>,
-    agent: &crate::agent::Agent<'_>,
-    store: &crate::store::Store,
-) -> CliResult<()> {
+/// was (the agent's lease releases it).
+fn compact_first(view: &mut LiveView<'_>, agent: &crate::agent::Agent<'_>) -> CliResult<()> {
     let session = &agent.session;
     match agent.compact_now(&mut |ev| view.event(ev)) {
         Ok(crate::agent::Manual::Done) => {}
@@ -608,7 +605,6 @@ fn compact_first(
         )),
         Err(e) => {
             let _ = view.close();
-            let _ = store.release(&session.id, "idle");
             let exit = match e {
                 crate::agent::AgentError::CompactUnavailable(_) => Exit::TempFail,
                 _ => Exit::Error,
@@ -625,20 +621,17 @@ fn compact_first(
 /// How the turn's outcome ends the command: a failed turn, an interrupt or a failed write
 /// to stdout is an error with its exit status.
 fn turn_result(
-    store: &crate::store::Store,
     session: &crate::store::Session,
     outcome: Result<Outcome, crate::agent::AgentError>,
     stdout_error: Option<std::io::Error>,
 ) -> CliResult<()> {
     match outcome {
-        Err(e) => {
-            let _ = store.release(&session.id, "failed");
-            Err(match e {
-                crate::agent::AgentError::Store(s) => CliError::from(s),
-                crate::agent::AgentError::Compact(m) => CliError::msg(m),
-                crate::agent::AgentError::CompactUnavailable(m) => CliError::new(Exit::TempFail, m),
-            })
-        }
+        // The agent's lease leaves the session `failed` when the agent is dropped.
+        Err(e) => Err(match e {
+            crate::agent::AgentError::Store(s) => CliError::from(s),
+            crate::agent::AgentError::Compact(m) => CliError::msg(m),
+            crate::agent::AgentError::CompactUnavailable(m) => CliError::new(Exit::TempFail, m),
+        }),
         Ok(Outcome::Done {
             stop_reason: crate::log::StopReason::MaxCost,
         }) => Err(CliError::new(

@@ -5,6 +5,7 @@
 //! immutable once written; the log of a session is its chunks in `seq` order.
 
 mod data;
+pub(crate) mod event;
 pub mod image;
 mod ndjson;
 mod peer;

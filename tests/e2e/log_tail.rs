@@ -85,6 +85,8 @@ fn tail_follow_prints_chunk_seal_and_turn_done_events_as_chunks_arrive() {
     assert_eq!(ev["type"], "chunk-seal", "{ev}");
     assert_eq!(ev["chunk"]["seq"], 2);
     assert_eq!(ev["chunk"]["session"], s.as_str());
+    // The same fields as `ag-prompt --json`'s: the event names its session.
+    assert_eq!(ev["session"], s.as_str());
     assert_eq!(ev["chunk"]["data"]["text"], "streamed reply");
 
     env.append(&s, &[chunk::step(chunk::turn_end(3, 4), &turn, 1)]);
@@ -94,6 +96,7 @@ fn tail_follow_prints_chunk_seal_and_turn_done_events_as_chunks_arrive() {
     assert_eq!(ev["chunk"]["data"]["kind"], "turn_end");
     let ev = next();
     assert_eq!(ev["type"], "turn-done", "{ev}");
+    assert_eq!(ev["session"], s.as_str());
     assert_eq!(ev["turn"], turn.as_str());
     assert_eq!(ev["stop_reason"], "end_turn");
     assert_eq!(ev["usage"]["input"], 3);

@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use serde_json::json;
+use crate::log::event::{LiveEvent, TurnDone};
 
 use super::render::{markdown, Transcript};
 use crate::cli::{escape_controls, CliResult, Ctx};
@@ -114,17 +114,16 @@ pub(crate) fn tail(ctx: &mut Ctx, args: TailArgs) -> CliResult<()> {
     let emit =
         |out: &mut crate::cli::Out, c: Chunk, transcript: &mut Transcript| -> CliResult<()> {
             if json && args.follow {
-                out.line(&json!({"type": "chunk-seal", "chunk": c.to_value()}).to_string())?;
+                let seal = LiveEvent::ChunkSeal {
+                    session: c.session.clone(),
+                    chunk: c.to_value(),
+                };
+                out.line(&seal.to_line())?;
                 if c.data.system_kind() == Some("turn_end") {
                     if let crate::log::ChunkData::System(m) = &c.data {
-                        let ev = json!({
-                            "type": "turn-done",
-                            "session": c.session,
-                            "turn": c.turn,
-                            "stop_reason": m.get("stop_reason"),
-                            "usage": m.get("usage"),
-                        });
-                        out.line(&ev.to_string())?;
+                        let fields = serde_json::Value::Object(m.clone());
+                        let done = TurnDone::from_record(&c.session, &c.turn, &fields);
+                        out.line(&LiveEvent::TurnDone(done).to_line())?;
                     }
                 }
             } else if json {

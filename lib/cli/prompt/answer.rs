@@ -5,6 +5,7 @@
 use std::io::{IsTerminal, Read};
 use std::path::{Path, PathBuf};
 
+use crate::log::event::{LiveEvent, TurnDone};
 use serde_json::Value;
 
 use crate::cli::{CliError, CliResult};
@@ -193,12 +194,12 @@ fn attachment(path: &Path) -> CliResult<Attachment> {
 pub(super) fn result(
     store: &Store,
     session: &Session,
-    turn_done: &Value,
+    turn_done: &TurnDone,
     schema: bool,
 ) -> CliResult<(Value, String)> {
-    let turn = turn_done["turn"].as_str().unwrap_or_default();
-    let (text, structured) = crate::agent::turn_answer(store, session, turn)?;
-    let mut v = turn_done.clone();
+    let (text, structured) = crate::agent::turn_answer(store, session, &turn_done.turn)?;
+    // The result object is the turn-done event's fields, and what a script needs besides.
+    let mut v = LiveEvent::TurnDone(turn_done.clone()).to_value();
     v["type"] = "result".into();
     v["handle"] = session.handle.clone().into();
     v["answer"] = text.clone().into();
@@ -207,10 +208,7 @@ pub(super) fn result(
     let subtype = if schema && structured.is_some() {
         "success"
     } else {
-        subtype(
-            turn_done["stop_reason"].as_str().unwrap_or_default(),
-            schema,
-        )
+        subtype(turn_done.stop_reason.as_str(), schema)
     };
     v["is_error"] = (subtype != "success").into();
     v["subtype"] = subtype.into();
@@ -286,8 +284,7 @@ pub(super) fn waited(
             .with_hint("the prompt stays queued: the session's next run takes it first"))
         }
     };
-    let done = serde_json::json!({"type": "turn-done", "session": session.id, "turn": turn,
-        "stop_reason": end["stop_reason"], "usage": end["usage"]});
+    let done = TurnDone::from_record(&session.id, &turn, &end);
     let (result, answer) = result(store, session, &done, want.structured)?;
     if want.result_only || want.result_event {
         ctx.out.line(&result.to_string())?;

@@ -3,10 +3,11 @@
 
 use std::time::Duration;
 
-use serde_json::{json, Value};
+use serde_json::Value;
 
 use crate::agent::Event;
 use crate::cli::{escape_controls, Ctx};
+use crate::log::event::{LiveEvent, TokenCounts, TurnDone};
 use crate::log::{ChunkData, ChunkType};
 
 /// Prints the live turn: text to stdout, the rest to stderr; or JSON events. On a terminal
@@ -30,7 +31,7 @@ pub(super) struct LiveView<'a> {
     /// `--output json`: stdout gets only the result object, so the stream is not printed.
     pub(super) mute: bool,
     /// What the turn ended with (the `turn-done` event), for the `result` object.
-    pub(super) turn_done: Option<Value>,
+    pub(super) turn_done: Option<TurnDone>,
     /// The open block's progress, published for `ag-log tail -f` in another process.
     feed: Option<crate::live::Feed>,
 }
@@ -59,7 +60,13 @@ impl<'a> LiveView<'a> {
         };
         view.feed = crate::live::Feed::start(&view.ctx.home, session).ok();
         if json {
-            view.emit(json!({"type": "session", "session": session, "sandbox": sandbox.to_json()}));
+            view.emit(
+                LiveEvent::Session {
+                    session: session.to_string(),
+                    sandbox: sandbox.to_json(),
+                }
+                .to_value(),
+            );
         }
         view
     }
@@ -94,26 +101,29 @@ impl<'a> LiveView<'a> {
 
     pub(super) fn event(&mut self, ev: Event) {
         if let Event::TurnDone { .. } = &ev {
-            self.turn_done = self.json_event(ev.clone());
+            if let Some(LiveEvent::TurnDone(done)) = self.json_event(ev.clone()) {
+                self.turn_done = Some(done);
+            }
         }
         if matches!(ev, Event::Open { .. } | Event::Delta { .. }) && self.feed.is_some() {
-            if let Some(v) = self.json_event(ev.clone()) {
+            if let Some(e) = self.json_event(ev.clone()) {
                 if let Some(f) = &mut self.feed {
-                    f.event(&v);
+                    f.event(&e.to_value());
                 }
             }
         }
         if self.json {
-            if let Some(v) = self.json_event(ev) {
-                self.emit(v);
+            if let Some(e) = self.json_event(ev) {
+                self.emit(e.to_value());
             }
             return;
         }
         self.text_event(ev);
     }
 
-    /// The `--json` line of an event (DESIGN §2 "Live events"); `None` for the spinner's.
-    fn json_event(&self, ev: Event) -> Option<Value> {
+    /// The `--json` event of an event (DESIGN §2 "Live events"); `None` for the spinner's.
+    fn json_event(&self, ev: Event) -> Option<LiveEvent> {
+        let session = self.session.clone();
         Some(match ev {
             Event::Open {
                 id,
@@ -121,73 +131,87 @@ impl<'a> LiveView<'a> {
                 step,
                 role,
                 ty,
-            } => json!({
-                "type": "chunk-open", "session": self.session, "id": id, "turn": turn,
-                "step": step, "role": role.as_str(), "chunk_type": ty.as_str(),
-            }),
-            Event::Delta { id, text, .. } => {
-                json!({"type": "chunk-delta", "session": self.session, "id": id, "text": text})
-            }
-            Event::Seal(c) => {
-                json!({"type": "chunk-seal", "session": self.session, "chunk": c.to_value()})
-            }
+            } => LiveEvent::ChunkOpen {
+                session,
+                id,
+                turn,
+                step,
+                role: role.as_str(),
+                chunk_type: ty.as_str(),
+            },
+            Event::Delta { id, text, .. } => LiveEvent::ChunkDelta { session, id, text },
+            Event::Seal(c) => LiveEvent::ChunkSeal {
+                session,
+                chunk: c.to_value(),
+            },
             Event::Retry {
                 attempt,
                 wait,
                 reason,
-            } => json!({
-                "type": "retry", "session": self.session, "attempt": attempt,
-                "wait_ms": wait.as_millis() as u64, "reason": reason,
-            }),
+            } => LiveEvent::Retry {
+                session,
+                attempt,
+                wait_ms: wait.as_millis() as u64,
+                reason,
+            },
             Event::Waiting | Event::AttemptEnd { .. } => return None,
-            Event::Warning(message) => json!({
-                "type": "warning", "session": self.session, "message": message,
-            }),
+            Event::Warning(message) => LiveEvent::Warning { session, message },
             Event::Compacted {
                 trigger,
                 tokens_before,
                 tokens_after,
                 model,
-            } => json!({
-                "type": "compacted", "session": self.session, "trigger": trigger.as_str(),
-                "tokens_before": tokens_before, "tokens_after": tokens_after, "model": model,
-            }),
+            } => LiveEvent::Compacted {
+                session,
+                trigger: trigger.as_str(),
+                tokens_before,
+                tokens_after,
+                model,
+            },
             Event::Pruned {
                 cleared,
                 tokens_before,
                 tokens_after,
-            } => json!({
-                "type": "pruned", "session": self.session, "cleared": cleared,
-                "tokens_before": tokens_before, "tokens_after": tokens_after,
-            }),
-            Event::CompactFailed { trigger, reason } => json!({
-                "type": "compact-failed", "session": self.session,
-                "trigger": trigger.as_str(), "reason": reason,
-            }),
+            } => LiveEvent::Pruned {
+                session,
+                cleared,
+                tokens_before,
+                tokens_after,
+            },
+            Event::CompactFailed { trigger, reason } => LiveEvent::CompactFailed {
+                session,
+                trigger: trigger.as_str(),
+                reason,
+            },
             Event::ToolProgress {
                 name,
                 progress,
                 total,
                 message,
-            } => json!({
-                "type": "tool-progress", "session": self.session, "name": name,
-                "progress": progress, "total": total, "message": message,
-            }),
+            } => LiveEvent::ToolProgress {
+                session,
+                name,
+                progress,
+                total,
+                message,
+            },
             Event::TurnDone {
                 turn,
                 stop_reason,
                 usage,
                 cost_usd,
-            } => {
-                let mut v = json!({
-                    "type": "turn-done", "session": self.session, "turn": turn, "stop_reason": stop_reason,
-                    "usage": {"input": usage.input, "output": usage.output, "cache_read": usage.cache_read, "cache_write": usage.cache_write},
-                });
-                if let Some(usd) = cost_usd {
-                    v["cost_usd"] = usd.into();
-                }
-                v
-            }
+            } => LiveEvent::TurnDone(TurnDone {
+                session,
+                turn,
+                stop_reason,
+                usage: TokenCounts {
+                    input: usage.input,
+                    output: usage.output,
+                    cache_read: usage.cache_read,
+                    cache_write: usage.cache_write,
+                },
+                cost_usd,
+            }),
         })
     }
 

@@ -10,7 +10,6 @@ use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
 use clap::{CommandFactory, Parser, Subcommand};
-use serde_json::json;
 
 pub(crate) use answer::Want;
 use live::LiveView;
@@ -429,9 +428,11 @@ fn announce_queued(
         session.handle
     ));
     if ctx.global.json {
-        ctx.out.line(
-            &json!({"type": "queued", "session": session.id, "owner_pid": owner}).to_string(),
-        )?;
+        let queued = crate::log::event::LiveEvent::Queued {
+            session: session.id.clone(),
+            owner_pid: owner,
+        };
+        ctx.out.line(&queued.to_line())?;
     }
     Ok(())
 }

@@ -458,7 +458,9 @@ fn measure_main(args: &[String]) -> ! {
         .unwrap_or_else(|e| die(&format!("cannot run {prog}: {e}")));
     let pid = child.id() as libc::pid_t;
     let mut status: libc::c_int = 0;
+    // SAFETY: all zeroes is a valid `rusage`.
     let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: our own child's pid and two structs of the right types to fill.
     let r = unsafe { libc::wait4(pid, &mut status, 0, &mut ru) };
     let wall = start.elapsed();
     if r != pid {
@@ -488,7 +490,9 @@ fn timeval(t: libc::timeval) -> Duration {
 
 /// The CPU time (user plus system) this thread has used so far.
 fn thread_cpu() -> Duration {
+    // SAFETY: all zeroes is a valid `rusage`.
     let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: a struct of the right type to fill.
     unsafe { libc::getrusage(libc::RUSAGE_THREAD, &mut ru) };
     timeval(ru.ru_utime) + timeval(ru.ru_stime)
 }

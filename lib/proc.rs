@@ -157,9 +157,9 @@ pub(crate) fn kill_leftover_group(pgid: i64, leader_start: i64) -> usize {
             continue;
         };
         if let Some((group, start)) = group_and_start(pid) {
-            // SAFETY: kill(2) takes two integers.
             if group == pgid
                 && start >= leader_start
+                // SAFETY: kill(2) takes two integers.
                 && unsafe { libc::kill(pid as i32, libc::SIGKILL) } == 0
             {
                 killed += 1;

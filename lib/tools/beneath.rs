@@ -124,6 +124,7 @@ impl Beneath {
     #[cfg(target_os = "linux")]
     fn openat2(&self, rel: &Path, flags: libc::c_int) -> io::Result<File> {
         let path = cstr(rel.as_os_str())?;
+        // SAFETY: all zeroes is a valid `open_how` (no flags, no mode, no resolve flags).
         let mut how: libc::open_how = unsafe { std::mem::zeroed() };
         how.flags = (flags | libc::O_CLOEXEC | libc::O_NOFOLLOW) as u64;
         if flags & libc::O_CREAT != 0 {

@@ -329,6 +329,7 @@ fn kind_at(dir: BorrowedFd<'_>, name: &OsStr) -> Option<DirKind> {
     let c = std::ffi::CString::new(name.as_bytes()).ok()?;
     // SAFETY: zeroed is a valid `stat`; fstatat fills it or fails, and the result is checked.
     let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    // SAFETY: a descriptor we borrow, a NUL-terminated name and a `stat` to fill.
     let r = unsafe {
         libc::fstatat(
             dir.as_raw_fd(),
@@ -360,6 +361,7 @@ fn list(dir: BorrowedFd<'_>) -> io::Result<Vec<(OsString, Option<DirKind>)>> {
         // SAFETY: a valid stream, read from this thread only; errno tells the end from an
         // error.
         unsafe { *libc::__errno_location() = 0 };
+        // SAFETY: a valid stream, read from this thread only.
         let ent = unsafe { libc::readdir(stream.0) };
         if ent.is_null() {
             let e = io::Error::last_os_error();

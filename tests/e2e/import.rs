@@ -463,6 +463,7 @@ fn follow_imports_lines_appended_while_it_runs() {
     )
     .unwrap();
     wait_for(13 + 22);
+    // SAFETY: kill(2) takes two integers.
     unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
     let out = child.wait_with_output().unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);

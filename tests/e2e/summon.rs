@@ -363,6 +363,7 @@ fn a_killed_background_child_is_reported_interrupted() {
     // Still running: a short timeout is a temporary failure.
     env.run("ag-summon", &["retrieve", &id, "--timeout", "200ms"])
         .code(75);
+    // SAFETY: kill(2) takes two integers.
     unsafe {
         libc::kill(pid as i32, libc::SIGKILL);
     }

@@ -73,6 +73,7 @@ fn ctrl_c_on_a_parent_waiting_in_summon_cancels_the_subagent() {
     let mut p = spawn(&env, &["-m", &parent, "--tools", "read,summon", "go"]);
     let pid_parent = p.session();
     let (child, pid) = running_child(&env, &pid_parent);
+    // SAFETY: kill(2) takes two integers.
     unsafe { libc::kill(p.pid() as i32, libc::SIGINT) };
     let r = p.wait(Duration::from_secs(30));
     assert_eq!(r.code, 130, "{}", r.stderr);

@@ -162,6 +162,7 @@ fn ruleset(mode: Mode, writable: &[PathBuf]) -> Result<OwnedFd, JailError> {
 fn locked_flags(p: &CString) -> libc::c_ulong {
     // SAFETY: statvfs writes into the zeroed struct it is given.
     let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
+    // SAFETY: a NUL-terminated path and a struct of the right type to fill.
     if unsafe { libc::statvfs(p.as_ptr(), &mut st) } != 0 {
         return 0;
     }
@@ -456,6 +457,7 @@ fn clone_init(
     // returns; the parent continues as usual.
     let pid = unsafe { child::clone_process(flags) };
     if pid == 0 {
+        // SAFETY: this is the freshly cloned child, as `init_main` requires.
         unsafe { child::init_main(plan) }
     }
     if pid < 0 {

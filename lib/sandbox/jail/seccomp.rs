@@ -81,16 +81,21 @@ pub(super) unsafe fn install() -> i32 {
         filter: PROGRAM.as_ptr() as *mut sock_filter,
     };
     // Required without CAP_SYS_ADMIN; the Landlock step has usually set it already.
-    if libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 {
+    // SAFETY: prctl(2) with integer arguments.
+    if unsafe { libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) } != 0 {
         return -1;
     }
-    libc::prctl(
-        libc::PR_SET_SECCOMP,
-        libc::SECCOMP_MODE_FILTER as libc::c_ulong,
-        &prog as *const libc::sock_fprog as libc::c_ulong,
-        0,
-        0,
-    )
+    // SAFETY: `prog` points at the static program and lives until the call returns; the
+    // kernel copies the filter.
+    unsafe {
+        libc::prctl(
+            libc::PR_SET_SECCOMP,
+            libc::SECCOMP_MODE_FILTER as libc::c_ulong,
+            &prog as *const libc::sock_fprog as libc::c_ulong,
+            0,
+            0,
+        )
+    }
 }
 
 #[cfg(test)]

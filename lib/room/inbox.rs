@@ -76,6 +76,79 @@ pub(crate) fn read_new(
     Ok(cursors)
 }
 
+/// Whether a reader may consume the inbox of session `s`: reading is consuming (it takes the
+/// messages out of the session's next step and writes receipts in its name), so a session
+/// that runs now keeps its inbox to itself, unless the reader is that session (`own`, the
+/// `AG_SESSION` of the process asking). `Err` says why not.
+pub(crate) fn may_consume(s: &crate::store::Session, own: Option<&str>) -> Result<(), String> {
+    if own.is_some_and(|id| id.trim() == s.id) || !super::presence::is_live(s) {
+        return Ok(());
+    }
+    Err(format!(
+        "session {} is running: reading its inbox would take its messages from it and write \
+         receipts in its name",
+        s.handle
+    ))
+}
+
+/// What a reader took from its inbox, in order.
+#[derive(Debug, Default)]
+pub(crate) struct Taken {
+    pub(crate) heard: Vec<Heard>,
+    /// Problems with the rooms' lines (a torn line), for the person.
+    pub(crate) warnings: Vec<String>,
+}
+
+/// The read-and-consume step every front end shares: the lines a session held back from its
+/// context (`me.session` only), then, when `new`, the unread lines of `rooms`. Unless
+/// `peek`, what was read is consumed: cursors advance, held lines are released, and each line
+/// of speech gets its `delivered` receipt.
+pub(crate) fn take(
+    store: &Store,
+    me: &Me,
+    rooms: &[Room],
+    new: bool,
+    peek: bool,
+) -> Result<Taken, RoomError> {
+    let mut taken = Taken::default();
+    let held = if me.session.is_some() {
+        store.room_held(&me.reader)?
+    } else {
+        Vec::new()
+    };
+    for (room_name, offset, _) in &held {
+        if let Some(room) = rooms.iter().find(|r| &r.name == room_name) {
+            if let Some(line) = room.read_at(*offset) {
+                taken.heard.push(Heard {
+                    room: room.clone(),
+                    offset: *offset,
+                    line,
+                });
+            }
+        }
+    }
+    let mut cursors = Vec::new();
+    if new {
+        let Taken { heard, warnings } = &mut taken;
+        cursors = read_new(
+            store,
+            me,
+            rooms,
+            (None, false),
+            &mut |w| warnings.push(w),
+            &mut |h| heard.push(h),
+        )?;
+    }
+    if !peek {
+        store.room_advance(&me.reader, &cursors, &[])?;
+        let released: Vec<(String, u64)> = held.iter().map(|(r, o, _)| (r.clone(), *o)).collect();
+        store.room_unhold(&me.reader, &released)?;
+        let refs: Vec<&Heard> = taken.heard.iter().collect();
+        deliver(me, &refs)?;
+    }
+    Ok(taken)
+}
+
 /// Write a `delivered` receipt for each line of speech: it reached `me`'s context (or screen).
 /// A receipt is never receipted.
 pub(crate) fn deliver(me: &Me, heard: &[&Heard]) -> Result<(), RoomError> {

@@ -9,7 +9,7 @@ use super::super::Agent;
 use crate::fold::peer::peer_line;
 use crate::policy::Tool;
 use crate::room::claims::{self, Outcome};
-use crate::room::inbox::{self, Heard};
+use crate::room::inbox;
 use crate::room::presence;
 use crate::room::roster;
 use crate::room::target::{self, Resolved};
@@ -126,37 +126,17 @@ impl Agent<'_> {
 
     fn peer_inbox(&self) -> Result<ToolOutput, String> {
         let me = self.me();
-        let held = self
-            .store
-            .room_held(&me.reader)
+        // New lines reach the model at step boundaries; this takes what was held back.
+        let taken = inbox::take(self.store, &me, &self.rooms(), false, false)
             .map_err(|e| e.to_string())?;
-        if held.is_empty() {
+        if taken.heard.is_empty() {
             return Ok(ToolOutput::ok("no held-back messages"));
         }
-        let rooms = self.rooms();
-        let mut lines = Vec::new();
-        let mut taken = Vec::new();
-        let mut heard = Vec::new();
-        for (room_name, offset, _id) in &held {
-            taken.push((room_name.clone(), *offset));
-            let Some(room) = rooms.iter().find(|r| &r.name == room_name) else {
-                continue;
-            };
-            if let Some(line) = room.read_at(*offset) {
-                let h = Heard {
-                    room: room.clone(),
-                    offset: *offset,
-                    line,
-                };
-                lines.push(peer_line(&h.message(self.store, 4000)));
-                heard.push(h);
-            }
-        }
-        self.store
-            .room_unhold(&me.reader, &taken)
-            .map_err(|e| e.to_string())?;
-        let refs: Vec<&Heard> = heard.iter().collect();
-        inbox::deliver(&me, &refs).map_err(|e| e.to_string())?;
+        let lines: Vec<String> = taken
+            .heard
+            .iter()
+            .map(|h| peer_line(&h.message(self.store, 4000)))
+            .collect();
         Ok(ToolOutput::ok(lines.join("\n")))
     }
 

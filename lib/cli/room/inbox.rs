@@ -7,7 +7,7 @@ use serde_json::json;
 use super::tail::{emit, Names};
 use super::{ambiguous, cwd, me, room_err, warner};
 use crate::cli::{escape_controls, CliError, CliResult, Ctx, Exit};
-use crate::room::inbox::{self, Heard};
+use crate::room::inbox;
 use crate::room::presence::Me;
 use crate::room::target::{self, Resolved};
 use crate::room::{Line, LineKind};
@@ -28,21 +28,13 @@ pub(super) fn inbox_cmd(ctx: &mut Ctx, from: Option<&str>, a: InboxArgs) -> CliR
         None => me(&store, from)?,
         Some(t) => match target::resolve(&store, t)? {
             Resolved::One(s) => {
-                // Reading is consuming: it would take a running session's messages from it and
-                // write receipts in its name.
-                let own = std::env::var("AG_SESSION").is_ok_and(|id| id.trim() == s.id);
-                if !a.peek && !own && crate::room::presence::is_live(&s) {
-                    return Err(CliError::new(
-                        Exit::Conflict,
-                        format!(
-                            "session {} is running: reading its inbox would take its messages \
-                             from it and write receipts in its name",
-                            s.handle
-                        ),
-                    )
-                    .with_hint(
-                        "`--peek` shows them without consuming; the session reads its own",
-                    ));
+                if !a.peek {
+                    let own = std::env::var("AG_SESSION").ok();
+                    inbox::may_consume(&s, own.as_deref()).map_err(|why| {
+                        CliError::new(Exit::Conflict, why).with_hint(
+                            "`--peek` shows them without consuming; the session reads its own",
+                        )
+                    })?;
                 }
                 Me::session(&s)
             }
@@ -56,47 +48,13 @@ pub(super) fn inbox_cmd(ctx: &mut Ctx, from: Option<&str>, a: InboxArgs) -> CliR
         None => cwd()?,
     };
     let rooms = inbox::rooms_for(&ctx.home, &dir);
-    let mut heard: Vec<Heard> = Vec::new();
-    // Lines a session held back from its context are unread too.
-    let held = if me.session.is_some() {
-        store.room_held(&me.reader)?
-    } else {
-        Vec::new()
-    };
-    for (room_name, offset, _) in &held {
-        if let Some(room) = rooms.iter().find(|r| &r.name == room_name) {
-            if let Some(line) = room.read_at(*offset) {
-                heard.push(Heard {
-                    room: room.clone(),
-                    offset: *offset,
-                    line,
-                });
-            }
-        }
-    }
-    let mut warns = Vec::new();
-    let cursors = inbox::read_new(
-        &store,
-        &me,
-        &rooms,
-        (None, false),
-        &mut |w| warns.push(w),
-        &mut |h| heard.push(h),
-    )
-    .map_err(room_err)?;
-    for w in warns {
-        ctx.out.warn(&w);
+    let taken = inbox::take(&store, &me, &rooms, true, a.peek).map_err(room_err)?;
+    for w in &taken.warnings {
+        ctx.out.warn(w);
     }
     let mut names = Names::new(&store);
-    for h in &heard {
+    for h in &taken.heard {
         emit(ctx, &mut names, &h.line)?;
-    }
-    if !a.peek {
-        store.room_advance(&me.reader, &cursors, &[])?;
-        let taken: Vec<(String, u64)> = held.iter().map(|(r, o, _)| (r.clone(), *o)).collect();
-        store.room_unhold(&me.reader, &taken)?;
-        let refs: Vec<&Heard> = heard.iter().collect();
-        inbox::deliver(&me, &refs).map_err(room_err)?;
     }
     Ok(())
 }

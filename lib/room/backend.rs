@@ -6,7 +6,6 @@
 
 use std::path::Path;
 use std::sync::mpsc::Sender;
-use std::sync::OnceLock;
 
 use super::file::{self, Flow};
 use super::{Line, Room, RoomError};
@@ -175,7 +174,7 @@ impl Backend for Files {
                 Ok((line, lines))
             },
             |lines, end| {
-                super::claim_index::write(&room.path, end, super::claims::open_lines(lines));
+                super::claim_index::write(&room.path, end, super::claim_index::open_lines(lines));
             },
         )
         .map(|_| ())
@@ -193,42 +192,8 @@ impl Backend for Files {
     }
 }
 
-/// The backend of this process, chosen once: `AG_ROOM_URL`, else `[rooms] url` in the user
-/// config, else files. A configuration that cannot be used makes every room operation fail
-/// with what is wrong (never a silent fallback to files, which would split the room).
-pub(crate) fn get() -> &'static dyn Backend {
-    match chosen() {
-        Chosen::Files(f) => f,
-        Chosen::Nats(n) => n.as_ref(),
-        Chosen::Broken(b) => b,
-    }
-}
-
-/// The NATS backend, when it is this process's.
-pub(crate) fn nats() -> Option<&'static super::nats::Nats> {
-    match chosen() {
-        Chosen::Nats(n) => Some(n.as_ref()),
-        _ => None,
-    }
-}
-
-enum Chosen {
-    Files(Files),
-    Nats(Box<super::nats::Nats>),
-    Broken(Broken),
-}
-
-fn chosen() -> &'static Chosen {
-    static CHOSEN: OnceLock<Chosen> = OnceLock::new();
-    CHOSEN.get_or_init(|| match crate::config::rooms::load() {
-        Ok(None) => Chosen::Files(Files),
-        Ok(Some(cfg)) => Chosen::Nats(Box::new(super::nats::Nats::new(cfg))),
-        Err(e) => Chosen::Broken(Broken(e)),
-    })
-}
-
 /// A room configuration that cannot be used: every operation says why.
-struct Broken(String);
+pub(crate) struct Broken(pub(crate) String);
 
 impl Broken {
     fn err(&self) -> RoomError {

@@ -98,3 +98,35 @@ pub(crate) fn write(room: &Path, offset: u64, open: Vec<Line>) {
         let _ = std::fs::remove_file(&tmp);
     }
 }
+
+/// How long a claim lasts when its line names no `ttl_s`, in seconds.
+pub(crate) const DEFAULT_TTL_S: u64 = 1800;
+
+/// The claim lines of `lines` (claim and release lines, oldest first) that no release names
+/// and that have not expired: what a room's claim index keeps.
+pub(crate) fn open_lines(lines: &[Line]) -> Vec<Line> {
+    let now = crate::clock::now_ms();
+    let released: std::collections::HashSet<&str> = lines
+        .iter()
+        .filter(|l| l.ty == LineKind::Release)
+        .flat_map(|l| l.claims.iter().flatten().map(String::as_str))
+        .collect();
+    lines
+        .iter()
+        .filter(|l| {
+            l.ty == LineKind::Claim
+                && !released.contains(l.id.as_str())
+                && expires(l.ts_ms(), l.ttl_s.unwrap_or(DEFAULT_TTL_S)) > now
+        })
+        .cloned()
+        .collect()
+}
+
+/// When a claim made at `ts_ms` for `ttl_s` seconds ends. Any writer of the room chooses the
+/// TTL: one too large for the clock lasts as long as the clock can say, never wraps.
+pub(crate) fn expires(ts_ms: i64, ttl_s: u64) -> i64 {
+    let ms = i64::try_from(ttl_s)
+        .unwrap_or(i64::MAX)
+        .saturating_mul(1000);
+    ts_ms.saturating_add(ms)
+}

@@ -14,7 +14,8 @@ use super::presence::Me;
 use super::{From, Line, LineKind, Room, RoomError};
 use crate::store::{SessionStatus, Store};
 
-pub(crate) const DEFAULT_TTL_S: u64 = 1800;
+use super::claim_index::expires;
+pub(crate) use super::claim_index::{open_lines, DEFAULT_TTL_S};
 
 /// A claim's `ttl_s` as a tool passes it (the agent's `peer_claim`, `ag-room mcp`'s `claim`):
 /// absent is the default; otherwise whole seconds within what `ag-room claim --ttl` accepts.
@@ -51,7 +52,7 @@ fn holding(store: &Store, id: &str) -> Option<&'static str> {
         // On shared rooms a holder may be a session of another machine, which this store
         // does not know: its claim holds until it is released or expires, and its own
         // machine releases it when the session ends or goes ([`release_ended`]).
-        return super::backend::get().shared().then_some("remote");
+        return super::backend().shared().then_some("remote");
     };
     let s = store.reaped(s);
     match s.status {
@@ -118,7 +119,7 @@ pub(crate) fn active(
     room: &Room,
     warn: &mut dyn FnMut(String),
 ) -> Result<Vec<Claim>, RoomError> {
-    let lines = super::backend::get().claim_lines(room, warn)?;
+    let lines = super::backend().claim_lines(room, warn)?;
     Ok(fold(store, &lines))
 }
 
@@ -159,26 +160,6 @@ fn unreleased(lines: &[Line]) -> Vec<Claim> {
                 holder_state: None,
             }
         })
-        .collect()
-}
-
-/// The claim lines of `lines` (claim and release lines, oldest first) that no release names
-/// and that have not expired: what a room's claim index keeps.
-pub(crate) fn open_lines(lines: &[Line]) -> Vec<Line> {
-    let now = crate::clock::now_ms();
-    let released: std::collections::HashSet<&str> = lines
-        .iter()
-        .filter(|l| l.ty == LineKind::Release)
-        .flat_map(|l| l.claims.iter().flatten().map(String::as_str))
-        .collect();
-    lines
-        .iter()
-        .filter(|l| {
-            l.ty == LineKind::Claim
-                && !released.contains(l.id.as_str())
-                && expires(l.ts_ms(), l.ttl_s.unwrap_or(DEFAULT_TTL_S)) > now
-        })
-        .cloned()
         .collect()
 }
 
@@ -376,7 +357,7 @@ pub(crate) fn claim(
         ));
     }
     let mut outcome = None;
-    super::backend::get().append_checked(room, warn, &mut |lines| {
+    super::backend().append_checked(room, warn, &mut |lines| {
         let act = fold(store, lines);
         let found = conflicts(&act, &me.from, &paths, shared);
         if !found.is_empty() {
@@ -414,7 +395,7 @@ pub(crate) fn release(
     warn: &mut dyn FnMut(String),
 ) -> Result<Vec<Claim>, RoomError> {
     let mut ended = Vec::new();
-    super::backend::get().append_checked(room, warn, &mut |lines| {
+    super::backend().append_checked(room, warn, &mut |lines| {
         let mine: Vec<Claim> = fold(store, lines)
             .into_iter()
             .filter(|c| c.holder.same(&me.from))
@@ -439,7 +420,7 @@ pub(crate) fn release(
 /// files every reader asks this store, and nothing is written. Best effort: a server that
 /// cannot be reached leaves the claims to their TTL.
 pub(crate) fn release_ended(_store: &Store, s: &crate::store::Session) {
-    let b = super::backend::get();
+    let b = super::backend();
     let Some(cwd) = s.cwd.as_deref().filter(|_| b.shared()) else {
         return;
     };
@@ -463,15 +444,6 @@ fn held_by(lines: &[Line], id: &str) -> Vec<String> {
         .filter(|c| c.holder.session.as_deref() == Some(id))
         .map(|c| c.id)
         .collect()
-}
-
-/// When a claim made at `ts_ms` for `ttl_s` seconds ends. Any writer of the room chooses the
-/// TTL: one too large for the clock lasts as long as the clock can say, never wraps.
-fn expires(ts_ms: i64, ttl_s: u64) -> i64 {
-    let ms = i64::try_from(ttl_s)
-        .unwrap_or(i64::MAX)
-        .saturating_mul(1000);
-    ts_ms.saturating_add(ms)
 }
 
 #[cfg(test)]

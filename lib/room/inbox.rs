@@ -1,13 +1,10 @@
 //! Hearing: which lines a reader takes in, reading them from its cursors, receipts, and the
 //! status of a message.
 
-use std::path::Path;
-
 use super::file::Flow;
 use super::presence::Me;
 use super::{Line, LineKind, Room, RoomError};
 use crate::log::{PeerKind, PeerMessage};
-use crate::paths::Home;
 use crate::store::Store;
 
 /// A line someone heard, and where it is.
@@ -18,10 +15,7 @@ pub(crate) struct Heard {
     pub(crate) line: Line,
 }
 
-/// The rooms a reader in `dir` hears: its worktree room, then the device room.
-pub(crate) fn rooms_for(home: &Home, dir: &Path) -> Vec<Room> {
-    vec![Room::worktree(home, dir), Room::device(home)]
-}
+pub(crate) use super::rooms_for;
 
 /// Whether `me` takes `line` of `room` in: speech (`say`) that is not its own, to the room
 /// (worktree rooms only) or addressed to it.

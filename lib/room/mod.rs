@@ -10,7 +10,7 @@
 //! the user config names a server.
 
 pub(crate) mod backend;
-mod claim_index;
+pub(crate) mod claim_index;
 pub(crate) mod claims;
 pub mod file;
 pub(crate) mod inbox;
@@ -194,7 +194,7 @@ pub(crate) enum RoomKind {
 
 impl Room {
     pub(crate) fn device(home: &Home) -> Room {
-        let name = backend::get().device_name();
+        let name = backend().device_name();
         Room {
             path: home.rooms_dir().join(&name),
             name,
@@ -209,7 +209,7 @@ impl Room {
 
     /// The worktree room of a key ([`worktree_key`]).
     pub(crate) fn of_key(home: &Home, key: PathBuf) -> Room {
-        let name = backend::get().worktree_name(&key);
+        let name = backend().worktree_name(&key);
         Room {
             path: home.rooms_dir().join(&name),
             name,
@@ -236,12 +236,12 @@ impl Room {
 
     /// Append one whole line (or nothing) wherever rooms live.
     pub(crate) fn append(&self, line: &Line) -> Result<(), RoomError> {
-        backend::get().append(self, line)
+        backend().append(self, line)
     }
 
     /// The position just past the last line: where a reader that starts now begins.
     pub(crate) fn end(&self) -> Result<u64, RoomError> {
-        backend::get().end(self)
+        backend().end(self)
     }
 
     /// Stream the lines from position `from` ([`file::scan`]'s contract, on any backend).
@@ -251,18 +251,57 @@ impl Room {
         warn: &mut dyn FnMut(String),
         f: &mut dyn FnMut(u64, Line) -> file::Flow,
     ) -> Result<u64, RoomError> {
-        backend::get().scan(self, from, warn, f)
+        backend().scan(self, from, warn, f)
     }
 
     /// The line at a position a scan reported.
     pub(crate) fn read_at(&self, at: u64) -> Option<Line> {
-        backend::get().read_at(self, at)
+        backend().read_at(self, at)
     }
 
     /// A position at least `lines` lines before `end` ([`backend::Backend::rewind`]).
     pub(crate) fn rewind(&self, end: u64, lines: u64) -> Result<u64, RoomError> {
-        backend::get().rewind(self, end, lines)
+        backend().rewind(self, end, lines)
     }
+}
+
+/// The backend of this process, chosen once: `AG_ROOM_URL`, else `[rooms] url` in the user
+/// config, else files. A configuration that cannot be used makes every room operation fail
+/// with what is wrong (never a silent fallback to files, which would split the room).
+pub(crate) fn backend() -> &'static dyn backend::Backend {
+    match chosen() {
+        Chosen::Files(f) => f,
+        Chosen::Nats(n) => n.as_ref(),
+        Chosen::Broken(b) => b,
+    }
+}
+
+/// The NATS backend, when it is this process's.
+pub(crate) fn nats_backend() -> Option<&'static nats::Nats> {
+    match chosen() {
+        Chosen::Nats(n) => Some(n.as_ref()),
+        _ => None,
+    }
+}
+
+enum Chosen {
+    Files(backend::Files),
+    Nats(Box<nats::Nats>),
+    Broken(backend::Broken),
+}
+
+fn chosen() -> &'static Chosen {
+    static CHOSEN: std::sync::OnceLock<Chosen> = std::sync::OnceLock::new();
+    CHOSEN.get_or_init(|| match crate::config::rooms::load() {
+        Ok(None) => Chosen::Files(backend::Files),
+        Ok(Some(cfg)) => Chosen::Nats(Box::new(nats::Nats::new(cfg))),
+        Err(e) => Chosen::Broken(backend::Broken(e)),
+    })
+}
+
+/// The rooms a reader in `dir` hears: its worktree room, then the device room.
+pub(crate) fn rooms_for(home: &Home, dir: &Path) -> Vec<Room> {
+    vec![Room::worktree(home, dir), Room::device(home)]
 }
 
 /// The canonical git top level above `dir` (a `.git` directory or file), else `dir` itself.
@@ -362,5 +401,99 @@ mod tests {
         let d = std::env::temp_dir().join(format!("ag-room-test-{}", crate::ids::new_id()));
         std::fs::create_dir_all(&d).unwrap();
         d
+    }
+}
+
+/// The modules of `room/` form no cycle: each may use the shared types of this file and the
+/// modules below it, never one that uses it back. Read from the sources' `use` lines and
+/// `super::`/`crate::room::` paths, so it stays so.
+#[cfg(test)]
+mod layering {
+    use std::collections::{BTreeMap, BTreeSet};
+
+    /// Each module (`nats` for the folder) and the sibling modules it names.
+    fn graph() -> BTreeMap<String, BTreeSet<String>> {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("lib/room");
+        let mut files: Vec<(String, String)> = Vec::new();
+        for e in std::fs::read_dir(&dir).unwrap().flatten() {
+            let p = e.path();
+            let name = p.file_stem().unwrap().to_string_lossy().into_owned();
+            if p.is_dir() {
+                for f in std::fs::read_dir(&p).unwrap().flatten() {
+                    files.push((name.clone(), std::fs::read_to_string(f.path()).unwrap()));
+                }
+            } else if name != "mod" {
+                files.push((name, std::fs::read_to_string(&p).unwrap()));
+            }
+        }
+        let modules: BTreeSet<String> = files.iter().map(|(m, _)| m.clone()).collect();
+        let mut g: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+        for (m, text) in &files {
+            // Tests may reach anywhere; comments name what they like.
+            let code: String = text
+                .split("#[cfg(test)]")
+                .next()
+                .unwrap_or(text)
+                .lines()
+                .map(|l| l.split("//").next().unwrap_or(""))
+                .collect::<Vec<_>>()
+                .join("\n");
+            let edges = g.entry(m.clone()).or_default();
+            for prefix in ["super::", "crate::room::"] {
+                for (at, _) in code.match_indices(prefix) {
+                    let rest = &code[at + prefix.len()..];
+                    let word: String = rest
+                        .chars()
+                        .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                        .collect();
+                    // `super::` inside `nats/` is the folder's own root.
+                    let inner = m == "nats" && prefix == "super::" && !text.contains("mod conn;");
+                    if modules.contains(&word) && &word != m && !inner {
+                        edges.insert(word);
+                    }
+                }
+            }
+        }
+        g
+    }
+
+    #[test]
+    fn the_room_modules_form_no_cycle() {
+        let g = graph();
+        assert!(g.len() > 10, "{g:?}");
+        // Depth-first search with colours: a grey module reached again closes a cycle.
+        fn visit(
+            m: &str,
+            g: &BTreeMap<String, BTreeSet<String>>,
+            state: &mut BTreeMap<String, u8>,
+            path: &mut Vec<String>,
+        ) -> Option<Vec<String>> {
+            match state.get(m) {
+                Some(1) => {
+                    let from = path.iter().position(|p| p == m).unwrap_or(0);
+                    let mut cycle = path[from..].to_vec();
+                    cycle.push(m.to_string());
+                    return Some(cycle);
+                }
+                Some(2) => return None,
+                _ => {}
+            }
+            state.insert(m.to_string(), 1);
+            path.push(m.to_string());
+            for next in g.get(m).into_iter().flatten() {
+                if let Some(c) = visit(next, g, state, path) {
+                    return Some(c);
+                }
+            }
+            path.pop();
+            state.insert(m.to_string(), 2);
+            None
+        }
+        let mut state = BTreeMap::new();
+        for m in g.keys() {
+            if let Some(cycle) = visit(m, &g, &mut state, &mut Vec::new()) {
+                panic!("room modules in a cycle: {}", cycle.join(" → "));
+            }
+        }
     }
 }

@@ -167,7 +167,7 @@ pub(crate) fn within_reach(home: &crate::paths::Home, dir: &Path, me: &Me, s: &S
         return true;
     }
     let mut found = false;
-    for room in super::inbox::rooms_for(home, dir) {
+    for room in super::rooms_for(home, dir) {
         let _ = room.scan(0, &mut |_| {}, &mut |_, line| {
             let to_me = line.to.as_deref().is_some_and(|t| me.is_addressed(t));
             if line.ty == LineKind::Say

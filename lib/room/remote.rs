@@ -5,8 +5,7 @@
 
 use std::path::{Path, PathBuf};
 
-use super::backend::{self, Present};
-use super::roster::Here;
+use super::backend::Present;
 use super::{presence, Room, RoomKind};
 use crate::store::{Session, SessionKind, SessionStatus, Store};
 use crate::text::one_line;
@@ -14,7 +13,7 @@ use crate::text::one_line;
 /// The worktree room of `key`, for presence (its path is not used on a shared backend).
 pub(crate) fn room_of(key: &Path) -> Room {
     Room {
-        name: backend::get().worktree_name(key),
+        name: super::backend().worktree_name(key),
         path: PathBuf::new(),
         kind: RoomKind::Worktree(key.to_path_buf()),
     }
@@ -89,7 +88,7 @@ pub(crate) fn session_of(p: &Present) -> Session {
 /// The sessions of other machines in the worktree `key` (those of this store left out).
 /// A server that cannot be read gives none: presence is advisory.
 pub(crate) fn others(store: &Store, key: &Path) -> Vec<Present> {
-    let b = backend::get();
+    let b = super::backend();
     if !b.shared() {
         return Vec::new();
     }
@@ -104,11 +103,26 @@ pub(crate) fn others(store: &Store, key: &Path) -> Vec<Present> {
 /// Why the sessions of other machines cannot be listed now, on a shared backend that cannot
 /// be reached; `None` when they can (or when rooms are this machine's files).
 pub(crate) fn unreachable(key: &Path) -> Option<String> {
-    let b = backend::get();
+    let b = super::backend();
     if !b.shared() {
         return None;
     }
     b.present(&room_of(key)).err().map(|e| e.to_string())
+}
+
+/// A live session of a worktree (of this machine or, on shared rooms, another) and what it
+/// is doing.
+#[derive(Debug, Clone)]
+pub(crate) struct Here {
+    pub(crate) session: Session,
+    /// The first prompt, or the title when it has none.
+    pub(crate) goal: String,
+    pub(crate) last_tool: String,
+    pub(crate) last_said: String,
+    /// How long ago it last wrote a chunk (or changed), e.g. `3m`.
+    pub(crate) age: String,
+    /// Its directory relative to the worktree's top (`.` for the top).
+    pub(crate) at: String,
 }
 
 /// The rows of [`others`].

@@ -7,7 +7,7 @@ use serde_json::{json, Value};
 
 use super::presence;
 use crate::log::PeerPresent;
-use crate::store::{Result, Session, Store};
+use crate::store::{Result, Store};
 use crate::text::{clip_bytes, one_line};
 
 /// Bytes of a goal in the roster line a model is shown.
@@ -15,19 +15,7 @@ const ROSTER_GOAL_BYTES: usize = 60;
 /// Sessions named in the roster line; the rest are counted (`peer_who` lists them all).
 pub(crate) const ROSTER_MAX: usize = 6;
 
-/// A live session of a worktree and what it is doing.
-#[derive(Debug, Clone)]
-pub(crate) struct Here {
-    pub(crate) session: Session,
-    /// The first prompt, or the title when it has none.
-    pub(crate) goal: String,
-    pub(crate) last_tool: String,
-    pub(crate) last_said: String,
-    /// How long ago it last wrote a chunk (or changed), e.g. `3m`.
-    pub(crate) age: String,
-    /// Its directory relative to the worktree's top (`.` for the top).
-    pub(crate) at: String,
-}
+pub(crate) use super::remote::Here;
 
 /// The live sessions whose cwd lies in the worktree `key`, oldest first.
 pub(crate) fn here(store: &Store, key: &Path) -> Result<Vec<Here>> {

@@ -8,7 +8,7 @@ use std::sync::mpsc::{channel, RecvTimeoutError, Sender};
 use std::thread::JoinHandle;
 
 use super::super::Agent;
-use crate::room::backend::{self, Present};
+use crate::room::backend::Present;
 use crate::room::nats::heartbeat;
 use crate::room::{remote, Room};
 use crate::store::Store;
@@ -24,7 +24,7 @@ pub(crate) struct Here {
 impl Agent<'_> {
     /// Say this session is here, and keep saying it until the returned guard is dropped.
     pub(in crate::agent) fn be_here(&self) -> Option<Here> {
-        let b = backend::get();
+        let b = crate::room::backend();
         if !b.shared() {
             return None;
         }
@@ -55,7 +55,7 @@ impl Agent<'_> {
                         p = remote::present_of(st, &s, &key);
                     }
                     p.at_ms = crate::clock::now_ms();
-                    let _ = backend::get().announce(&beat_room, &p);
+                    let _ = crate::room::backend().announce(&beat_room, &p);
                 }
             })
             .ok();
@@ -74,6 +74,6 @@ impl Drop for Here {
         if let Some(b) = self.beat.take() {
             let _ = b.join();
         }
-        let _ = backend::get().leave(&self.room, &self.session);
+        let _ = crate::room::backend().leave(&self.room, &self.session);
     }
 }

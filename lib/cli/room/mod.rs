@@ -149,7 +149,7 @@ fn run(cli: Cli) -> CliResult<()> {
 
 /// `ag-room doctor`: one line a check, `ok` or `FAIL`.
 fn doctor(ctx: &mut Ctx) -> CliResult<()> {
-    let checks = crate::room::backend::get().doctor();
+    let checks = crate::room::backend().doctor();
     let mut unreachable = false;
     for (ok, line) in &checks {
         if !ok && line.starts_with("connection:") {

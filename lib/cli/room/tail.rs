@@ -182,7 +182,7 @@ fn follow(
     let dir = ctx.home.rooms_dir();
     crate::paths::create_private_dir(&dir)?;
     let follower = Follower::new(Duration::from_millis(250)).watch(&dir, false);
-    let _waking = crate::room::backend::get().wake(room, follower.waker());
+    let _waking = crate::room::backend().wake(room, follower.waker());
     let mut down = false;
     follower.run(|| {
         if ctx.out.reader_gone() {

@@ -81,7 +81,7 @@ pub(crate) fn prune(mut lines: Vec<Line>, new: &Line) -> Vec<Line> {
         .into_iter()
         .filter(|l| match l.ty {
             LineKind::Claim => {
-                let ttl = l.ttl_s.unwrap_or(crate::room::claims::DEFAULT_TTL_S);
+                let ttl = l.ttl_s.unwrap_or(crate::room::claim_index::DEFAULT_TTL_S);
                 let ms = i64::try_from(ttl).unwrap_or(i64::MAX).saturating_mul(1000);
                 !released.contains(&l.id) && l.ts_ms().saturating_add(ms) > now
             }

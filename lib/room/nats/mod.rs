@@ -481,7 +481,7 @@ impl Backend for Nats {
 /// itself after a reconnection, and the follower's read from its cursor covers whatever it
 /// missed meanwhile.
 fn wake_loop(subject: &str, tx: &std::sync::mpsc::Sender<()>, stop: &AtomicBool) {
-    let Some(nats) = super::backend::nats() else {
+    let Some(nats) = super::nats_backend() else {
         return;
     };
     let mut sub: Option<Arc<tokio::sync::Mutex<async_nats::Subscriber>>> = None;

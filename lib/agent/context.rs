@@ -481,28 +481,19 @@ impl Agent<'_> {
         });
     }
 
-    /// The summarizer: `[context] compact_model` when set, else the session's model, with the
-    /// session's system prompt and tools.
+    /// The summarizer: `[context] compact_model` when set, else the session's model (with its
+    /// provider and window as this run has them), with the session's system prompt and tools.
     fn summarizer(&self) -> Result<Summarizer, CompactError> {
-        let (provider, window) = match &self.config.context.compact_model {
-            Some(m) => {
-                let p = crate::provider::resolve(m, self.config).map_err(|e| {
-                    CompactError::Summarizer(format!("[context] compact_model {m:?}: {e}"))
-                })?;
-                let key = window::learned_key_of(m, self.config);
-                let learned = self.store.learned_window(&key).ok().flatten();
-                let w = context::lookup(m, self.config, learned).context_window;
-                (std::sync::Arc::from(p), w)
-            }
-            None => (self.provider.clone(), self.own_window()),
-        };
-        Ok(Summarizer {
-            provider,
-            system: self.opts.system.clone(),
-            tools: self.tool_specs(),
-            window,
-            network: self.config.network.clone(),
-        })
+        let own = self.config.context.compact_model.is_none();
+        context::by_hand::summarizer(
+            self.store,
+            self.config,
+            &self.summarizer_model(),
+            own.then(|| self.provider.clone()),
+            self.opts.system.clone(),
+            self.tool_specs(),
+            own.then(|| self.own_window()),
+        )
     }
 
     /// Where a summary comes from: given, or the summarizer.

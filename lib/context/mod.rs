@@ -4,6 +4,7 @@
 //! [`crate::fold::compaction`]; the triggers live in the agent loop.
 
 pub(crate) mod brief;
+pub(crate) mod by_hand;
 pub(crate) mod compact;
 pub(crate) mod cut;
 pub(crate) mod handoff;

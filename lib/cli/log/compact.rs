@@ -1,16 +1,8 @@
 //! `ag-log compact`: compact a session now, with a summary a person or a script wrote, or
 //! one the session's model writes.
 
-use std::path::PathBuf;
-use std::sync::Arc;
-
-use serde_json::json;
-
 use crate::cli::{escape_controls, CliError, CliResult, Ctx, Exit};
-use crate::context::{self, window, CompactError, Summarizer, SummarySource};
-use crate::fold::compaction::Trigger;
-use crate::fold::ToolSpec;
-use crate::store::{Leased, Session, Store};
+use crate::context::{by_hand, window, CompactError};
 
 const EXAMPLES: &str = "\
 Examples:
@@ -70,72 +62,22 @@ pub(crate) fn run(ctx: &mut Ctx, args: Args) -> CliResult<()> {
     let summary = args.summary.as_deref().map(given_summary).transpose()?;
     let store = ctx.store()?;
     let session = store.resolve(&args.session)?;
-    let lease = match store.lease(&session.id, None)? {
-        Leased::Held(lease) => lease,
-        Leased::Busy { owner } if args.no_queue => {
-            return Err(CliError::new(
-                Exit::Conflict,
-                format!(
-                    "session {} is busy (pid {owner} is running a turn)",
-                    session.id
-                ),
-            )
-            .with_hint("drop --no-queue to queue the compaction for its next step"));
-        }
-        Leased::Busy { owner } | Leased::Queued { owner, .. } => {
-            store.enqueue_compaction(&session.id, summary.as_deref())?;
-            ctx.out.note(&format!(
-                "session {} is busy (pid {owner}); the compaction was queued and happens at its next step",
-                session.id
-            ));
-            return Ok(());
-        }
-    };
-    // Whatever happens, the session goes back to the status it had.
-    lease.end_as(session.status);
-    compact_claimed(ctx, &store, &session, summary, &args)
-}
-
-fn compact_claimed(
-    ctx: &mut Ctx,
-    store: &Store,
-    session: &Session,
-    summary: Option<String>,
-    args: &Args,
-) -> CliResult<()> {
-    let cwd = PathBuf::from(session.cwd.clone().unwrap_or_else(|| ".".into()));
-    let here = std::env::current_dir()?;
-    let config = crate::cli::load_config(&ctx.out, &here)?;
-    let source = match summary {
-        Some(s) => SummarySource::Given(s),
-        None => SummarySource::Model(summarizer(store, session, &config)?),
-    };
+    let config = crate::cli::load_config(&ctx.out, &std::env::current_dir()?)?;
     // A model writing the summary takes a while: say so on a terminal.
-    let _working = match &source {
-        SummarySource::Model(_) => ctx
+    let _working = match summary {
+        None => ctx
             .out
             .progress(0, "compacting: the model writes the summary"),
-        _ => ctx.out.progress_none(),
+        Some(_) => ctx.out.progress_none(),
     };
-    let req = context::Request {
-        store,
-        home: &ctx.home,
-        session,
-        cwd: &cwd,
-        trigger: Trigger::Manual,
-        keep_tokens: config.context.keep_tokens,
-        keep_turns: Some(args.keep_turns as usize),
+    let ask = by_hand::Ask {
+        summary,
+        keep_turns: args.keep_turns as usize,
         instructions: args.instructions.clone(),
-        tokens_before: None,
-        turn: None,
-        recall: session
-            .settings()?
-            .tools()
-            .allows(crate::policy::Tool::Recall.name()),
+        queue: !args.no_queue,
     };
-    let view = store.load_context_view(session)?;
-    match context::compact(&req, &view, source) {
-        Ok(Some(done)) => {
+    match by_hand::by_hand(&store, &ctx.home, &config, &session, ask) {
+        Ok(by_hand::Outcome::Done(done)) => {
             if ctx.global.json {
                 for c in &done.chunks {
                     ctx.out.line(&c.to_ndjson())?;
@@ -148,7 +90,7 @@ fn compact_claimed(
             ));
             Ok(())
         }
-        Ok(None) => {
+        Ok(by_hand::Outcome::Nothing) => {
             ctx.out.note(&format!(
                 "nothing to compact: session {} holds nothing before its latest {} (--keep-turns)",
                 session.id,
@@ -156,6 +98,21 @@ fn compact_claimed(
                     1 => "turn".to_string(),
                     n => format!("{n} turns"),
                 }
+            ));
+            Ok(())
+        }
+        Ok(by_hand::Outcome::Busy { owner }) => Err(CliError::new(
+            Exit::Conflict,
+            format!(
+                "session {} is busy (pid {owner} is running a turn)",
+                session.id
+            ),
+        )
+        .with_hint("drop --no-queue to queue the compaction for its next step")),
+        Ok(by_hand::Outcome::Queued { owner }) => {
+            ctx.out.note(&format!(
+                "session {} is busy (pid {owner}); the compaction was queued and happens at its next step",
+                session.id
             ));
             Ok(())
         }
@@ -178,52 +135,4 @@ fn compact_claimed(
             session.id
         ))),
     }
-}
-
-/// The model that writes the summary: `[context] compact_model`, else the session's.
-fn summarizer(
-    store: &Store,
-    session: &Session,
-    config: &crate::config::Config,
-) -> CliResult<Summarizer> {
-    let model = config
-        .context
-        .compact_model
-        .clone()
-        .or_else(|| session.model.clone())
-        .ok_or_else(|| {
-            CliError::usage(format!(
-                "session {} has no model to summarize it",
-                session.id
-            ))
-            .with_hint("pass --summary TEXT, or set [context] compact_model in the config")
-        })?;
-    let provider = crate::provider::resolve(&model, config).map_err(|e| {
-        CliError::usage(e.to_string()).with_hint("`ag-prompt models` lists the providers")
-    })?;
-    let learned = store.learned_window(&window::learned_key(provider.as_ref()))?;
-    let settings = session.settings()?;
-    let system = settings.system_prompt().unwrap_or_default();
-    // The session's tools, so a provider accepts the replayed calls; what is not a built-in
-    // tool gets a bare schema (the summarizer is told not to call tools).
-    let names = settings.tools.clone().unwrap_or_default();
-    let tools = names
-        .iter()
-        .map(|n| {
-            crate::policy::Tool::parse(n)
-                .and_then(crate::tools::spec)
-                .unwrap_or_else(|| ToolSpec {
-                    name: n.clone(),
-                    description: n.clone(),
-                    input_schema: json!({"type": "object"}),
-                })
-        })
-        .collect();
-    Ok(Summarizer {
-        provider: Arc::from(provider),
-        system: (!system.is_empty()).then_some(system),
-        tools,
-        window: context::lookup(&model, config, learned).context_window,
-        network: config.network.clone(),
-    })
 }

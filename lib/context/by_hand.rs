@@ -32,9 +32,13 @@ pub(crate) enum Outcome {
     /// Nothing lies before the turns kept.
     Nothing,
     /// Another process runs the session: the compaction waits for its next step.
-    Queued { owner: i64 },
+    Queued {
+        owner: i64,
+    },
     /// Another process runs the session, and queueing was not wanted.
-    Busy { owner: i64 },
+    Busy {
+        owner: i64,
+    },
 }
 
 /// Compact `session` by hand.

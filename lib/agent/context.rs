@@ -456,7 +456,7 @@ impl Agent<'_> {
     ) -> context::Request<'s> {
         context::Request {
             store: self.store,
-            home: self.home,
+            rooms: &self.rooms,
             session: &self.session,
             cwd: &self.tool_ctx.cwd,
             trigger,

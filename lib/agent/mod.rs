@@ -170,6 +170,8 @@ pub(crate) struct Agent<'a> {
     /// The session, held for this run: the end of a turn releases it, and dropping the agent
     /// releases it on every other path (`failed` after an error, `idle` otherwise).
     pub(crate) lease: crate::store::Lease<'a>,
+    /// This run's participant in rooms: every room the loop and the peer tools reach.
+    pub(crate) rooms: crate::room::Rooms,
 }
 
 impl Agent<'_> {

@@ -550,6 +550,7 @@ impl<'s> TurnPlan<'s> {
             warnings: Default::default(),
             peer: Default::default(),
             lease: self.claim,
+            rooms: crate::room::Rooms::open(home),
         }
     }
 }

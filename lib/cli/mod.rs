@@ -57,6 +57,8 @@ pub(crate) struct Ctx {
     pub(crate) global: GlobalArgs,
     pub(crate) home: Home,
     pub(crate) out: Out,
+    /// This command's participant in rooms, made on first use ([`Ctx::rooms`]).
+    rooms: std::sync::Arc<std::sync::OnceLock<crate::room::Rooms>>,
 }
 
 impl Ctx {
@@ -68,7 +70,12 @@ impl Ctx {
             ColorChoice::Auto => None,
         };
         let out = Out::new(color, global.quiet, global.verbose);
-        Ok(Ctx { global, home, out })
+        Ok(Ctx {
+            global,
+            home,
+            out,
+            rooms: Default::default(),
+        })
     }
 
     /// An unknown session reference gets the sessions it is a near miss of, when there are
@@ -112,8 +119,22 @@ impl Ctx {
         self.scoped(Store::open_empty(&self.home).map_err(CliError::from)?)
     }
 
+    /// The rooms, where the configuration puts them: one participant for the whole command,
+    /// so every room it reaches shares one backend (and, on NATS, one connection).
+    pub(crate) fn rooms(&self) -> crate::room::Rooms {
+        self.rooms
+            .get_or_init(|| crate::room::Rooms::open(&self.home))
+            .clone()
+    }
+
     fn scoped(&self, mut store: Store) -> CliResult<Store> {
-        store.on_ended(crate::room::claims::release_ended);
+        // A session that ends releases its claims on rooms other machines share; the rooms
+        // are made only if one does.
+        let (cell, home) = (self.rooms.clone(), self.home.clone());
+        store.on_ended(std::sync::Arc::new(move |s| {
+            let rooms = cell.get_or_init(|| crate::room::Rooms::open(&home));
+            crate::room::claims::release_ended(rooms, s);
+        }));
         let cwd = std::env::current_dir()
             .and_then(std::fs::canonicalize)
             .ok()

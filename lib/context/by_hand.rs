@@ -10,7 +10,6 @@ use super::{compact, window, CompactError, Compacted, Request, Summarizer, Summa
 use crate::config::Config;
 use crate::fold::compaction::Trigger;
 use crate::fold::ToolSpec;
-use crate::paths::Home;
 use crate::store::{Leased, Session, Store};
 
 /// What `ag-log compact` asks for.
@@ -44,7 +43,7 @@ pub(crate) enum Outcome {
 /// Compact `session` by hand.
 pub(crate) fn by_hand(
     store: &Store,
-    home: &Home,
+    rooms: &crate::room::Rooms,
     config: &Config,
     session: &Session,
     ask: Ask,
@@ -66,7 +65,7 @@ pub(crate) fn by_hand(
     let cwd = PathBuf::from(session.cwd.clone().unwrap_or_else(|| ".".into()));
     let req = Request {
         store,
-        home,
+        rooms,
         session,
         cwd: &cwd,
         trigger: Trigger::Manual,

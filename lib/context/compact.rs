@@ -8,7 +8,6 @@ use std::sync::Arc;
 use crate::fold::compaction::{Compaction, Trigger};
 use crate::fold::{fold, FoldOptions, ToolSpec};
 use crate::log::{Chunk, ChunkData, NewChunk, Role};
-use crate::paths::Home;
 use crate::provider::Provider;
 use crate::reduce::ChunkOp;
 use crate::store::{Session, Store, StoreError};
@@ -64,7 +63,8 @@ pub(crate) struct Summarizer {
 /// Everything a compaction needs besides its summary.
 pub(crate) struct Request<'a> {
     pub(crate) store: &'a Store,
-    pub(crate) home: &'a Home,
+    /// The run's participant in rooms: the handoff names the live peers and the claims.
+    pub(crate) rooms: &'a crate::room::Rooms,
     pub(crate) session: &'a Session,
     /// The session's working directory: its worktree room.
     pub(crate) cwd: &'a Path,
@@ -140,7 +140,7 @@ pub(crate) fn compact(
     };
     let state = handoff::durable_state(
         req.store,
-        req.home,
+        req.rooms,
         req.session,
         req.cwd,
         handoff::lost_request(&summarized, kept),

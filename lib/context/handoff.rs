@@ -7,8 +7,7 @@
 use std::path::Path;
 
 use crate::log::Chunk;
-use crate::paths::Home;
-use crate::room::{self, claims, roster, Room};
+use crate::room::{claims, roster};
 use crate::store::{Session, Store, StoreError};
 
 /// Characters of the goal and of the latest request kept in the note.
@@ -27,7 +26,7 @@ pub(crate) const RECALL_NOTE: &str = "- Nothing before this summary is lost: cal
 /// least as much as the goal).
 pub(crate) fn durable_state(
     store: &Store,
-    home: &Home,
+    rooms: &crate::room::Rooms,
     session: &Session,
     cwd: &Path,
     lost_request: Option<&str>,
@@ -58,8 +57,8 @@ pub(crate) fn durable_state(
         }
         lines.push(format!("- Files written or edited: {list}"));
     }
-    let key = room::worktree_key(cwd);
-    let peers: Vec<String> = roster::roster(store, &key, &session.id)?
+    let worktree = rooms.worktree(cwd);
+    let peers: Vec<String> = roster::roster(store, &worktree, &session.id)?
         .iter()
         .map(|p| format!("{} (session={})", p.name, p.handle))
         .collect();
@@ -69,7 +68,6 @@ pub(crate) fn durable_state(
             peers.join("; ")
         ));
     }
-    let worktree = Room::worktree(home, cwd);
     let mine: Vec<String> = claims::active(store, &worktree, &mut |_| {})
         .unwrap_or_default()
         .into_iter()

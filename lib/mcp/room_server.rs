@@ -23,13 +23,15 @@ use crate::room::inbox::{self, Heard};
 use crate::room::presence::{self, Me};
 use crate::room::roster;
 use crate::room::target::{self, Resolved};
-use crate::room::{Line, LineKind, Room};
+use crate::room::{Line, LineKind};
 use crate::store::{Session, Store};
 
 /// The room server of one worktree.
 #[derive(Clone)]
 pub(crate) struct RoomServer {
     home: Home,
+    /// Its participant in rooms, for the whole session with the client.
+    rooms: crate::room::Rooms,
     /// Where it was started: its worktree room is this directory's.
     cwd: PathBuf,
     /// `--name`; without it, the client's name.
@@ -38,7 +40,12 @@ pub(crate) struct RoomServer {
 
 impl RoomServer {
     pub(crate) fn new(home: Home, cwd: PathBuf, name: Option<String>) -> RoomServer {
-        RoomServer { home, cwd, name }
+        RoomServer {
+            rooms: crate::room::Rooms::open(&home),
+            home,
+            cwd,
+            name,
+        }
     }
 
     /// Serve on stdin/stdout until the client goes away. A line that is not JSON gets
@@ -77,14 +84,17 @@ impl RoomServer {
 
     fn run(&self, tool: &str, args: &Value, me: &Me) -> Result<String, String> {
         let mut store = Store::open(&self.home).map_err(|e| e.to_string())?;
-        store.on_ended(crate::room::claims::release_ended);
+        let rooms = self.rooms.clone();
+        store.on_ended(std::sync::Arc::new(move |s| {
+            crate::room::claims::release_ended(&rooms, s)
+        }));
         match tool {
             "peer_message" => self.message(&store, args, me),
             "peer_inbox" => self.inbox(&store, me),
             "peer_peek" => {
-                let s = resolve(&store, str_arg(args, "session")?)?;
-                let key = crate::room::worktree_key(&self.cwd);
-                presence::peek_text(&store, &key, &s, 3).map_err(|e| e.to_string())
+                let s = resolve(&self.rooms, &store, str_arg(args, "session")?)?;
+                let room = self.rooms.worktree(&self.cwd);
+                presence::peek_text(&store, &room, &s, 3).map_err(|e| e.to_string())
             }
             "peer_who" => self.who(&store),
             "peer_claim" => self.claim(&store, args, me),
@@ -98,12 +108,12 @@ impl RoomServer {
         line.text = Some(str_arg(args, "text")?.to_owned());
         line.in_reply_to = args["in_reply_to"].as_str().map(str::to_owned);
         let key = crate::room::worktree_key(&self.cwd);
-        let here = Room::of_key(&self.home, key.clone());
+        let here = self.rooms.of_key(key.clone());
         let (room, to) = match args["session"].as_str().filter(|s| !s.trim().is_empty()) {
             None => (here, None),
             Some(t) => {
-                let s = resolve(store, t)?;
-                let room = presence::room_for_message(store, &self.home, here, &key, &s);
+                let s = resolve(&self.rooms, store, t)?;
+                let room = presence::room_for_message(store, &self.rooms, here, &key, &s);
                 (room, Some(s))
             }
         };
@@ -123,7 +133,7 @@ impl RoomServer {
 
     /// Unread lines since this participant's cursor: consumed, with receipts written.
     fn inbox(&self, store: &Store, me: &Me) -> Result<String, String> {
-        let rooms = inbox::rooms_for(&self.home, &self.cwd);
+        let rooms = self.rooms.heard_in(&self.cwd);
         let mut heard: Vec<Heard> = Vec::new();
         let cursors = inbox::read_new(store, me, &rooms, (None, true), &mut |_| {}, &mut |h| {
             heard.push(h)
@@ -146,13 +156,13 @@ impl RoomServer {
 
     /// The live sessions of this worktree: name, handle, goal, last tool, age, where.
     fn who(&self, store: &Store) -> Result<String, String> {
-        let key = crate::room::worktree_key(&self.cwd);
-        roster::who_text(store, &key, None).map_err(|e| e.to_string())
+        let room = self.rooms.worktree(&self.cwd);
+        roster::who_text(store, &room, None).map_err(|e| e.to_string())
     }
 
     fn claim(&self, store: &Store, args: &Value, me: &Me) -> Result<String, String> {
         let key = crate::room::worktree_key(&self.cwd);
-        let room = Room::of_key(&self.home, key.clone());
+        let room = self.rooms.of_key(key.clone());
         let paths = paths_arg(&args["paths"])
             .iter()
             .map(|p| claims::normalize(p, &self.cwd, &key))
@@ -183,7 +193,7 @@ impl RoomServer {
 
     fn release(&self, store: &Store, args: &Value, me: &Me) -> Result<String, String> {
         let key = crate::room::worktree_key(&self.cwd);
-        let room = Room::of_key(&self.home, key.clone());
+        let room = self.rooms.of_key(key.clone());
         let paths = paths_arg(&args["paths"])
             .iter()
             .map(|p| claims::normalize(p, &self.cwd, &key))
@@ -225,8 +235,8 @@ fn paths_arg(v: &Value) -> Vec<String> {
     }
 }
 
-fn resolve(store: &Store, t: &str) -> Result<Session, String> {
-    match target::resolve(store, t).map_err(|e| e.to_string())? {
+fn resolve(rooms: &crate::room::Rooms, store: &Store, t: &str) -> Result<Session, String> {
+    match target::resolve(rooms, store, t).map_err(|e| e.to_string())? {
         Resolved::One(s) => Ok(*s),
         Resolved::None => Err(format!(
             "no session matches {t:?}; peer_who lists who is here"

@@ -47,12 +47,12 @@ pub(crate) struct Claim {
 
 /// Whether the session `id` still holds its claims, and in which state: `None` once it was
 /// removed, failed (a dead process is reaped as failed) or was cancelled.
-fn holding(store: &Store, id: &str) -> Option<&'static str> {
+fn holding(store: &Store, id: &str, shared: bool) -> Option<&'static str> {
     let Ok(s) = store.session(id) else {
         // On shared rooms a holder may be a session of another machine, which this store
         // does not know: its claim holds until it is released or expires, and its own
         // machine releases it when the session ends or goes ([`release_ended`]).
-        return super::backend().shared().then_some("remote");
+        return shared.then_some("remote");
     };
     let s = store.reaped(s);
     match s.status {
@@ -119,18 +119,21 @@ pub(crate) fn active(
     room: &Room,
     warn: &mut dyn FnMut(String),
 ) -> Result<Vec<Claim>, RoomError> {
-    let lines = super::backend().claim_lines(room, warn)?;
-    Ok(fold(store, &lines))
+    let lines = room.backend.claim_lines(room, warn)?;
+    Ok(fold(store, &lines, room.backend.shared()))
 }
 
 /// The active claims that `claim` and `release` lines leave, oldest first: neither released
-/// nor expired, and held by a session this store does not know ended (or by no session).
-pub(crate) fn fold(store: &Store, lines: &[Line]) -> Vec<Claim> {
+/// nor expired, and held by a session this store does not know ended (or by no session). On
+/// `shared` rooms a holder this store does not know is another machine's, and holds.
+pub(crate) fn fold(store: &Store, lines: &[Line], shared: bool) -> Vec<Claim> {
     let mut states: HashMap<String, Option<&'static str>> = HashMap::new();
     let mut out = Vec::new();
     for mut c in unreleased(lines) {
         if let Some(s) = &c.holder.session {
-            let state = *states.entry(s.clone()).or_insert_with(|| holding(store, s));
+            let state = *states
+                .entry(s.clone())
+                .or_insert_with(|| holding(store, s, shared));
             let Some(state) = state else {
                 continue;
             };
@@ -357,8 +360,8 @@ pub(crate) fn claim(
         ));
     }
     let mut outcome = None;
-    super::backend().append_checked(room, warn, &mut |lines| {
-        let act = fold(store, lines);
+    room.backend.append_checked(room, warn, &mut |lines| {
+        let act = fold(store, lines, room.backend.shared());
         let found = conflicts(&act, &me.from, &paths, shared);
         if !found.is_empty() {
             outcome = Some(Outcome::Refused(found));
@@ -395,8 +398,8 @@ pub(crate) fn release(
     warn: &mut dyn FnMut(String),
 ) -> Result<Vec<Claim>, RoomError> {
     let mut ended = Vec::new();
-    super::backend().append_checked(room, warn, &mut |lines| {
-        let mine: Vec<Claim> = fold(store, lines)
+    room.backend.append_checked(room, warn, &mut |lines| {
+        let mine: Vec<Claim> = fold(store, lines, room.backend.shared())
             .into_iter()
             .filter(|c| c.holder.same(&me.from))
             .filter(|c| match paths {
@@ -419,12 +422,12 @@ pub(crate) fn release(
 /// is the one that says so; a machine that vanishes entirely is covered only by the TTL. On
 /// files every reader asks this store, and nothing is written. Best effort: a server that
 /// cannot be reached leaves the claims to their TTL.
-pub(crate) fn release_ended(_store: &Store, s: &crate::store::Session) {
-    let b = super::backend();
+pub(crate) fn release_ended(rooms: &super::Rooms, s: &crate::store::Session) {
+    let b = rooms.backend();
     let Some(cwd) = s.cwd.as_deref().filter(|_| b.shared()) else {
         return;
     };
-    let room = super::remote::room_of(&super::worktree_key(Path::new(cwd)));
+    let room = rooms.worktree(Path::new(cwd));
     let from = super::presence::session_from(s);
     let _ = b.append_checked(&room, &mut |_| {}, &mut |lines| {
         let held = held_by(lines, &s.id);

@@ -15,8 +15,6 @@ pub(crate) struct Heard {
     pub(crate) line: Line,
 }
 
-pub(crate) use super::rooms_for;
-
 /// Whether `me` takes `line` of `room` in: speech (`say`) that is not its own, to the room
 /// (worktree rooms only) or addressed to it.
 pub(crate) fn hears(room: &Room, line: &Line, me: &Me) -> bool {

@@ -25,6 +25,7 @@ pub(crate) mod target;
 pub(crate) mod watch;
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
@@ -173,14 +174,116 @@ impl Line {
     }
 }
 
-/// A room on disk.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// A room, where its participant's backend keeps it.
+#[derive(Clone)]
 pub struct Room {
     /// The file name, e.g. `agkit-3f2a9c1e7b4d.jsonl` or `device.jsonl`; readers' cursors are
     /// keyed by it.
     pub(crate) name: String,
     pub path: PathBuf,
     pub(crate) kind: RoomKind,
+    /// Where its lines live: the backend of the [`Rooms`] that made it.
+    pub(crate) backend: Arc<dyn backend::Backend>,
+}
+
+impl std::fmt::Debug for Room {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Room")
+            .field("name", &self.name)
+            .field("path", &self.path)
+            .field("kind", &self.kind)
+            .finish()
+    }
+}
+
+impl PartialEq for Room {
+    fn eq(&self, other: &Room) -> bool {
+        (&self.name, &self.path, &self.kind) == (&other.name, &other.path, &other.kind)
+    }
+}
+
+impl Eq for Room {}
+
+/// A participant in rooms: where rooms live (files under the home, or the NATS server the
+/// configuration names, chosen once) and the home. The command builds one and passes it
+/// down; every room it reaches is made by it, so all of them share its backend (and, on
+/// NATS, its one connection).
+#[derive(Clone)]
+pub struct Rooms {
+    backend: Arc<dyn backend::Backend>,
+    home: Home,
+}
+
+impl std::fmt::Debug for Rooms {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Rooms")
+            .field("backend", &self.backend.describe())
+            .field("home", &self.home.dir)
+            .finish()
+    }
+}
+
+impl Rooms {
+    /// The rooms of `home`, where the configuration puts them: `AG_ROOM_URL`, else `[rooms]
+    /// url` in the user config, else files. A configuration that cannot be used makes every
+    /// room operation fail with what is wrong (never a silent fallback to files, which would
+    /// split the room).
+    pub fn open(home: &Home) -> Rooms {
+        let backend: Arc<dyn backend::Backend> = match crate::config::rooms::load() {
+            Ok(None) => Arc::new(backend::Files),
+            Ok(Some(cfg)) => nats::Nats::open(cfg),
+            Err(e) => Arc::new(backend::Broken(e)),
+        };
+        Rooms {
+            backend,
+            home: home.clone(),
+        }
+    }
+
+    /// Rooms as files under `home`, whatever the configuration says.
+    pub fn files(home: &Home) -> Rooms {
+        Rooms {
+            backend: Arc::new(backend::Files),
+            home: home.clone(),
+        }
+    }
+
+    /// Where the rooms live.
+    pub(crate) fn backend(&self) -> &dyn backend::Backend {
+        self.backend.as_ref()
+    }
+
+    /// The device room.
+    pub(crate) fn device(&self) -> Room {
+        let name = self.backend.device_name();
+        Room {
+            path: self.home.rooms_dir().join(&name),
+            name,
+            kind: RoomKind::Device,
+            backend: self.backend.clone(),
+        }
+    }
+
+    /// The worktree room of a directory.
+    pub fn worktree(&self, dir: &Path) -> Room {
+        self.of_key(worktree_key(dir))
+    }
+
+    /// The worktree room of a key ([`worktree_key`]).
+    pub(crate) fn of_key(&self, key: PathBuf) -> Room {
+        let name = self.backend.worktree_name(&key);
+        Room {
+            path: self.home.rooms_dir().join(&name),
+            name,
+            kind: RoomKind::Worktree(key),
+            backend: self.backend.clone(),
+        }
+    }
+
+    /// The rooms a reader in `dir` hears: its worktree room, then the device room.
+    pub(crate) fn heard_in(&self, dir: &Path) -> Vec<Room> {
+        vec![self.worktree(dir), self.device()]
+    }
 }
 
 /// Which room: a worktree's (heard by every session in it) or the device's (direct messages
@@ -193,30 +296,6 @@ pub(crate) enum RoomKind {
 }
 
 impl Room {
-    pub(crate) fn device(home: &Home) -> Room {
-        let name = backend().device_name();
-        Room {
-            path: home.rooms_dir().join(&name),
-            name,
-            kind: RoomKind::Device,
-        }
-    }
-
-    /// The worktree room of a directory.
-    pub fn worktree(home: &Home, dir: &Path) -> Room {
-        Room::of_key(home, worktree_key(dir))
-    }
-
-    /// The worktree room of a key ([`worktree_key`]).
-    pub(crate) fn of_key(home: &Home, key: PathBuf) -> Room {
-        let name = backend().worktree_name(&key);
-        Room {
-            path: home.rooms_dir().join(&name),
-            name,
-            kind: RoomKind::Worktree(key),
-        }
-    }
-
     pub(crate) fn is_device(&self) -> bool {
         self.kind == RoomKind::Device
     }
@@ -236,12 +315,12 @@ impl Room {
 
     /// Append one whole line (or nothing) wherever rooms live.
     pub(crate) fn append(&self, line: &Line) -> Result<(), RoomError> {
-        backend().append(self, line)
+        self.backend.append(self, line)
     }
 
     /// The position just past the last line: where a reader that starts now begins.
     pub(crate) fn end(&self) -> Result<u64, RoomError> {
-        backend().end(self)
+        self.backend.end(self)
     }
 
     /// Stream the lines from position `from` ([`file::scan`]'s contract, on any backend).
@@ -251,57 +330,18 @@ impl Room {
         warn: &mut dyn FnMut(String),
         f: &mut dyn FnMut(u64, Line) -> file::Flow,
     ) -> Result<u64, RoomError> {
-        backend().scan(self, from, warn, f)
+        self.backend.scan(self, from, warn, f)
     }
 
     /// The line at a position a scan reported.
     pub(crate) fn read_at(&self, at: u64) -> Option<Line> {
-        backend().read_at(self, at)
+        self.backend.read_at(self, at)
     }
 
     /// A position at least `lines` lines before `end` ([`backend::Backend::rewind`]).
     pub(crate) fn rewind(&self, end: u64, lines: u64) -> Result<u64, RoomError> {
-        backend().rewind(self, end, lines)
+        self.backend.rewind(self, end, lines)
     }
-}
-
-/// The backend of this process, chosen once: `AG_ROOM_URL`, else `[rooms] url` in the user
-/// config, else files. A configuration that cannot be used makes every room operation fail
-/// with what is wrong (never a silent fallback to files, which would split the room).
-pub(crate) fn backend() -> &'static dyn backend::Backend {
-    match chosen() {
-        Chosen::Files(f) => f,
-        Chosen::Nats(n) => n.as_ref(),
-        Chosen::Broken(b) => b,
-    }
-}
-
-/// The NATS backend, when it is this process's.
-pub(crate) fn nats_backend() -> Option<&'static nats::Nats> {
-    match chosen() {
-        Chosen::Nats(n) => Some(n.as_ref()),
-        _ => None,
-    }
-}
-
-enum Chosen {
-    Files(backend::Files),
-    Nats(Box<nats::Nats>),
-    Broken(backend::Broken),
-}
-
-fn chosen() -> &'static Chosen {
-    static CHOSEN: std::sync::OnceLock<Chosen> = std::sync::OnceLock::new();
-    CHOSEN.get_or_init(|| match crate::config::rooms::load() {
-        Ok(None) => Chosen::Files(backend::Files),
-        Ok(Some(cfg)) => Chosen::Nats(Box::new(nats::Nats::new(cfg))),
-        Err(e) => Chosen::Broken(backend::Broken(e)),
-    })
-}
-
-/// The rooms a reader in `dir` hears: its worktree room, then the device room.
-pub(crate) fn rooms_for(home: &Home, dir: &Path) -> Vec<Room> {
-    vec![Room::worktree(home, dir), Room::device(home)]
 }
 
 /// The canonical git top level above `dir` (a `.git` directory or file), else `dir` itself.

@@ -140,7 +140,7 @@ pub(crate) fn live_in(store: &Store, key: &Path) -> Result<Vec<Session>> {
 /// `peer_message` and the MCP server.
 pub(crate) fn room_for_message(
     store: &crate::store::Store,
-    home: &crate::paths::Home,
+    rooms: &super::Rooms,
     here: super::Room,
     key: &Path,
     to: &Session,
@@ -149,7 +149,7 @@ pub(crate) fn room_for_message(
     if remote || in_worktree(to, key) {
         here
     } else {
-        super::Room::device(home)
+        rooms.device()
     }
 }
 
@@ -162,12 +162,12 @@ pub(crate) fn in_worktree(s: &Session, key: &Path) -> bool {
 /// Whether a model speaking as `me` from `dir` may look at `s` (`peer_peek`): a live session
 /// of its own worktree, or one that has addressed it directly in one of its rooms. Every
 /// other session on the device is a human's to list (`ag-room`, `ag-log`), not a model's.
-pub(crate) fn within_reach(home: &crate::paths::Home, dir: &Path, me: &Me, s: &Session) -> bool {
+pub(crate) fn within_reach(rooms: &super::Rooms, dir: &Path, me: &Me, s: &Session) -> bool {
     if is_live(s) && in_worktree(s, &super::worktree_key(dir)) {
         return true;
     }
     let mut found = false;
-    for room in super::rooms_for(home, dir) {
+    for room in rooms.heard_in(dir) {
         let _ = room.scan(0, &mut |_| {}, &mut |_, line| {
             let to_me = line.to.as_deref().is_some_and(|t| me.is_addressed(t));
             if line.ty == LineKind::Say
@@ -187,11 +187,16 @@ pub(crate) fn within_reach(home: &crate::paths::Home, dir: &Path, me: &Me, s: &S
 }
 
 /// What `peek` shows of a session: its goal, last prompt, newest tool calls and texts. Never
-/// consumes anything. A session of another machine (in the shared room of the worktree
-/// `key`, unknown to this store) shows what it said there ([`super::remote::peek_text`]).
-pub(crate) fn peek_text(store: &Store, key: &Path, s: &Session, n: usize) -> Result<String> {
+/// consumes anything. A session of another machine (in the shared worktree room `room`,
+/// unknown to this store) shows what it said there ([`super::remote::peek_text`]).
+pub(crate) fn peek_text(
+    store: &Store,
+    room: &super::Room,
+    s: &Session,
+    n: usize,
+) -> Result<String> {
     if store.session(&s.id).is_err() {
-        return Ok(super::remote::peek_text(store, key, s, n));
+        return Ok(super::remote::peek_text(store, room, s, n));
     }
     let a = store.activity(&s.id, n)?;
     let one = |t: &str, max: usize| crate::text::clip_bytes(&crate::text::one_line(t), max);

@@ -3,21 +3,12 @@
 //! roster and target resolution use. On files every session is in this machine's store and
 //! none of this is used.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use super::backend::Present;
-use super::{presence, Room, RoomKind};
+use super::{presence, Room};
 use crate::store::{Session, SessionKind, SessionStatus, Store};
 use crate::text::one_line;
-
-/// The worktree room of `key`, for presence (its path is not used on a shared backend).
-pub(crate) fn room_of(key: &Path) -> Room {
-    Room {
-        name: super::backend().worktree_name(key),
-        path: PathBuf::new(),
-        kind: RoomKind::Worktree(key.to_path_buf()),
-    }
-}
 
 /// What a session of this store says about itself.
 pub(crate) fn present_of(store: &Store, s: &Session, key: &Path) -> Present {
@@ -85,14 +76,14 @@ pub(crate) fn session_of(p: &Present) -> Session {
     }
 }
 
-/// The sessions of other machines in the worktree `key` (those of this store left out).
-/// A server that cannot be read gives none: presence is advisory.
-pub(crate) fn others(store: &Store, key: &Path) -> Vec<Present> {
-    let b = super::backend();
+/// The sessions of other machines in the worktree room `room` (those of this store left
+/// out). A server that cannot be read gives none: presence is advisory.
+pub(crate) fn others(store: &Store, room: &Room) -> Vec<Present> {
+    let b = room.backend.as_ref();
     if !b.shared() {
         return Vec::new();
     }
-    let Ok(all) = b.present(&room_of(key)) else {
+    let Ok(all) = b.present(room) else {
         return Vec::new();
     };
     all.into_iter()
@@ -102,12 +93,12 @@ pub(crate) fn others(store: &Store, key: &Path) -> Vec<Present> {
 
 /// Why the sessions of other machines cannot be listed now, on a shared backend that cannot
 /// be reached; `None` when they can (or when rooms are this machine's files).
-pub(crate) fn unreachable(key: &Path) -> Option<String> {
-    let b = super::backend();
+pub(crate) fn unreachable(room: &Room) -> Option<String> {
+    let b = room.backend.as_ref();
     if !b.shared() {
         return None;
     }
-    b.present(&room_of(key)).err().map(|e| e.to_string())
+    b.present(room).err().map(|e| e.to_string())
 }
 
 /// A live session of a worktree (of this machine or, on shared rooms, another) and what it
@@ -126,9 +117,9 @@ pub(crate) struct Here {
 }
 
 /// The rows of [`others`].
-pub(crate) fn here(store: &Store, key: &Path) -> Vec<Here> {
+pub(crate) fn here(store: &Store, room: &Room) -> Vec<Here> {
     let now = crate::clock::now_ms();
-    others(store, key)
+    others(store, room)
         .iter()
         .map(|p| Here {
             session: session_of(p),
@@ -145,10 +136,10 @@ pub(crate) fn here(store: &Store, key: &Path) -> Vec<Here> {
 /// else a unique fragment of its title or goal. `Err` lists several candidates.
 pub(crate) fn resolve(
     store: &Store,
-    key: &Path,
+    room: &Room,
     target: &str,
 ) -> Result<Option<Session>, Vec<Session>> {
-    let all = others(store, key);
+    let all = others(store, room);
     let t = target.trim().to_lowercase();
     let exact: Vec<&Present> = all
         .iter()
@@ -188,9 +179,9 @@ impl Seen {
     }
 }
 
-/// [`Seen`] of session `s` in the worktree `key`, with its newest `n` lines.
-pub(crate) fn seen(store: &Store, key: &Path, s: &Session, n: usize) -> Seen {
-    let said = said_in_room(key, &s.id, n)
+/// [`Seen`] of session `s` in the worktree room `room`, with its newest `n` lines.
+pub(crate) fn seen(store: &Store, room: &Room, s: &Session, n: usize) -> Seen {
+    let said = said_in_room(room, &s.id, n)
         .iter()
         .map(|l| {
             crate::fold::peer::said_line(
@@ -203,7 +194,7 @@ pub(crate) fn seen(store: &Store, key: &Path, s: &Session, n: usize) -> Seen {
         })
         .collect();
     Seen {
-        present: others(store, key).into_iter().find(|p| p.session == s.id),
+        present: others(store, room).into_iter().find(|p| p.session == s.id),
         said,
     }
 }
@@ -211,9 +202,9 @@ pub(crate) fn seen(store: &Store, key: &Path, s: &Session, n: usize) -> Seen {
 /// What `peek` shows of a session of another machine: what its presence entry says (goal,
 /// last tool, last words, where) and the lines it said in this worktree's room, as peer
 /// lines. What it heard is in its own machine's store, and the text says so.
-pub(crate) fn peek_text(store: &Store, key: &Path, s: &Session, n: usize) -> String {
+pub(crate) fn peek_text(store: &Store, room: &Room, s: &Session, n: usize) -> String {
     let one = |t: &str, max: usize| crate::text::clip_bytes(&one_line(t), max);
-    let seen = seen(store, key, s, n);
+    let seen = seen(store, room, s, n);
     let mut out = format!(
         "{} [{}] {} · {}",
         presence::display_name(s),
@@ -248,10 +239,10 @@ pub(crate) fn peek_text(store: &Store, key: &Path, s: &Session, n: usize) -> Str
     out
 }
 
-/// The newest `n` lines session `id` said in the worktree room of `key`, oldest first.
-fn said_in_room(key: &Path, id: &str, n: usize) -> Vec<super::Line> {
+/// The newest `n` lines session `id` said in `room`, oldest first.
+fn said_in_room(room: &Room, id: &str, n: usize) -> Vec<super::Line> {
     let mut said = std::collections::VecDeque::new();
-    let _ = room_of(key).scan(0, &mut |_| {}, &mut |_, l| {
+    let _ = room.scan(0, &mut |_| {}, &mut |_, l| {
         if l.ty == super::LineKind::Say && l.from.session.as_deref() == Some(id) {
             if said.len() == n.max(1) {
                 said.pop_front();

@@ -1,8 +1,6 @@
 //! Who is here, as one list for every reader: `ag-room who`, the `peer_who` tool of agents and
 //! of `ag-room mcp`, the roster line of the peer channel and the compaction handoff.
 
-use std::path::Path;
-
 use serde_json::{json, Value};
 
 use super::presence;
@@ -17,8 +15,12 @@ pub(crate) const ROSTER_MAX: usize = 6;
 
 pub(crate) use super::remote::Here;
 
-/// The live sessions whose cwd lies in the worktree `key`, oldest first.
-pub(crate) fn here(store: &Store, key: &Path) -> Result<Vec<Here>> {
+/// The live sessions whose cwd lies in the worktree of the room `room`, oldest first (none
+/// for the device room).
+pub(crate) fn here(store: &Store, room: &super::Room) -> Result<Vec<Here>> {
+    let Some(key) = room.key() else {
+        return Ok(Vec::new());
+    };
     let now = crate::clock::now_ms();
     let mut out = Vec::new();
     for s in presence::live_in(store, key)? {
@@ -47,7 +49,7 @@ pub(crate) fn here(store: &Store, key: &Path) -> Result<Vec<Here>> {
         });
     }
     // On a shared backend, the sessions of other machines follow.
-    out.extend(super::remote::here(store, key));
+    out.extend(super::remote::here(store, room));
     Ok(out)
 }
 
@@ -77,8 +79,8 @@ impl Here {
 }
 
 /// The roster a model is shown: the others (not `me`), at most [`ROSTER_MAX`] of them.
-pub(crate) fn roster(store: &Store, key: &Path, me: &str) -> Result<Vec<PeerPresent>> {
-    Ok(here(store, key)?
+pub(crate) fn roster(store: &Store, room: &super::Room, me: &str) -> Result<Vec<PeerPresent>> {
+    Ok(here(store, room)?
         .iter()
         .filter(|h| h.session.id != me)
         .take(ROSTER_MAX)
@@ -87,8 +89,8 @@ pub(crate) fn roster(store: &Store, key: &Path, me: &str) -> Result<Vec<PeerPres
 }
 
 /// `peer_who`'s answer: one JSON object a line, or a sentence when nobody else is here.
-pub(crate) fn who_text(store: &Store, key: &Path, me: Option<&str>) -> Result<String> {
-    let rows: Vec<String> = here(store, key)?
+pub(crate) fn who_text(store: &Store, room: &super::Room, me: Option<&str>) -> Result<String> {
+    let rows: Vec<String> = here(store, room)?
         .iter()
         .filter(|h| Some(h.session.id.as_str()) != me)
         .map(|h| h.who_json().to_string())

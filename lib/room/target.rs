@@ -29,7 +29,7 @@ pub(crate) fn means_everyone(target: &str) -> bool {
     )
 }
 
-pub(crate) fn resolve(store: &Store, target: &str) -> Result<Resolved> {
+pub(crate) fn resolve(rooms: &super::Rooms, store: &Store, target: &str) -> Result<Resolved> {
     let t = target.trim();
     if t.is_empty() {
         return Ok(Resolved::None);
@@ -96,7 +96,7 @@ pub(crate) fn resolve(store: &Store, target: &str) -> Result<Resolved> {
         return Ok(Resolved::None);
     };
     Ok(
-        match super::remote::resolve(store, &super::worktree_key(&dir), t) {
+        match super::remote::resolve(store, &rooms.worktree(&dir), t) {
             Ok(Some(s)) => Resolved::One(Box::new(s)),
             Ok(None) => Resolved::None,
             Err(many) => {

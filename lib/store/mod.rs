@@ -155,7 +155,7 @@ pub struct Store {
 /// What runs when a session of this store is removed or ends failed, cancelled or
 /// interrupted (a dead process reaped included): the room code ends its claims on rooms that
 /// other machines share, which cannot see this store.
-pub(crate) type Ended = fn(&Store, &Session);
+pub(crate) type Ended = std::sync::Arc<dyn Fn(&Session) + Send + Sync>;
 
 impl Store {
     /// Open (creating and migrating when needed) the store in `home`.
@@ -310,8 +310,8 @@ impl Store {
 
     /// Tell the [`Store::on_ended`] hook that `s` stopped holding.
     fn ended(&self, s: &Session) {
-        if let Some(f) = self.ended {
-            f(self, s);
+        if let Some(f) = &self.ended {
+            f(s);
         }
     }
 

@@ -18,7 +18,7 @@ fn room_concurrent_writers_leave_every_line_whole() {
     let home = ag::paths::Home {
         dir: env.home.clone(),
     };
-    let r = ag::room::Room::worktree(&home, &env.cwd);
+    let r = ag::room::Rooms::files(&home).worktree(&env.cwd);
     let threads: Vec<_> = (0..16)
         .map(|t| {
             let path = r.path.clone();

@@ -24,14 +24,13 @@ pub(crate) struct Here {
 impl Agent<'_> {
     /// Say this session is here, and keep saying it until the returned guard is dropped.
     pub(in crate::agent) fn be_here(&self) -> Option<Here> {
-        let b = crate::room::backend();
-        if !b.shared() {
+        if !self.rooms.backend().shared() {
             return None;
         }
         let key = crate::room::worktree_key(&self.cwd());
-        let room = remote::room_of(&key);
+        let room = self.rooms.of_key(key.clone());
         let mut p: Present = remote::present_of(self.store, &self.session, &key);
-        if let Err(e) = b.announce(&room, &p) {
+        if let Err(e) = room.backend.announce(&room, &p) {
             self.warn(format!("cannot say this session is here: {e}"));
         }
         let (tx, rx) = channel::<()>();
@@ -55,7 +54,7 @@ impl Agent<'_> {
                         p = remote::present_of(st, &s, &key);
                     }
                     p.at_ms = crate::clock::now_ms();
-                    let _ = crate::room::backend().announce(&beat_room, &p);
+                    let _ = beat_room.backend.announce(&beat_room, &p);
                 }
             })
             .ok();
@@ -74,6 +73,6 @@ impl Drop for Here {
         if let Some(b) = self.beat.take() {
             let _ = b.join();
         }
-        let _ = crate::room::backend().leave(&self.room, &self.session);
+        let _ = self.room.backend.leave(&self.room, &self.session);
     }
 }

@@ -13,7 +13,7 @@ use super::super::Agent;
 use crate::policy::Tool;
 use crate::room::claims::{self, Claim};
 use crate::room::watch::{self, Snapshot};
-use crate::room::{roster, Line, LineKind, Room};
+use crate::room::{roster, Line, LineKind};
 use crate::tools::ToolOutput;
 
 /// What to do about a call before it runs.
@@ -42,7 +42,7 @@ impl Agent<'_> {
             return Before::Run(After::default());
         }
         let key = crate::room::worktree_key(&self.cwd());
-        let room = Room::of_key(self.home, key.clone());
+        let room = self.rooms.of_key(key.clone());
         let all = match claims::active(self.store, &room, &mut |w| self.warn(w)) {
             Ok(a) => a,
             // Fail closed for bash, whose paths are unknown; write/edit were checked above.
@@ -99,7 +99,7 @@ impl Agent<'_> {
                     "my bash command changed files others claim: {}",
                     what.join("; ")
                 );
-                let room = Room::of_key(self.home, key);
+                let room = self.rooms.of_key(key);
                 let mut line = Line::new(LineKind::Say, self.me().from);
                 line.text = Some(said.clone());
                 let posted = match room.append(&line) {
@@ -126,7 +126,12 @@ impl Agent<'_> {
         if st.turn.is_some() && st.nudged_turn == st.turn {
             return None;
         }
-        let peers = roster::roster(self.store, key, &self.session.id).ok()?;
+        let peers = roster::roster(
+            self.store,
+            &self.rooms.of_key(key.to_path_buf()),
+            &self.session.id,
+        )
+        .ok()?;
         if peers.is_empty() {
             return None;
         }

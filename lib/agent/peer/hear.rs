@@ -134,8 +134,8 @@ impl Agent<'_> {
     /// The roster to show, when the live sessions of this worktree (other than this one) are
     /// not the ones the model was last shown: first meeting, someone came, someone left.
     fn roster_change(&self) -> Option<Vec<PeerPresent>> {
-        let key = crate::room::worktree_key(&self.cwd());
-        let now = match roster::roster(self.store, &key, &self.session.id) {
+        let room = self.rooms.worktree(&self.cwd());
+        let now = match roster::roster(self.store, &room, &self.session.id) {
             Ok(r) => r,
             Err(e) => {
                 self.warn(format!("cannot list the live sessions: {e}"));

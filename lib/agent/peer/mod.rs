@@ -14,7 +14,6 @@ pub(super) use gate::Before;
 use std::path::PathBuf;
 
 use super::Agent;
-use crate::room::inbox;
 use crate::room::presence::Me;
 use crate::room::Room;
 
@@ -61,6 +60,6 @@ impl Agent<'_> {
     }
 
     fn rooms(&self) -> Vec<Room> {
-        inbox::rooms_for(self.home, &self.cwd())
+        self.rooms.heard_in(&self.cwd())
     }
 }

@@ -13,7 +13,7 @@ use crate::room::inbox;
 use crate::room::presence;
 use crate::room::roster;
 use crate::room::target::{self, Resolved};
-use crate::room::{Line, LineKind, Room};
+use crate::room::{Line, LineKind};
 use crate::tools::ToolOutput;
 
 impl Agent<'_> {
@@ -24,8 +24,8 @@ impl Agent<'_> {
             Tool::PeerMessage => self.peer_message(args),
             Tool::PeerInbox => self.peer_inbox(),
             Tool::PeerWho => {
-                let key = crate::room::worktree_key(&self.cwd());
-                roster::who_text(self.store, &key, Some(&self.session.id))
+                let room = self.rooms.worktree(&self.cwd());
+                roster::who_text(self.store, &room, Some(&self.session.id))
                     .map(ToolOutput::ok)
                     .map_err(|e| e.to_string())
             }
@@ -42,14 +42,14 @@ impl Agent<'_> {
     /// the device is a human's to list; it is neither resolved nor named in an error.
     fn resolve(&self, target: &str) -> Result<crate::store::Session, String> {
         let (cwd, me) = (self.cwd(), self.me());
-        let reach = |s: &crate::store::Session| presence::within_reach(self.home, &cwd, &me, s);
+        let reach = |s: &crate::store::Session| presence::within_reach(&self.rooms, &cwd, &me, s);
         let not_here = || {
             format!(
                 "{target:?} is not a live session of this worktree and has not written to you; \
                  peer_who lists the sessions here (peer_message without `session` reaches them all)"
             )
         };
-        match target::resolve(self.store, target).map_err(|e| e.to_string())? {
+        match target::resolve(&self.rooms, self.store, target).map_err(|e| e.to_string())? {
             // A session this store does not know came from this worktree's shared room (a
             // session of another machine): it is here.
             Resolved::One(s) if reach(&s) || self.store.session(&s.id).is_err() => Ok(*s),
@@ -90,7 +90,7 @@ impl Agent<'_> {
             .filter(|s| !s.is_empty())
             .map(str::to_string);
         let key = crate::room::worktree_key(&self.cwd());
-        let here = Room::of_key(self.home, key.clone());
+        let here = self.rooms.of_key(key.clone());
         let (room, to) = match args["session"].as_str().filter(|s| !s.trim().is_empty()) {
             None => (here, None),
             Some(t) => {
@@ -98,7 +98,7 @@ impl Agent<'_> {
                 if s.id == self.session.id {
                     return Err("that is this session; message another one".into());
                 }
-                let room = presence::room_for_message(self.store, self.home, here, &key, &s);
+                let room = presence::room_for_message(self.store, &self.rooms, here, &key, &s);
                 (room, Some(s))
             }
         };
@@ -147,7 +147,7 @@ impl Agent<'_> {
         }
         let s = self.resolve(t)?;
         Ok(ToolOutput::ok(
-            presence::peek_text(self.store, &crate::room::worktree_key(&self.cwd()), &s, 3)
+            presence::peek_text(self.store, &self.rooms.worktree(&self.cwd()), &s, 3)
                 .map_err(|e| e.to_string())?,
         ))
     }
@@ -168,7 +168,7 @@ impl Agent<'_> {
 
     fn peer_claim(&self, args: &Value) -> Result<ToolOutput, String> {
         let key = crate::room::worktree_key(&self.cwd());
-        let room = Room::of_key(self.home, key.clone());
+        let room = self.rooms.of_key(key.clone());
         let paths = self.claim_paths(&args["paths"], &key)?;
         let intent = args["intent"].as_str().unwrap_or("");
         let shared = args["shared"].as_bool().unwrap_or(false);
@@ -205,7 +205,7 @@ impl Agent<'_> {
 
     fn peer_release(&self, args: &Value) -> Result<ToolOutput, String> {
         let key = crate::room::worktree_key(&self.cwd());
-        let room = Room::of_key(self.home, key.clone());
+        let room = self.rooms.of_key(key.clone());
         let paths = match &args["paths"] {
             Value::Null => None,
             v => Some(self.claim_paths(v, &key)?),
@@ -236,7 +236,7 @@ impl Agent<'_> {
         }
         let path = args["path"].as_str()?;
         let key = crate::room::worktree_key(&self.cwd());
-        let room = Room::of_key(self.home, key.clone());
+        let room = self.rooms.of_key(key.clone());
         // A path outside this worktree is in no claim of its room. The file is named as it is
         // reached: through symlinks and `..` (and `/proc/self/cwd`), the way the tool will
         // open it; a path the tool will refuse anyway is left to it.

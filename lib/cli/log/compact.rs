@@ -76,7 +76,7 @@ pub(crate) fn run(ctx: &mut Ctx, args: Args) -> CliResult<()> {
         instructions: args.instructions.clone(),
         queue: !args.no_queue,
     };
-    match by_hand::by_hand(&store, &ctx.home, &config, &session, ask) {
+    match by_hand::by_hand(&store, &ctx.rooms(), &config, &session, ask) {
         Ok(by_hand::Outcome::Done(done)) => {
             if ctx.global.json {
                 for c in &done.chunks {

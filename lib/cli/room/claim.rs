@@ -58,7 +58,7 @@ pub(super) fn claim(ctx: &mut Ctx, from: Option<&str>, a: ClaimArgs) -> CliResul
     };
     let store = ctx.store()?;
     let me = me(&store, from)?;
-    let room = Room::worktree(&ctx.home, &cwd()?);
+    let room = ctx.rooms().worktree(&cwd()?);
     let paths = norm_all(&a.paths, &room)?;
     let mut warns = Vec::new();
     let out = claims::claim(
@@ -113,7 +113,7 @@ pub(super) fn release(ctx: &mut Ctx, from: Option<&str>, a: ReleaseArgs) -> CliR
     }
     let store = ctx.store()?;
     let me = me(&store, from)?;
-    let room = Room::worktree(&ctx.home, &cwd()?);
+    let room = ctx.rooms().worktree(&cwd()?);
     let paths = if a.all {
         None
     } else {
@@ -158,7 +158,7 @@ fn claim_row(c: &Claim, now: i64, short_id: bool) -> Vec<String> {
 
 pub(super) fn list_claims(ctx: &mut Ctx) -> CliResult<()> {
     let store = ctx.store()?;
-    let room = Room::worktree(&ctx.home, &cwd()?);
+    let room = ctx.rooms().worktree(&cwd()?);
     let mut warns = Vec::new();
     let active = claims::active(&store, &room, &mut |w| warns.push(w)).map_err(room_err)?;
     for w in warns {

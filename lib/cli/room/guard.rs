@@ -4,7 +4,6 @@ use super::claim::norm_all;
 use super::{cwd, me, room_err};
 use crate::cli::{CliError, CliResult, Ctx};
 use crate::room::claims;
-use crate::room::Room;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub(crate) enum GuardMode {
@@ -62,7 +61,7 @@ fn git_paths(args: &[&str]) -> CliResult<Vec<String>> {
 pub(super) fn guard(ctx: &mut Ctx, from: Option<&str>, a: GuardArgs) -> CliResult<()> {
     let store = ctx.store()?;
     let me = me(&store, from)?;
-    let room = Room::worktree(&ctx.home, &cwd()?);
+    let room = ctx.rooms().worktree(&cwd()?);
     let mut files = norm_all(&a.paths, &room)?;
     if a.staged {
         files.extend(git_paths(&["diff", "--cached", "--name-only", "-z"])?);

@@ -26,7 +26,7 @@ pub(super) fn inbox_cmd(ctx: &mut Ctx, from: Option<&str>, a: InboxArgs) -> CliR
     let store = ctx.store()?;
     let me = match &a.as_ {
         None => me(&store, from)?,
-        Some(t) => match target::resolve(&store, t)? {
+        Some(t) => match target::resolve(&ctx.rooms(), &store, t)? {
             Resolved::One(s) => {
                 if !a.peek {
                     let own = std::env::var("AG_SESSION").ok();
@@ -47,7 +47,7 @@ pub(super) fn inbox_cmd(ctx: &mut Ctx, from: Option<&str>, a: InboxArgs) -> CliR
         Some(c) => PathBuf::from(c),
         None => cwd()?,
     };
-    let rooms = inbox::rooms_for(&ctx.home, &dir);
+    let rooms = ctx.rooms().heard_in(&dir);
     let taken = inbox::take(&store, &me, &rooms, true, a.peek).map_err(room_err)?;
     for w in &taken.warnings {
         ctx.out.warn(w);
@@ -60,7 +60,7 @@ pub(super) fn inbox_cmd(ctx: &mut Ctx, from: Option<&str>, a: InboxArgs) -> CliR
 }
 
 fn find(ctx: &Ctx, msg: &str) -> CliResult<inbox::Status> {
-    let rooms = inbox::rooms_for(&ctx.home, &cwd()?);
+    let rooms = ctx.rooms().heard_in(&cwd()?);
     let mut w = warner(ctx);
     inbox::status(&rooms, msg, &mut w)
         .map_err(room_err)?

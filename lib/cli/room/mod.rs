@@ -149,7 +149,7 @@ fn run(cli: Cli) -> CliResult<()> {
 
 /// `ag-room doctor`: one line a check, `ok` or `FAIL`.
 fn doctor(ctx: &mut Ctx) -> CliResult<()> {
-    let checks = crate::room::backend().doctor();
+    let checks = ctx.rooms().backend().doctor();
     let mut unreachable = false;
     for (ok, line) in &checks {
         if !ok && line.starts_with("connection:") {
@@ -198,8 +198,8 @@ pub(super) fn me(store: &Store, from: Option<&str>) -> CliResult<Me> {
     Ok(presence::identify(store, from)?)
 }
 
-pub(super) fn resolve(store: &Store, t: &str) -> CliResult<Session> {
-    match target::resolve(store, t)? {
+pub(super) fn resolve(rooms: &crate::room::Rooms, store: &Store, t: &str) -> CliResult<Session> {
+    match target::resolve(rooms, store, t)? {
         Resolved::One(s) => Ok(*s),
         Resolved::None => Err(CliError::new(Exit::NotFound, format!("no session matches {t:?}"))
             .with_hint("`ag-room who` lists the live sessions here; a target is an id, a unique id prefix, a pid, or a unique fragment of a title or goal")),

@@ -121,7 +121,7 @@ pub(super) fn tail(ctx: &mut Ctx, from: Option<&str>, a: TailArgs) -> CliResult<
     let store = ctx.store()?;
     let me = me(&store, from)?;
     let mut names = Names::new(&store);
-    let room = Room::worktree(&ctx.home, &cwd()?);
+    let room = ctx.rooms().worktree(&cwd()?);
     let keep = a.lines.or(if a.follow { Some(10) } else { None });
     let mut ring: std::collections::VecDeque<Line> = Default::default();
     let mut warns = Vec::new();
@@ -182,7 +182,7 @@ fn follow(
     let dir = ctx.home.rooms_dir();
     crate::paths::create_private_dir(&dir)?;
     let follower = Follower::new(Duration::from_millis(250)).watch(&dir, false);
-    let _waking = crate::room::backend().wake(room, follower.waker());
+    let _waking = room.backend.wake(room, follower.waker());
     let mut down = false;
     follower.run(|| {
         if ctx.out.reader_gone() {

@@ -52,7 +52,8 @@ pub(super) fn tell(ctx: &mut Ctx, from: Option<&str>, a: TellArgs) -> CliResult<
         None => presence::named(from),
     };
     let key = crate::room::worktree_key(&cwd()?);
-    let here = Room::of_key(&ctx.home, key.clone());
+    let rooms = ctx.rooms();
+    let here = rooms.of_key(key.clone());
     let mut line = Line::new(LineKind::Say, me.from.clone());
     line.text = Some(text);
     line.in_reply_to = a.reply_to.clone();
@@ -60,11 +61,11 @@ pub(super) fn tell(ctx: &mut Ctx, from: Option<&str>, a: TellArgs) -> CliResult<
         None => (here, None),
         Some(t) => {
             let store = store.as_ref().expect("a direct message opens the store");
-            let s = resolve(store, t)?;
+            let s = resolve(&rooms, store, t)?;
             let room = if a.device {
-                Room::device(&ctx.home)
+                rooms.device()
             } else {
-                presence::room_for_message(store, &ctx.home, here, &key, &s)
+                presence::room_for_message(store, &rooms, here, &key, &s)
             };
             (room, Some(s))
         }

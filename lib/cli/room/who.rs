@@ -22,9 +22,9 @@ fn one_line(s: &str, max: usize) -> String {
 
 pub(super) fn who(ctx: &mut Ctx) -> CliResult<()> {
     let store = ctx.read_store()?;
-    let key = crate::room::worktree_key(&cwd()?);
-    let here = roster::here(&store, &key)?;
-    if let Some(why) = crate::room::remote::unreachable(&key) {
+    let room = ctx.rooms().worktree(&cwd()?);
+    let here = roster::here(&store, &room)?;
+    if let Some(why) = crate::room::remote::unreachable(&room) {
         ctx.out
             .warn(&format!("{why}; only this machine's sessions are listed"));
     }
@@ -91,12 +91,13 @@ pub(super) fn who(ctx: &mut Ctx) -> CliResult<()> {
 
 pub(super) fn peek(ctx: &mut Ctx, a: PeekArgs) -> CliResult<()> {
     let store = ctx.read_store()?;
-    let s = resolve(&store, &a.target)?;
-    let key = crate::room::worktree_key(&cwd()?);
+    let rooms = ctx.rooms();
+    let s = resolve(&rooms, &store, &a.target)?;
+    let room = rooms.worktree(&cwd()?);
     if ctx.global.json && store.session(&s.id).is_err() {
         // A session of another machine: what its presence says and what it said in the room;
         // what it heard is kept on its own machine (`heard_on`).
-        let seen = crate::room::remote::seen(&store, &key, &s, a.n);
+        let seen = crate::room::remote::seen(&store, &room, &s, a.n);
         let p = seen.present.as_ref();
         ctx.out.line(
             &json!({"id": s.id, "title": s.title, "status": s.status.as_str(), "live": true,
@@ -118,7 +119,7 @@ pub(super) fn peek(ctx: &mut Ctx, a: PeekArgs) -> CliResult<()> {
             .to_string(),
         )?;
     } else {
-        let text = presence::peek_text(&store, &key, &s, a.n)?;
+        let text = presence::peek_text(&store, &room, &s, a.n)?;
         ctx.out.line(&escape_controls(&text, true))?;
     }
     Ok(())

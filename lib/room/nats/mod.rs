@@ -56,8 +56,11 @@ pub(crate) const OP_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// The NATS backend.
 pub(crate) struct Nats {
+    /// Itself, for the threads that wake followers.
+    me: std::sync::Weak<Nats>,
     server: RoomServer,
-    rt: tokio::runtime::Runtime,
+    /// Its own runtime; `None` only while it is dropped.
+    rt: Option<tokio::runtime::Runtime>,
     conn: Mutex<ConnState>,
     names: Mutex<HashMap<PathBuf, String>>,
 }
@@ -68,8 +71,23 @@ struct ConnState {
     failed: Option<(Instant, String, bool)>,
 }
 
+impl Drop for Nats {
+    /// The last holder of the rooms may let go of them inside an async context (`ag-room
+    /// mcp` serves on a runtime of its own): the runtime is shut down without waiting there.
+    fn drop(&mut self) {
+        if let Some(rt) = self.rt.take() {
+            rt.shutdown_background();
+        }
+    }
+}
+
 impl Nats {
-    pub(crate) fn new(server: RoomServer) -> Nats {
+    /// The backend of the server `server` names (connected on first use).
+    pub(crate) fn open(server: RoomServer) -> Arc<Nats> {
+        Arc::new_cyclic(|me| Nats::new(server, me.clone()))
+    }
+
+    fn new(server: RoomServer, me: std::sync::Weak<Nats>) -> Nats {
         let rt = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(1)
             .thread_name("ag-rooms")
@@ -77,8 +95,9 @@ impl Nats {
             .build()
             .expect("a tokio runtime for the room connection");
         Nats {
+            me,
             server,
-            rt,
+            rt: Some(rt),
             conn: Mutex::new(ConnState::default()),
             names: Mutex::new(HashMap::new()),
         }
@@ -88,7 +107,11 @@ impl Nats {
     /// included: the future runs on the runtime's own worker).
     fn block<T: Send + 'static>(&self, fut: impl Future<Output = T> + Send + 'static) -> T {
         let (tx, rx) = std::sync::mpsc::sync_channel(1);
-        self.rt.spawn(async move {
+        let rt = self
+            .rt
+            .as_ref()
+            .expect("the room connection's runtime lives with it");
+        rt.spawn(async move {
             let _ = tx.send(fut.await);
         });
         rx.recv().expect("the room connection's runtime stopped")
@@ -425,9 +448,10 @@ impl Backend for Nats {
     fn wake(&self, room: &Room, tx: std::sync::mpsc::Sender<()>) -> Option<Waking> {
         let stop = Arc::new(AtomicBool::new(false));
         let (subject, stopped) = (Nats::subject(room), stop.clone());
+        let nats = self.me.upgrade()?;
         std::thread::Builder::new()
             .name("ag-room-wake".into())
-            .spawn(move || wake_loop(&subject, &tx, &stopped))
+            .spawn(move || wake_loop(&nats, &subject, &tx, &stopped))
             .ok()?;
         Some(Waking(Some(Box::new(move || {
             stop.store(true, Ordering::SeqCst)
@@ -480,10 +504,7 @@ impl Backend for Nats {
 /// is also delivered to plain subscribers), until `stop`; the subscription comes back by
 /// itself after a reconnection, and the follower's read from its cursor covers whatever it
 /// missed meanwhile.
-fn wake_loop(subject: &str, tx: &std::sync::mpsc::Sender<()>, stop: &AtomicBool) {
-    let Some(nats) = super::nats_backend() else {
-        return;
-    };
+fn wake_loop(nats: &Nats, subject: &str, tx: &std::sync::mpsc::Sender<()>, stop: &AtomicBool) {
     let mut sub: Option<Arc<tokio::sync::Mutex<async_nats::Subscriber>>> = None;
     while !stop.load(Ordering::SeqCst) {
         if sub.is_none() {

@@ -226,10 +226,16 @@ pub(crate) fn prepare<'s>(
                 }
                 r => r?,
             };
-            let Leased::Held(claim) = store.lease(&s.id, None)? else {
-                unreachable!("a session made a moment ago has no other owner");
-            };
-            (s, claim)
+            match store.lease(&s.id, None)? {
+                Leased::Held(claim) => (s, claim),
+                // A named session: another run of the same job found it a moment ago and runs
+                // it now. This run goes the way of any run on a busy session.
+                Leased::Queued { .. } | Leased::Busy { .. } => {
+                    let mut req = req;
+                    req.session = SessionChoice::Existing(s.id);
+                    return prepare(store, config, req);
+                }
+            }
         }
     };
     let mut notes = notes;

@@ -20,10 +20,10 @@ use crate::fold::peer::peer_line;
 use crate::paths::Home;
 use crate::room::claims::{self, Outcome};
 use crate::room::inbox::{self, Heard};
+use crate::room::post::{Post, Posted};
 use crate::room::presence::{self, Me};
 use crate::room::roster;
 use crate::room::target::{self, Resolved};
-use crate::room::{Line, LineKind};
 use crate::store::{Session, Store};
 
 /// The room server of one worktree.
@@ -104,21 +104,20 @@ impl RoomServer {
     }
 
     fn message(&self, store: &Store, args: &Value, me: &Me) -> Result<String, String> {
-        let mut line = Line::new(LineKind::Say, me.from.clone());
-        line.text = Some(str_arg(args, "text")?.to_owned());
-        line.in_reply_to = args["in_reply_to"].as_str().map(str::to_owned);
-        let key = crate::room::worktree_key(&self.cwd);
-        let here = self.rooms.of_key(key.clone());
-        let (room, to) = match args["session"].as_str().filter(|s| !s.trim().is_empty()) {
-            None => (here, None),
-            Some(t) => {
-                let s = resolve(&self.rooms, store, t)?;
-                let room = presence::room_for_message(store, &self.rooms, here, &key, &s);
-                (room, Some(s))
-            }
+        let to = match args["session"].as_str().filter(|s| !s.trim().is_empty()) {
+            Some(t) => Some(resolve(&self.rooms, store, t)?),
+            None => None,
         };
-        line.to = to.as_ref().map(|s| s.id.clone());
-        room.append(&line).map_err(|e| e.to_string())?;
+        let post = Post {
+            text: str_arg(args, "text")?,
+            to: to.as_ref(),
+            reply_to: args["in_reply_to"].as_str(),
+            ..Default::default()
+        };
+        let Posted { line, room, .. } = self
+            .rooms
+            .post(Some(store), me, &self.cwd, post)
+            .map_err(|e| e.to_string())?;
         Ok(match to {
             None => format!("posted {} to the room {}", line.id, room.label()),
             Some(s) => format!(

@@ -16,6 +16,7 @@ pub mod file;
 pub(crate) mod inbox;
 mod kind;
 pub(crate) mod nats;
+pub(crate) mod post;
 pub(crate) mod presence;
 pub(crate) mod remote;
 pub(crate) mod repo;

@@ -60,6 +60,7 @@ mod retry_terminal;
 mod room;
 mod room_claims;
 mod room_files;
+mod room_front_ends;
 mod room_mcp;
 mod room_nats;
 mod room_nats_more;

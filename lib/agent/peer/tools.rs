@@ -10,10 +10,10 @@ use crate::fold::peer::peer_line;
 use crate::policy::Tool;
 use crate::room::claims::{self, Outcome};
 use crate::room::inbox;
+use crate::room::post::{Post, Posted};
 use crate::room::presence;
 use crate::room::roster;
 use crate::room::target::{self, Resolved};
-use crate::room::{Line, LineKind};
 use crate::tools::ToolOutput;
 
 impl Agent<'_> {
@@ -83,27 +83,20 @@ impl Agent<'_> {
             return Err("text is required".into());
         }
         let me = self.me();
-        let mut line = Line::new(LineKind::Say, me.from.clone());
-        line.text = Some(text.to_string());
-        line.in_reply_to = args["in_reply_to"]
-            .as_str()
-            .filter(|s| !s.is_empty())
-            .map(str::to_string);
-        let key = crate::room::worktree_key(&self.cwd());
-        let here = self.rooms.of_key(key.clone());
-        let (room, to) = match args["session"].as_str().filter(|s| !s.trim().is_empty()) {
-            None => (here, None),
-            Some(t) => {
-                let s = self.resolve(t)?;
-                if s.id == self.session.id {
-                    return Err("that is this session; message another one".into());
-                }
-                let room = presence::room_for_message(self.store, &self.rooms, here, &key, &s);
-                (room, Some(s))
-            }
+        let to = match args["session"].as_str().filter(|s| !s.trim().is_empty()) {
+            Some(t) => Some(self.resolve(t)?),
+            None => None,
         };
-        line.to = to.as_ref().map(|s| s.id.clone());
-        room.append(&line).map_err(|e| e.to_string())?;
+        let post = Post {
+            text,
+            to: to.as_ref(),
+            reply_to: args["in_reply_to"].as_str(),
+            ..Default::default()
+        };
+        let Posted { line, room, .. } = self
+            .rooms
+            .post(Some(self.store), &me, &self.cwd(), post)
+            .map_err(|e| e.to_string())?;
         Ok(ToolOutput::ok(match to {
             None => format!(
                 "posted {} to the room {} (everyone in this worktree hears it at their next step)",

@@ -7,6 +7,7 @@ use serde_json::json;
 use super::{cwd, me, read_text, resolve, room_err};
 use crate::cli::{CliError, CliResult, Ctx, Exit};
 use crate::room::file::Flow;
+use crate::room::post::{Post, PostError, Posted};
 use crate::room::presence;
 use crate::room::{Line, LineKind, Room};
 
@@ -34,13 +35,6 @@ pub(crate) struct TellArgs {
 
 pub(super) fn tell(ctx: &mut Ctx, from: Option<&str>, a: TellArgs) -> CliResult<()> {
     let text = read_text(&a.text)?;
-    if a.device && a.to.is_none() {
-        return Err(CliError::usage(
-            "a device-wide broadcast is refused: the device room carries only direct messages, \
-             because a line to every folder would reach every session on this machine",
-        )
-        .with_hint("add --to TARGET for a direct message, or drop --device to talk to this worktree's room"));
-    }
     // A line to the room from a hook or a script needs no store: it is opened only to look up
     // the speaking session (AG_SESSION) or the addressee.
     let store = match a.to.is_some() || presence::session_env().is_some() {
@@ -51,32 +45,29 @@ pub(super) fn tell(ctx: &mut Ctx, from: Option<&str>, a: TellArgs) -> CliResult<
         Some(store) => me(store, from)?,
         None => presence::named(from),
     };
-    let key = crate::room::worktree_key(&cwd()?);
     let rooms = ctx.rooms();
-    let here = rooms.of_key(key.clone());
-    let mut line = Line::new(LineKind::Say, me.from.clone());
-    line.text = Some(text);
-    line.in_reply_to = a.reply_to.clone();
-    let (room, to) = match &a.to {
-        None => (here, None),
-        Some(t) => {
-            let store = store.as_ref().expect("a direct message opens the store");
-            let s = resolve(&rooms, store, t)?;
-            let room = if a.device {
-                rooms.device()
-            } else {
-                presence::room_for_message(store, &rooms, here, &key, &s)
-            };
-            (room, Some(s))
+    let to = match (&a.to, &store) {
+        (Some(t), Some(store)) => Some(resolve(&rooms, store, t)?),
+        _ => None,
+    };
+    let post = Post {
+        text: &text,
+        to: to.as_ref(),
+        reply_to: a.reply_to.as_deref(),
+        device: a.device,
+        // Where to look for the receipt; on a room server that costs a request, so only then.
+        mark_start: a.wait.is_some(),
+    };
+    let Posted { line, room, start } = match rooms.post(store.as_ref(), &me, &cwd()?, post) {
+        Ok(p) => p,
+        Err(PostError::Refused(why)) if a.device && a.to.is_none() => {
+            return Err(CliError::usage(why).with_hint(
+                "add --to TARGET for a direct message, or drop --device to talk to this worktree's room",
+            ))
         }
+        Err(PostError::Refused(why)) => return Err(CliError::usage(why)),
+        Err(PostError::Room(e)) => return Err(room_err(e)),
     };
-    line.to = to.as_ref().map(|s| s.id.clone());
-    // Where to look for the receipt; on a room server that costs a request, so only then.
-    let start = match a.wait {
-        Some(_) => room.end().map_err(room_err)?,
-        None => 0,
-    };
-    room.append(&line).map_err(room_err)?;
     ctx.out.done(format!("the line {} was posted", line.id));
     if ctx.global.json {
         ctx.out.line(
@@ -98,7 +89,7 @@ pub(super) fn tell(ctx: &mut Ctx, from: Option<&str>, a: TellArgs) -> CliResult<
     }
     ctx.out.flush()?;
     match a.wait {
-        Some(wait) => wait_delivered(ctx, &room, start, &line.id, wait),
+        Some(wait) => wait_delivered(ctx, &room, start.unwrap_or(0), &line.id, wait),
         None => Ok(()),
     }
 }

@@ -46,7 +46,7 @@ pub enum ForkError {
 }
 
 fn is_turn_end(c: &RawChunk) -> bool {
-    c.ty == "system" && c.data.get("kind").and_then(Value::as_str) == Some("turn_end")
+    c.ty == "system" && c.data.get("kind").and_then(Value::as_str) == Some(crate::log::TURN_END)
 }
 
 /// The seq of the latest `turn_end` in the view: the end of the latest completed turn.

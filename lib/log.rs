@@ -12,6 +12,7 @@ mod peer;
 mod stop;
 
 pub use data::ChunkData;
+pub(crate) use data::TURN_END;
 pub(crate) use ndjson::{check_role_type, decode_line};
 pub(crate) use peer::{PeerKind, PeerMessage, PeerPresent};
 pub use stop::StopReason;

@@ -616,6 +616,10 @@ impl Tally {
         if !context_input.is_null() {
             fields["context_input"] = context_input;
         }
-        NewChunk::new(Role::System, ChunkData::system("turn_end", fields)).in_turn(&self.turn, step)
+        NewChunk::new(
+            Role::System,
+            ChunkData::system(crate::log::TURN_END, fields),
+        )
+        .in_turn(&self.turn, step)
     }
 }

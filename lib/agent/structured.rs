@@ -226,7 +226,7 @@ pub(crate) fn turn_answer(
     let structured = chunks
         .iter()
         .rev()
-        .find(|c| c.data.system_kind() == Some("turn_end"))
+        .find(|c| c.data.is_turn_end())
         .and_then(|c| match &c.data {
             ChunkData::System(m) => m.get("structured").cloned(),
             _ => None,

@@ -86,7 +86,7 @@ fn turn_end(store: &Store, session: &Session, turn: &str) -> Result<Option<Value
     };
     store.for_each_chunk(session, &page, |c| {
         if let ChunkData::System(m) = &c.data {
-            if c.data.system_kind() == Some("turn_end") {
+            if c.data.is_turn_end() {
                 end = Some(Value::Object(m.clone()));
             }
         }

@@ -195,7 +195,7 @@ fn system(out: &mut String, m: &serde_json::Map<String, Value>) {
             prose(out, m.get("summary").and_then(Value::as_str).unwrap_or(""));
             out.push_str("</details>\n");
         }
-        "turn_end" => {
+        crate::log::TURN_END => {
             let u = m.get("usage");
             let n = |k: &str| {
                 u.and_then(|u| u.get(k))

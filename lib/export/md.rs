@@ -21,7 +21,7 @@ pub(crate) fn result_text(v: &Value) -> String {
 pub(crate) fn system_line(m: &serde_json::Map<String, Value>) -> String {
     let kind = m.get("kind").and_then(Value::as_str).unwrap_or("system");
     match kind {
-        "turn_end" => {
+        crate::log::TURN_END => {
             let reason = m.get("stop_reason").and_then(Value::as_str).unwrap_or("?");
             let u = m.get("usage");
             let n = |k: &str| {

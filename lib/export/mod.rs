@@ -149,7 +149,7 @@ fn usage(chunks: &[Chunk]) -> (usize, [i64; 4]) {
     let mut sum = [0i64; 4];
     for c in chunks {
         turns.insert(c.turn.as_str());
-        if c.data.system_kind() == Some("turn_end") {
+        if c.data.is_turn_end() {
             let v = c.data.to_value();
             for (i, k) in ["input", "output", "cache_read", "cache_write"]
                 .iter()

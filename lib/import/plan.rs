@@ -285,7 +285,7 @@ impl Builder {
         t.usage.add(&u);
         let reason = stop_reason.or(t.stop_reason).unwrap_or(StopReason::EndTurn);
         let data = ChunkData::system(
-            "turn_end",
+            crate::log::TURN_END,
             json!({
                 "stop_reason": reason,
                 "usage": {

@@ -4,6 +4,9 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
+/// The kind of the record that ends a turn (DESIGN §2).
+pub(crate) const TURN_END: &str = "turn_end";
+
 use super::{json_kind, ChunkType, PeerMessage, PeerPresent, StopReason};
 
 /// The payload of a chunk, by type. Field order is the serialization order, which the fold's
@@ -206,6 +209,11 @@ impl ChunkData {
     }
 
     /// The `kind` of a system record.
+    /// Whether this is a `turn_end` record.
+    pub(crate) fn is_turn_end(&self) -> bool {
+        self.system_kind() == Some(TURN_END)
+    }
+
     pub(crate) fn system_kind(&self) -> Option<&str> {
         match self {
             ChunkData::System(m) => m.get("kind").and_then(Value::as_str),
@@ -217,7 +225,7 @@ impl ChunkData {
     #[cfg(test)]
     pub(crate) fn stop_reason(&self) -> Option<StopReason> {
         match self {
-            ChunkData::System(m) if self.system_kind() == Some("turn_end") => m
+            ChunkData::System(m) if self.is_turn_end() => m
                 .get("stop_reason")
                 .and_then(Value::as_str)
                 .and_then(StopReason::parse),
@@ -516,7 +524,7 @@ fn system_from(value: Value) -> Result<ChunkData, String> {
 /// [`StopReason`], so a typo or a damaged row is an error where it is read, never a turn
 /// that ended in some unheard-of way.
 fn check_system(m: &Map<String, Value>) -> Result<(), String> {
-    if m.get("kind").and_then(Value::as_str) != Some("turn_end") {
+    if m.get("kind").and_then(Value::as_str) != Some(TURN_END) {
         return Ok(());
     }
     match m.get("stop_reason") {

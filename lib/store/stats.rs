@@ -27,7 +27,7 @@ impl Tally {
         );
         *self.counts.entry(key).or_default() += 1;
         if let ChunkData::System(m) = &c.data {
-            if m.get("kind").and_then(|k| k.as_str()) == Some("turn_end") {
+            if m.get("kind").and_then(|k| k.as_str()) == Some(crate::log::TURN_END) {
                 let n = |k: &str| {
                     m.get("usage")
                         .and_then(|u| u.get(k))

@@ -86,7 +86,7 @@ fn turn_and_step(
         },
     )?;
     // Steps only grow within a turn, so the open turn's last chunk carries its latest step.
-    let open = last.filter(|c| c.data.system_kind() != Some("turn_end"));
+    let open = last.filter(|c| !c.data.is_turn_end());
     Ok(match (asked, open) {
         (Some(t), Some(c)) if t == c.turn => (t, c.step + 1),
         (Some(t), _) => (t, 1),
@@ -135,7 +135,7 @@ fn read_stream(
 
 fn turn_end(end: &StepEnd) -> ChunkData {
     ChunkData::system(
-        "turn_end",
+        crate::log::TURN_END,
         json!({
             "stop_reason": end.stop_reason,
             "usage": {

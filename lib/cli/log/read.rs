@@ -119,7 +119,7 @@ pub(crate) fn tail(ctx: &mut Ctx, args: TailArgs) -> CliResult<()> {
                     chunk: c.to_value(),
                 };
                 out.line(&seal.to_line())?;
-                if c.data.system_kind() == Some("turn_end") {
+                if c.data.is_turn_end() {
                     if let crate::log::ChunkData::System(m) = &c.data {
                         let fields = serde_json::Value::Object(m.clone());
                         let done = TurnDone::from_record(&c.session, &c.turn, &fields);

@@ -9,6 +9,7 @@ pub(crate) mod instructions;
 mod peer;
 mod plan;
 mod registry;
+pub(crate) mod side;
 mod step;
 mod structured;
 mod summon;

@@ -7,11 +7,11 @@ use clap::{CommandFactory, Parser};
 use serde_json::json;
 
 use super::{finish, CliError, CliResult, Ctx, Exit, GlobalArgs};
-use crate::agent::{PlanError, TurnPlan};
-use crate::config::Config;
+use crate::agent::side::{side_chat, SideAsk, SideError};
+use crate::agent::PlanError;
 use crate::fork::{self, ChildTools, ForkError, ForkSpec, Side};
 use crate::policy::Policy;
-use crate::provider::{ChooseError, Chosen, ModelSources};
+use crate::provider::ChooseError;
 use crate::store::{Session, SessionKind, Store};
 
 const EXAMPLES: &str = "\
@@ -190,42 +190,42 @@ fn btw(ctx: &mut Ctx, cli: &Cli, question: &str) -> CliResult<()> {
     let source = store.resolve(&cli.session)?;
     let cwd_now = std::fs::canonicalize(std::env::current_dir()?)?;
     let config = super::load_config(&ctx.out, &cwd_now)?;
-
-    // Everything that can be refused before the child exists is checked first: the cut, the
-    // model. A refusal leaves no child behind.
-    if fork::latest_turn_end(&store, &source)?.is_none() {
-        return Err(fork_error(
-            ForkError::NoCompletedTurn(source.id.clone()),
-            &source,
-            true,
-        ));
-    }
-    let chosen = side_model(cli, &source, &config)?;
-    let side = if cli.keep_cache {
-        Side::KeepCache
-    } else {
-        Side::Section
+    let ask = SideAsk {
+        source: &source,
+        question: &question,
+        title: cli.title.clone(),
+        model: cli.model.as_deref(),
+        keep_cache: cli.keep_cache,
     };
-    // The side chat looks only, and never with a tool its source lacks.
-    let read_only =
-        Policy::look_only().intersect(&source.settings().map_err(CliError::from)?.tools());
-    let (child, _) = fork::fork(
-        &store,
-        ForkSpec {
-            source: source.clone(),
-            at: None,
-            title: Some(
-                cli.title
-                    .clone()
-                    .unwrap_or_else(|| fork::side_title(&question)),
-            ),
-            kind: SessionKind::Side,
-            tools: ChildTools::Set(read_only.clone()),
-            side,
-            model: Some(chosen.model.clone()),
-        },
-    )
-    .map_err(|e| fork_error(e, &source, true))?;
+    let side = match side_chat(&store, &config, ask) {
+        Ok(side) => side,
+        Err(SideError::Fork(e)) => return Err(fork_error(e, &source, true)),
+        Err(SideError::Model(PlanError::Model(ChooseError::NoModel))) => {
+            return Err(
+                CliError::usage("no model for the side chat").with_hint(format!(
+                    "pass -m PROVIDER/MODEL, set AG_MODEL, or {}",
+                    crate::config::MODEL_SETTING_HINT
+                )),
+            )
+        }
+        Err(SideError::Model(PlanError::Model(e))) => {
+            return Err(
+                CliError::usage(e.to_string()).with_hint("`ag-prompt models` lists the providers")
+            )
+        }
+        Err(SideError::Model(e)) => return Err(super::prompt::plan_error(e, &config)),
+        Err(SideError::Plan { child, error }) => {
+            let e = match error {
+                PlanError::Busy { .. } => CliError::new(
+                    Exit::Conflict,
+                    format!("the side chat {} is busy", child.id),
+                ),
+                e => super::prompt::plan_error(e, &config),
+            };
+            return Err(side_chat_failed(e, &child));
+        }
+    };
+    let child = side.plan.session.clone();
     ctx.out
         .done(format!("the side chat {} was created", child.id));
     if ctx.global.json {
@@ -233,54 +233,19 @@ fn btw(ctx: &mut Ctx, cli: &Cli, question: &str) -> CliResult<()> {
         v["type"] = "fork".into();
         ctx.out.line(&v.to_string())?;
     }
-    let text = if cli.keep_cache {
-        fork::keep_cache_text(&question)
-    } else {
-        question.clone()
-    };
-    // Nobody else knows the child's id yet: the claim cannot be contested.
-    let result = TurnPlan::claimed(&store, child.clone(), chosen, read_only)
-        .map_err(|e| match e {
-            PlanError::Busy { .. } => CliError::new(
-                Exit::Conflict,
-                format!("the side chat {} is busy", child.id),
-            ),
-            e => super::prompt::plan_error(e, &config),
-        })
-        .and_then(|plan| {
-            super::prompt::run_turn_in(
-                ctx,
-                &store,
-                plan,
-                Some(super::prompt::Input {
-                    text: text.clone(),
-                    images: Vec::new(),
-                }),
-                &config,
-                &cwd_now,
-                &super::prompt::Want::default(),
-            )
-        });
-    result.map_err(|e| side_chat_failed(e, &child))
-}
-
-/// The side chat's model: `-m`, else the source's, else the usual sources.
-fn side_model(cli: &Cli, source: &Session, config: &Config) -> CliResult<Chosen> {
-    crate::provider::choose(
-        &ModelSources {
-            flag: cli.model.as_deref(),
-            session: source.model.as_deref(),
-            ..ModelSources::with_env()
-        },
-        config,
+    super::prompt::run_turn_in(
+        ctx,
+        &store,
+        side.plan,
+        Some(super::prompt::Input {
+            text: side.prompt,
+            images: Vec::new(),
+        }),
+        &config,
+        &cwd_now,
+        &super::prompt::Want::default(),
     )
-    .map_err(|e| match e {
-        ChooseError::NoModel => CliError::usage("no model for the side chat").with_hint(format!(
-            "pass -m PROVIDER/MODEL, set AG_MODEL, or {}",
-            crate::config::MODEL_SETTING_HINT
-        )),
-        e => CliError::usage(e.to_string()).with_hint("`ag-prompt models` lists the providers"),
-    })
+    .map_err(|e| side_chat_failed(e, &child))
 }
 
 /// A side chat whose turn failed is kept: the error says so and how to go on with it.

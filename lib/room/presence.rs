@@ -1,7 +1,6 @@
 //! Who is here: live sessions (running, with a pid whose start time matches) and who is
 //! speaking (a session inside `ag-prompt`, else a named person or script).
 
-use std::io::IsTerminal;
 use std::path::Path;
 
 use super::{From, LineKind};
@@ -69,43 +68,6 @@ pub(crate) fn display_name(s: &Session) -> String {
     } else {
         crate::text::clip_bytes(t, 60)
     }
-}
-
-/// Who speaks from this process: `AG_SESSION` (set by `ag-prompt` for its tools) names a
-/// session; otherwise `from` > `AG_NAME` > `USER` > `LOGNAME` > `user`, of kind `human` when
-/// stdin is a terminal and `tool` otherwise (a hook, a cron job, a pipe).
-pub(crate) fn identify(store: &Store, from: Option<&str>) -> Result<Me> {
-    if let Some(id) = session_env() {
-        if let Ok(s) = store.session(id.trim()) {
-            return Ok(Me::session(&s));
-        }
-    }
-    Ok(named(from))
-}
-
-/// `AG_SESSION`, when set: who speaks is then looked up in the store.
-pub(crate) fn session_env() -> Option<String> {
-    std::env::var("AG_SESSION")
-        .ok()
-        .filter(|v| !v.trim().is_empty())
-}
-
-/// Who speaks when no session does ([`identify`] without `AG_SESSION`): needs no store.
-pub(crate) fn named(from: Option<&str>) -> Me {
-    let env = |k: &str| std::env::var(k).ok().filter(|v| !v.trim().is_empty());
-    let name = from
-        .map(str::to_string)
-        .filter(|s| !s.trim().is_empty())
-        .or_else(|| env("AG_NAME"))
-        .or_else(|| env("USER"))
-        .or_else(|| env("LOGNAME"))
-        .unwrap_or_else(|| "user".into());
-    let kind = if std::io::stdin().is_terminal() {
-        "human"
-    } else {
-        "tool"
-    };
-    Me::named(name.trim(), kind)
 }
 
 /// Whether a session is running in a live process right now.

@@ -21,7 +21,7 @@ use std::process::ExitCode;
 use clap::{CommandFactory, Parser, Subcommand};
 
 use super::{finish, CliError, CliResult, Ctx, Exit, GlobalArgs};
-use crate::room::presence::{self, Me};
+use crate::room::presence::Me;
 use crate::room::target::{self, Resolved};
 use crate::room::RoomError;
 use crate::store::{Session, Store};
@@ -193,9 +193,43 @@ pub(super) fn warner(ctx: &Ctx) -> impl FnMut(String) + '_ {
     move |w| ctx.out.warn(&w)
 }
 
-/// The speaker: the session in AG_SESSION, else --from / AG_NAME / the user.
+/// The speaker: the session in AG_SESSION, else --from / AG_NAME / the user. Who speaks is
+/// the command's to say (its environment, its terminal); the room layer takes the answer.
 pub(super) fn me(store: &Store, from: Option<&str>) -> CliResult<Me> {
-    Ok(presence::identify(store, from)?)
+    if let Some(id) = session_env() {
+        if let Ok(s) = store.session(id.trim()) {
+            return Ok(Me::session(&s));
+        }
+    }
+    Ok(named(from))
+}
+
+/// `AG_SESSION`, when set: who speaks is then looked up in the store.
+pub(super) fn session_env() -> Option<String> {
+    std::env::var("AG_SESSION")
+        .ok()
+        .filter(|v| !v.trim().is_empty())
+}
+
+/// Who speaks when no session does: `--from`, else `AG_NAME`, `USER`, `LOGNAME`, else
+/// `user`; a `human` when stdin is a terminal and a `tool` otherwise (a hook, a cron job, a
+/// pipe). Needs no store.
+pub(super) fn named(from: Option<&str>) -> Me {
+    use std::io::IsTerminal;
+    let env = |k: &str| std::env::var(k).ok().filter(|v| !v.trim().is_empty());
+    let name = from
+        .map(str::to_string)
+        .filter(|s| !s.trim().is_empty())
+        .or_else(|| env("AG_NAME"))
+        .or_else(|| env("USER"))
+        .or_else(|| env("LOGNAME"))
+        .unwrap_or_else(|| "user".into());
+    let kind = if std::io::stdin().is_terminal() {
+        "human"
+    } else {
+        "tool"
+    };
+    Me::named(name.trim(), kind)
 }
 
 pub(super) fn resolve(rooms: &crate::room::Rooms, store: &Store, t: &str) -> CliResult<Session> {

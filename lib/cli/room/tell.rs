@@ -37,13 +37,13 @@ pub(super) fn tell(ctx: &mut Ctx, from: Option<&str>, a: TellArgs) -> CliResult<
     let text = read_text(&a.text)?;
     // A line to the room from a hook or a script needs no store: it is opened only to look up
     // the speaking session (AG_SESSION) or the addressee.
-    let store = match a.to.is_some() || presence::session_env().is_some() {
+    let store = match a.to.is_some() || super::session_env().is_some() {
         true => Some(ctx.store()?),
         false => None,
     };
     let me = match &store {
         Some(store) => me(store, from)?,
-        None => presence::named(from),
+        None => super::named(from),
     };
     let rooms = ctx.rooms();
     let to = match (&a.to, &store) {

@@ -185,7 +185,7 @@ fn recover_hint(db: &std::path::Path) -> String {
 }
 
 /// The exit status and hint that go with a store error.
-fn exit_and_hint(e: &StoreError) -> (Exit, Option<String>) {
+pub(crate) fn exit_and_hint(e: &StoreError) -> (Exit, Option<String>) {
     {
         match e {
             StoreError::SearchIndex(cause) => exit_and_hint(cause),

@@ -204,6 +204,14 @@ fn source_line(d: &crate::summon::AgentDef) -> String {
 }
 
 fn summon_error(e: SummonError) -> CliError {
+    if let Some(store) = &e.store {
+        let (exit, hint) = crate::cli::error::exit_and_hint(store);
+        let err = CliError::new(exit, &e.message);
+        return match hint.or(e.hint) {
+            Some(h) => err.with_hint(h),
+            None => err,
+        };
+    }
     let exit = match e.kind {
         SummonErrorKind::Usage => Exit::Usage,
         SummonErrorKind::NotFound => Exit::NotFound,

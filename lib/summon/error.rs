@@ -17,14 +17,25 @@ pub(crate) struct SummonError {
     pub(crate) kind: SummonErrorKind,
     pub(crate) message: String,
     pub(crate) hint: Option<String>,
+    /// The store's error, when that is what failed: its exit status and hint (a busy store
+    /// is a temporary failure, a full disk names the file) are the store's, not "other".
+    pub(crate) store: Option<std::sync::Arc<StoreError>>,
 }
 
 impl SummonError {
+    fn with_message_from_store(mut self) -> SummonError {
+        if let Some(e) = &self.store {
+            self.message = e.to_string();
+        }
+        self
+    }
+
     pub(crate) fn new(kind: SummonErrorKind, message: impl Into<String>) -> SummonError {
         SummonError {
             kind,
             message: message.into(),
             hint: None,
+            store: None,
         }
     }
     pub(crate) fn hint(mut self, h: impl Into<String>) -> SummonError {
@@ -49,6 +60,10 @@ impl From<StoreError> for SummonError {
             StoreError::SessionNotFound(_) => SummonErrorKind::NotFound,
             _ => SummonErrorKind::Other,
         };
-        SummonError::new(kind, e.to_string())
+        SummonError {
+            store: Some(std::sync::Arc::new(e)),
+            ..SummonError::new(kind, String::new())
+        }
+        .with_message_from_store()
     }
 }

@@ -6,6 +6,7 @@
 
 mod data;
 pub(crate) mod event;
+pub use event::Usage;
 pub mod image;
 mod ndjson;
 mod peer;

@@ -277,7 +277,7 @@ impl Agent<'_> {
                 }
             };
             let before = self.cost(&t).unwrap_or(0.0);
-            add_usage(&mut t.usage, &end.usage);
+            t.usage.add(&end.usage);
             step_cost = self.cost(&t).unwrap_or(0.0) - before;
             t.model = end.model.clone().or(t.model);
             let last_stop = end.stop_reason;
@@ -376,7 +376,7 @@ impl Agent<'_> {
                 on(Event::TurnDone {
                     turn: t.turn.clone(),
                     stop_reason,
-                    usage: t.usage.clone(),
+                    usage: t.usage,
                     cost_usd: self.cost(t).map(crate::usage::round),
                 });
                 Ok(Some(Outcome::Done { stop_reason }))
@@ -486,7 +486,7 @@ impl Agent<'_> {
         on(Event::TurnDone {
             turn: t.turn.clone(),
             stop_reason,
-            usage: t.usage.clone(),
+            usage: t.usage,
             cost_usd: self.cost(t).map(crate::usage::round),
         });
         Ok(if stop_reason == StopReason::Interrupted {
@@ -569,13 +569,6 @@ impl Agent<'_> {
         }
         Ok(true)
     }
-}
-
-fn add_usage(total: &mut Usage, u: &Usage) {
-    total.input += u.input;
-    total.output += u.output;
-    total.cache_read += u.cache_read;
-    total.cache_write += u.cache_write;
 }
 
 /// What a running turn has gathered: its id, when it began, the tokens its steps used and

@@ -385,10 +385,10 @@ impl Rollout {
         else {
             return;
         };
-        let n = |k: &str| total.get(k).and_then(Value::as_i64).unwrap_or(0);
+        let n = |k: &str| total.get(k).and_then(Value::as_u64).unwrap_or(0);
         let cached = n("cached_input_tokens");
         let now = Usage {
-            input: n("input_tokens") - cached,
+            input: n("input_tokens").saturating_sub(cached),
             output: n("output_tokens"),
             cache_read: cached,
             cache_write: 0,
@@ -402,9 +402,9 @@ impl Rollout {
             .and_then(Value::as_i64)
             .or(self.last_input);
         self.b.add_usage(Usage {
-            input: (now.input - before.input).max(0),
-            output: (now.output - before.output).max(0),
-            cache_read: (now.cache_read - before.cache_read).max(0),
+            input: now.input.saturating_sub(before.input),
+            output: now.output.saturating_sub(before.output),
+            cache_read: now.cache_read.saturating_sub(before.cache_read),
             cache_write: 0,
         });
     }

@@ -34,23 +34,7 @@ pub(crate) fn stable_id(parts: &[&str]) -> String {
     uuid::Uuid::from_bytes(b).hyphenated().to_string()
 }
 
-/// Token usage in the shape of a `turn_end` record.
-#[derive(Debug, Clone, Copy, Default, PartialEq)]
-pub(crate) struct Usage {
-    pub(crate) input: i64,
-    pub(crate) output: i64,
-    pub(crate) cache_read: i64,
-    pub(crate) cache_write: i64,
-}
-
-impl Usage {
-    fn add(&mut self, o: &Usage) {
-        self.input += o.input;
-        self.output += o.output;
-        self.cache_read += o.cache_read;
-        self.cache_write += o.cache_write;
-    }
-}
+pub(crate) use crate::log::Usage;
 
 struct OpenTurn {
     id: String,

@@ -8,17 +8,28 @@ use serde_json::Value;
 
 use super::StopReason;
 
-/// A turn's token counts as events print them.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, serde::Deserialize)]
-pub(crate) struct TokenCounts {
+/// Token counts: of one step as the provider reported them, of a turn as its `turn_end`
+/// records them, of an imported turn as its source did. The one shape, in events too.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, serde::Deserialize)]
+pub struct Usage {
     #[serde(default)]
-    pub(crate) input: u64,
+    pub input: u64,
     #[serde(default)]
-    pub(crate) output: u64,
+    pub output: u64,
     #[serde(default)]
-    pub(crate) cache_read: u64,
+    pub cache_read: u64,
     #[serde(default)]
-    pub(crate) cache_write: u64,
+    pub cache_write: u64,
+}
+
+impl Usage {
+    /// Add `o`'s counts to these.
+    pub fn add(&mut self, o: &Usage) {
+        self.input += o.input;
+        self.output += o.output;
+        self.cache_read += o.cache_read;
+        self.cache_write += o.cache_write;
+    }
 }
 
 /// One line of NDJSON a running or followed session prints.
@@ -98,7 +109,7 @@ pub(crate) struct TurnDone {
     pub(crate) session: String,
     pub(crate) turn: String,
     pub(crate) stop_reason: StopReason,
-    pub(crate) usage: TokenCounts,
+    pub(crate) usage: Usage,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) cost_usd: Option<f64>,
 }
@@ -206,7 +217,7 @@ mod tests {
                 session: s(),
                 turn: "t1".into(),
                 stop_reason: StopReason::EndTurn,
-                usage: TokenCounts {
+                usage: Usage {
                     input: 120,
                     output: 30,
                     cache_read: 100,
@@ -254,7 +265,7 @@ mod tests {
             session: "s1".into(),
             turn: "t1".into(),
             stop_reason: StopReason::EndTurn,
-            usage: TokenCounts {
+            usage: Usage {
                 input: 10,
                 output: 2,
                 ..Default::default()

@@ -301,7 +301,7 @@ impl Reducer for AnthropicReducer {
         }
         Ok(StepEnd {
             stop_reason: self.stop_reason.unwrap_or(StopReason::Unknown),
-            usage: self.usage.clone(),
+            usage: self.usage,
             model: self.model.clone(),
         })
     }

@@ -49,14 +49,7 @@ impl ChunkOp {
     }
 }
 
-/// Token counts of one step, as the provider reported them.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct Usage {
-    pub input: u64,
-    pub output: u64,
-    pub cache_read: u64,
-    pub cache_write: u64,
-}
+pub use crate::log::Usage;
 
 /// How a complete step ended. Both dialects' reasons map to one [`StopReason`] (Anthropic's
 /// vocabulary), so the agent loop and the log speak one language.

@@ -284,7 +284,7 @@ impl Reducer for OpenAiReducer {
         match (&self.finish_reason, self.done) {
             (Some(reason), true) => Ok(StepEnd {
                 stop_reason: self.stop_reason(reason),
-                usage: self.usage.clone(),
+                usage: self.usage,
                 model: self.model.clone(),
             }),
             _ => Err(StreamError::Truncated),

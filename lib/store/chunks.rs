@@ -73,9 +73,10 @@ pub(crate) struct TypeCount {
     pub(crate) count: i64,
 }
 
-/// Token usage summed over a session's `turn_end` records.
+/// What a session used and cost, summed over its `turn_end` records (not one turn's counts:
+/// those are [`crate::log::Usage`]).
 #[derive(Debug, Clone, Default, PartialEq)]
-pub(crate) struct Usage {
+pub(crate) struct UsageTotals {
     pub(crate) turns: i64,
     pub(crate) input: i64,
     pub(crate) output: i64,

@@ -33,7 +33,7 @@ use rusqlite::{Connection, ErrorCode, OpenFlags, Transaction, TransactionBehavio
 use crate::paths::{self, Home};
 
 pub use chunks::SearchSort;
-pub(crate) use chunks::{AppendTarget, Page, SearchHit, TypeCount, Usage};
+pub(crate) use chunks::{AppendTarget, Page, SearchHit, TypeCount, UsageTotals};
 pub(crate) use imports::{ImportPlan, ImportSource};
 pub(crate) use lineage::RawChunk;
 pub(crate) use recall::RecallHit;

@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 
 use rusqlite::{params, Connection};
 
-use super::chunks::{TypeCount, Usage};
+use super::chunks::{TypeCount, UsageTotals};
 use super::{Result, Session, Store};
 use crate::log::{Chunk, ChunkData, ChunkType, Role};
 
@@ -15,7 +15,7 @@ use crate::log::{Chunk, ChunkData, ChunkType, Role};
 #[derive(Debug, Clone, Default, PartialEq)]
 pub(super) struct Tally {
     counts: BTreeMap<(String, String), i64>,
-    usage: Usage,
+    usage: UsageTotals,
 }
 
 impl Tally {
@@ -108,7 +108,7 @@ impl Store {
     }
 
     /// Token usage summed from the `turn_end` records of a session's view.
-    pub(crate) fn usage(&self, session: &Session) -> Result<Usage> {
+    pub(crate) fn usage(&self, session: &Session) -> Result<UsageTotals> {
         Ok(self.view_tally(session)?.usage)
     }
 
@@ -154,7 +154,7 @@ impl Store {
             )?
             .query_row([session_id], usage_row)
             .or_else(|e| match e {
-                rusqlite::Error::QueryReturnedNoRows => Ok(Usage::default()),
+                rusqlite::Error::QueryReturnedNoRows => Ok(UsageTotals::default()),
                 e => Err(e),
             })?;
         Ok(t)
@@ -191,8 +191,8 @@ impl Store {
     }
 }
 
-fn usage_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Usage> {
-    Ok(Usage {
+fn usage_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<UsageTotals> {
+    Ok(UsageTotals {
         turns: r.get(0)?,
         input: r.get(1)?,
         output: r.get(2)?,

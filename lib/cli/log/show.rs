@@ -6,7 +6,7 @@ use serde_json::{json, Value};
 use super::sessions::session_json;
 use crate::cli::{escape_controls, CliResult, Ctx};
 use crate::clock;
-use crate::store::{ImportSource, Session, Store, TypeCount, Usage};
+use crate::store::{ImportSource, Session, Store, TypeCount, UsageTotals};
 
 #[derive(Debug, clap::Args)]
 pub(crate) struct ShowArgs {
@@ -21,7 +21,7 @@ struct Shown {
     len: i64,
     lineage: Vec<Session>,
     counts: Vec<TypeCount>,
-    usage: Usage,
+    usage: UsageTotals,
     source: Option<ImportSource>,
     context: Option<ContextUse>,
 }

@@ -7,7 +7,7 @@ use serde_json::Value;
 
 use crate::agent::Event;
 use crate::cli::{escape_controls, Ctx};
-use crate::log::event::{LiveEvent, TokenCounts, TurnDone};
+use crate::log::event::{LiveEvent, TurnDone};
 use crate::log::{ChunkData, ChunkType};
 
 /// Prints the live turn: text to stdout, the rest to stderr; or JSON events. On a terminal
@@ -204,12 +204,7 @@ impl<'a> LiveView<'a> {
                 session,
                 turn,
                 stop_reason,
-                usage: TokenCounts {
-                    input: usage.input,
-                    output: usage.output,
-                    cache_read: usage.cache_read,
-                    cache_write: usage.cache_write,
-                },
+                usage,
                 cost_usd,
             }),
         })

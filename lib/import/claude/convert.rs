@@ -143,7 +143,7 @@ impl Conversion {
                 self.b.step_model(model);
             }
             if let Some(u) = m.get("usage").and_then(Value::as_object) {
-                let n = |k: &str| u.get(k).and_then(Value::as_i64).unwrap_or(0);
+                let n = |k: &str| u.get(k).and_then(Value::as_u64).unwrap_or(0);
                 self.b.step_usage(Usage {
                     input: n("input_tokens"),
                     output: n("output_tokens"),

@@ -241,24 +241,13 @@ pub(crate) fn prepare<'s>(
     let mut notes = notes;
     let settings = compose_settings(stored, &req, (&tools, &sandbox), &mut notes);
     store.set_model_and_settings(&session.id, &chosen.model, &settings)?;
-    Ok(Prepared::Ready(Box::new(TurnPlan {
-        session,
-        model: chosen.model,
-        provider: chosen.provider,
-        origin: chosen.origin,
-        tools,
-        settings,
-        max_steps: req.max_steps.or(def.and_then(|d| d.max_steps)),
-        thinking: req.thinking,
-        compact: req.compact,
-        notes,
-        warnings,
-        allow_protected: false,
-        schema: None,
-        max_cost: None,
-        context_window: None,
-        claim,
-    })))
+    let mut plan = TurnPlan::with(session, chosen, tools, settings, claim);
+    plan.max_steps = req.max_steps.or(def.and_then(|d| d.max_steps));
+    plan.thinking = req.thinking;
+    plan.compact = req.compact;
+    plan.notes = notes;
+    plan.warnings = warnings;
+    Ok(Prepared::Ready(Box::new(plan)))
 }
 
 /// The chosen model, when it can see images; refused otherwise.
@@ -478,7 +467,18 @@ impl<'s> TurnPlan<'s> {
             }
         };
         let settings = session.settings()?;
-        Ok(TurnPlan {
+        Ok(TurnPlan::with(session, chosen, tools, settings, claim))
+    }
+
+    /// A plan with these essentials and nothing else asked for.
+    fn with(
+        session: Session,
+        chosen: provider::Chosen,
+        tools: Policy,
+        settings: Settings,
+        claim: Lease<'s>,
+    ) -> TurnPlan<'s> {
+        TurnPlan {
             session,
             model: chosen.model,
             provider: chosen.provider,
@@ -495,7 +495,7 @@ impl<'s> TurnPlan<'s> {
             max_cost: None,
             context_window: None,
             claim,
-        })
+        }
     }
 
     /// The agent that runs this turn. From here the agent loop owns the session's release.

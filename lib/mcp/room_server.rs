@@ -162,10 +162,7 @@ impl RoomServer {
     fn claim(&self, store: &Store, args: &Value, me: &Me) -> Result<String, String> {
         let key = crate::room::worktree_key(&self.cwd);
         let room = self.rooms.of_key(key.clone());
-        let paths = paths_arg(&args["paths"])
-            .iter()
-            .map(|p| claims::normalize(p, &self.cwd, &key))
-            .collect::<Result<Vec<_>, _>>()?;
+        let paths = claims::paths_arg(&args["paths"], &self.cwd, &key)?;
         let ttl = claims::ttl_arg(&args["ttl_s"])?;
         let shared = args["shared"].as_bool().unwrap_or(false);
         let intent = args["intent"].as_str().unwrap_or("");
@@ -193,10 +190,7 @@ impl RoomServer {
     fn release(&self, store: &Store, args: &Value, me: &Me) -> Result<String, String> {
         let key = crate::room::worktree_key(&self.cwd);
         let room = self.rooms.of_key(key.clone());
-        let paths = paths_arg(&args["paths"])
-            .iter()
-            .map(|p| claims::normalize(p, &self.cwd, &key))
-            .collect::<Result<Vec<_>, _>>()?;
+        let paths = claims::paths_arg(&args["paths"], &self.cwd, &key)?;
         let only = (!paths.is_empty()).then_some(paths.as_slice());
         let ended =
             claims::release(store, &room, me, only, &mut |_| {}).map_err(|e| e.to_string())?;
@@ -221,17 +215,6 @@ fn str_arg<'a>(args: &'a Value, key: &str) -> Result<&'a str, String> {
         .map(str::trim)
         .filter(|s| !s.is_empty())
         .ok_or_else(|| format!("`{key}` is required"))
-}
-
-fn paths_arg(v: &Value) -> Vec<String> {
-    match v {
-        Value::String(s) => vec![s.clone()],
-        Value::Array(a) => a
-            .iter()
-            .filter_map(|x| x.as_str().map(str::to_owned))
-            .collect(),
-        _ => Vec::new(),
-    }
 }
 
 fn resolve(rooms: &crate::room::Rooms, store: &Store, t: &str) -> Result<Session, String> {

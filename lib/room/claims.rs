@@ -245,6 +245,22 @@ pub(crate) fn conflicts(
     out
 }
 
+/// The paths a tool call names (`paths`: one string, or a list of them), each made relative
+/// to the worktree `key` ([`normalize`]); the one reading for the agent's tools and `ag-room
+/// mcp`.
+pub(crate) fn paths_arg(
+    v: &serde_json::Value,
+    cwd: &Path,
+    key: &Path,
+) -> Result<Vec<String>, String> {
+    let list: Vec<&str> = match v {
+        serde_json::Value::String(s) => vec![s.as_str()],
+        serde_json::Value::Array(a) => a.iter().filter_map(|x| x.as_str()).collect(),
+        _ => Vec::new(),
+    };
+    list.iter().map(|p| normalize(p, cwd, key)).collect()
+}
+
 /// Make a path (relative to `cwd`, or absolute) relative to the worktree `key`, lexically.
 pub(crate) fn normalize(path: &str, cwd: &Path, key: &Path) -> Result<String, String> {
     let joined = if Path::new(path).is_absolute() {

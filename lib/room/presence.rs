@@ -70,6 +70,17 @@ pub(crate) fn display_name(s: &Session) -> String {
     }
 }
 
+/// Where a session works, relative to the top of the worktree `key` (`.` for the top, and
+/// when it is not inside).
+pub(crate) fn at_in(cwd: Option<&str>, key: &Path) -> String {
+    cwd.and_then(|c| {
+        let c = std::fs::canonicalize(c).unwrap_or_else(|_| Path::new(c).to_path_buf());
+        let rel = c.strip_prefix(key).ok()?.to_string_lossy().into_owned();
+        Some(if rel.is_empty() { ".".into() } else { rel })
+    })
+    .unwrap_or_else(|| ".".into())
+}
+
 /// Whether a session is running in a live process right now.
 pub(crate) fn is_live(s: &Session) -> bool {
     s.status == SessionStatus::Running && s.pid.is_some_and(|p| proc::alive(p, s.pid_start))

@@ -18,15 +18,7 @@ pub(crate) fn present_of(store: &Store, s: &Session, key: &Path) -> Present {
         .and_then(|a| a.goal.clone())
         .filter(|g| !g.trim().is_empty())
         .unwrap_or_else(|| s.title.clone());
-    let at = s
-        .cwd
-        .as_deref()
-        .and_then(|c| {
-            let rel = Path::new(c).strip_prefix(key).ok()?;
-            let rel = rel.to_string_lossy().into_owned();
-            Some(if rel.is_empty() { ".".into() } else { rel })
-        })
-        .unwrap_or_else(|| ".".into());
+    let at = presence::at_in(s.cwd.as_deref(), key);
     Present {
         session: s.id.clone(),
         handle: s.handle.clone(),

@@ -30,15 +30,7 @@ pub(crate) fn here(store: &Store, room: &super::Room) -> Result<Vec<Here>> {
             .clone()
             .filter(|g| !g.trim().is_empty())
             .unwrap_or_else(|| s.title.clone());
-        let at = s
-            .cwd
-            .as_deref()
-            .and_then(|c| {
-                let c = std::fs::canonicalize(c).ok()?;
-                let rel = c.strip_prefix(key).ok()?.to_string_lossy().into_owned();
-                Some(if rel.is_empty() { ".".into() } else { rel })
-            })
-            .unwrap_or_else(|| ".".into());
+        let at = presence::at_in(s.cwd.as_deref(), key);
         out.push(Here {
             goal: one_line(&goal),
             last_tool: a.tools.first().map(|t| t.0.clone()).unwrap_or_default(),

@@ -146,17 +146,7 @@ impl Agent<'_> {
     }
 
     fn claim_paths(&self, v: &Value, key: &Path) -> Result<Vec<String>, String> {
-        let list: Vec<String> = match v {
-            Value::String(s) => vec![s.clone()],
-            Value::Array(a) => a
-                .iter()
-                .filter_map(|x| x.as_str().map(str::to_string))
-                .collect(),
-            _ => Vec::new(),
-        };
-        list.iter()
-            .map(|p| claims::normalize(p, &self.cwd(), key))
-            .collect()
+        claims::paths_arg(v, &self.cwd(), key)
     }
 
     fn peer_claim(&self, args: &Value) -> Result<ToolOutput, String> {

@@ -28,21 +28,9 @@ pub(crate) struct Document<'a> {
 /// The first line of an NDJSON export: `{"ag_export":1,"session":{…}}`.
 pub(crate) fn ndjson_header(doc: &Document) -> String {
     let s = doc.session;
-    let mut session = json!({
-        "id": s.id,
-        "title": s.title,
-        "kind": s.kind.as_str(),
-        "parent_id": s.parent_id,
-        "fork_of": s.fork_of,
-        "fork_seq": s.fork_seq,
-        "agent": s.agent,
-        "model": s.model,
-        "cwd": s.cwd,
-        "policy": s.settings().map(|p| p.to_value()).unwrap_or_else(|_| s.settings_json.clone().into()),
-        "status": s.status.as_str(),
-        "created_at": s.created_at,
-        "updated_at": s.updated_at,
-    });
+    let mut session = s.json_fields();
+    session["created_at"] = s.created_at.into();
+    session["updated_at"] = s.updated_at.into();
     if let Some(src) = doc.source {
         session["source"] = source_json(src);
     }

@@ -18,7 +18,7 @@ use serde_json::{Map, Value};
 
 use crate::fold::peer::peer_line;
 use crate::paths::Home;
-use crate::room::claims::{self, Outcome};
+use crate::room::claims;
 use crate::room::inbox::{self, Heard};
 use crate::room::post::{Post, Posted};
 use crate::room::presence::{self, Me};
@@ -168,23 +168,7 @@ impl RoomServer {
         let intent = args["intent"].as_str().unwrap_or("");
         let outcome = claims::claim(store, &room, me, paths, intent, shared, ttl, &mut |_| {})
             .map_err(|e| e.to_string())?;
-        match outcome {
-            Outcome::Claimed(c) => Ok(format!(
-                "claimed {} ({}, {} s): {}",
-                c.id,
-                c.mode,
-                c.ttl_s,
-                c.paths.join(", ")
-            )),
-            Outcome::Refused(cs) => Err(format!(
-                "not claimed: {}. Talk to them first: {}",
-                cs.iter()
-                    .map(|c| c.describe())
-                    .collect::<Vec<_>>()
-                    .join("; "),
-                cs[0].claim.how_to_reach()
-            )),
-        }
+        outcome.for_model()
     }
 
     fn release(&self, store: &Store, args: &Value, me: &Me) -> Result<String, String> {

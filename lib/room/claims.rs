@@ -352,6 +352,30 @@ pub(crate) enum Outcome {
     Refused(Vec<Conflict>),
 }
 
+impl Outcome {
+    /// What a model is told (the agent's `peer_claim`, `ag-room mcp`): the claim, or who holds
+    /// the paths and how to reach them. `Err` when it was refused.
+    pub(crate) fn for_model(&self) -> Result<String, String> {
+        match self {
+            Outcome::Claimed(c) => Ok(format!(
+                "claimed {} ({}, {} s): {}",
+                c.id,
+                c.mode,
+                c.ttl_s,
+                c.paths.join(", ")
+            )),
+            Outcome::Refused(cs) => Err(format!(
+                "not claimed: {}. Talk to them first: {}",
+                cs.iter()
+                    .map(|c| c.describe())
+                    .collect::<Vec<_>>()
+                    .join("; "),
+                cs[0].claim.how_to_reach()
+            )),
+        }
+    }
+}
+
 /// Claim `paths` (already normalized) for `me`, unless someone else holds an overlapping claim
 /// that conflicts. Checked and written under the room's lock.
 #[allow(clippy::too_many_arguments)]

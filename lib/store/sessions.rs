@@ -131,6 +131,27 @@ pub(crate) struct NewSession {
 }
 
 impl Session {
+    /// The fields every JSON form of a session shares (`ag-log ls`/`show --json`, the header
+    /// of an NDJSON export): one place, so they cannot drift apart.
+    pub(crate) fn json_fields(&self) -> serde_json::Value {
+        serde_json::json!({
+            "id": self.id,
+            "title": self.title,
+            "kind": self.kind.as_str(),
+            "parent_id": self.parent_id,
+            "fork_of": self.fork_of,
+            "fork_seq": self.fork_seq,
+            "agent": self.agent,
+            "model": self.model,
+            "cwd": self.cwd,
+            "policy": self
+                .settings()
+                .map(|p| p.to_value())
+                .unwrap_or_else(|_| self.settings_json.clone().into()),
+            "status": self.status.as_str(),
+        })
+    }
+
     /// The session's settings (tools, system prompt); a damaged row is an error.
     pub(crate) fn settings(&self) -> Result<Settings> {
         Settings::from_json(&self.settings_json).map_err(|message| StoreError::BadSettings {

@@ -139,9 +139,7 @@ impl Store {
         let mut stmt = self
             .conn()
             .prepare_cached("SELECT role, type, count FROM chunk_counts WHERE session_id = ?1")?;
-        let rows = stmt.query_map([session_id], |r| {
-            Ok(((r.get::<_, String>(0)?, r.get::<_, String>(1)?), r.get(2)?))
-        })?;
+        let rows = stmt.query_map([session_id], count_row)?;
         for row in rows {
             let (k, n) = row?;
             t.counts.insert(k, n);
@@ -167,9 +165,7 @@ impl Store {
             "SELECT role, type, COUNT(*) FROM chunks WHERE session_id = ?1 AND seq > ?2 \
              AND seq <= ?3 GROUP BY role, type",
         )?;
-        let rows = stmt.query_map(params![session_id, lo, hi], |r| {
-            Ok(((r.get::<_, String>(0)?, r.get::<_, String>(1)?), r.get(2)?))
-        })?;
+        let rows = stmt.query_map(params![session_id, lo, hi], count_row)?;
         for row in rows {
             let (k, n) = row?;
             t.counts.insert(k, n);
@@ -189,6 +185,11 @@ impl Store {
             .query_row(params![session_id, lo, hi], usage_row)?;
         Ok(t)
     }
+}
+
+/// A `(role, type, count)` row.
+fn count_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<((String, String), i64)> {
+    Ok(((r.get(0)?, r.get(1)?), r.get(2)?))
 }
 
 fn usage_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<UsageTotals> {

@@ -8,7 +8,7 @@ use serde_json::Value;
 use super::super::Agent;
 use crate::fold::peer::peer_line;
 use crate::policy::Tool;
-use crate::room::claims::{self, Outcome};
+use crate::room::claims;
 use crate::room::inbox;
 use crate::room::post::{Post, Posted};
 use crate::room::presence;
@@ -167,22 +167,10 @@ impl Agent<'_> {
             &mut |w| self.warn(w),
         )
         .map_err(|e| e.to_string())?
+        .for_model()
         {
-            Outcome::Claimed(c) => Ok(ToolOutput::ok(format!(
-                "claimed {} ({}, {} s): {}",
-                c.id,
-                c.mode,
-                c.ttl_s,
-                c.paths.join(", ")
-            ))),
-            Outcome::Refused(cs) => Ok(ToolOutput::error(format!(
-                "not claimed: {}. Talk to them first: {}",
-                cs.iter()
-                    .map(|c| c.describe())
-                    .collect::<Vec<_>>()
-                    .join("; "),
-                cs[0].claim.how_to_reach()
-            ))),
+            Ok(text) => Ok(ToolOutput::ok(text)),
+            Err(text) => Ok(ToolOutput::error(text)),
         }
     }
 

@@ -1,6 +1,6 @@
 //! Session verbs: `ls`, `title`, `rm` (`show` has its own file).
 
-use serde_json::{json, Value};
+use serde_json::Value;
 
 use crate::cli::{escape_controls, CliError, CliResult, Ctx};
 use crate::clock;
@@ -29,24 +29,13 @@ fn parse_since(s: &str) -> Result<i64, String> {
 }
 
 pub(crate) fn session_json(s: &Session, chunks: i64) -> Value {
-    json!({
-        "id": s.id,
-        "handle": s.handle,
-        "title": s.title,
-        "kind": s.kind.as_str(),
-        "parent_id": s.parent_id,
-        "fork_of": s.fork_of,
-        "fork_seq": s.fork_seq,
-        "agent": s.agent,
-        "model": s.model,
-        "cwd": s.cwd,
-        "policy": s.settings().map(|p| p.to_value()).unwrap_or_else(|_| s.settings_json.clone().into()),
-        "status": s.status.as_str(),
-        "pid": s.pid,
-        "chunks": chunks,
-        "created": clock::iso(s.created_at),
-        "updated": clock::iso(s.updated_at),
-    })
+    let mut v = s.json_fields();
+    v["handle"] = s.handle.clone().into();
+    v["pid"] = s.pid.into();
+    v["chunks"] = chunks.into();
+    v["created"] = clock::iso(s.created_at).into();
+    v["updated"] = clock::iso(s.updated_at).into();
+    v
 }
 
 pub(crate) fn ls(ctx: &mut Ctx, args: LsArgs) -> CliResult<()> {

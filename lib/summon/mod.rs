@@ -5,6 +5,7 @@ mod checks;
 mod claude;
 pub(crate) mod defs;
 mod error;
+pub(crate) mod remove;
 pub(crate) mod spawn;
 
 pub(crate) use defs::{AgentDef, Catalog, Origin};

@@ -5,6 +5,7 @@ use serde_json::Value;
 use crate::cli::{escape_controls, CliError, CliResult, Ctx};
 use crate::clock;
 use crate::store::Session;
+use crate::summon::remove;
 
 #[derive(Debug, clap::Args)]
 pub(crate) struct LsArgs {
@@ -146,32 +147,31 @@ pub(crate) fn rm(ctx: &mut Ctx, args: RmArgs) -> CliResult<()> {
         .iter()
         .map(|r| store.resolve(r))
         .collect::<Result<_, _>>()?;
-    for s in &targets {
-        let s = store.reaped(s.clone());
-        if let (crate::store::SessionStatus::Running, Some(owner)) = (s.status, s.pid) {
-            return Err(crate::store::StoreError::Running { id: s.id, owner }.into());
+    let removal = match remove::check(&store, &targets, args.cascade) {
+        Ok(r) => r,
+        Err(remove::RemoveError::Store(e)) => return Err(e.into()),
+        Err(e @ remove::RemoveError::RunningSubagents { .. }) => {
+            return Err(
+                CliError::new(crate::cli::Exit::Conflict, e.to_string()).with_hint(
+                    "wait for them (`ag-summon retrieve`), or `--cascade` cancels them first",
+                ),
+            )
         }
-    }
-    let orphans = running_subagents(&store, &targets, args.cascade)?;
+    };
     if !args.force && !confirm(ctx, &targets, args.cascade)? {
         return Err(CliError::msg("nothing was removed").with_hint("-f removes without asking"));
     }
-    for k in orphans {
-        let st = crate::summon::spawn::cancel(&store, &k, std::time::Duration::from_secs(3))?;
-        ctx.out
-            .note(&format!("cancelled {} ({})", k.id, st.as_str()));
-    }
-    for s in targets {
-        let removed = match store.remove_session(&s.id, args.cascade) {
-            Ok(r) => r,
-            Err(crate::store::StoreError::SessionNotFound(_)) => continue, // taken by a cascade
-            Err(e) => return Err(e.into()),
-        };
-        for id in removed {
-            ctx.out.note(&format!("removed {id}"));
+    let out = &mut ctx.out;
+    remove::remove(&store, removal, &targets, args.cascade, &mut |r| match r {
+        remove::Removed::Cancelled { id, status } => {
+            out.note(&format!("cancelled {id} ({})", status.as_str()))
         }
-    }
-    Ok(())
+        remove::Removed::Gone(id) => out.note(&format!("removed {id}")),
+    })
+    .map_err(|e| match e {
+        remove::RemoveError::Store(e) => CliError::from(e),
+        e => CliError::msg(e.to_string()),
+    })
 }
 
 /// On a terminal (stdin and stderr both), ask before removing; anywhere else, never ask.
@@ -196,39 +196,4 @@ fn confirm(ctx: &Ctx, targets: &[Session], cascade: bool) -> CliResult<bool> {
     let mut line = String::new();
     std::io::stdin().lock().read_line(&mut line)?;
     Ok(matches!(line.trim(), "y" | "Y" | "yes" | "Yes"))
-}
-
-/// The running subagents of `targets`, to cancel before removing them (`cascade`); without
-/// it a session whose subagents still run is refused: removing it would leave them working
-/// for nobody.
-fn running_subagents(
-    store: &crate::store::Store,
-    targets: &[Session],
-    cascade: bool,
-) -> CliResult<Vec<Session>> {
-    let mut out = Vec::new();
-    for s in targets {
-        let running: Vec<Session> = store
-            .spawned(Some(&s.id))?
-            .into_iter()
-            .filter(|k| {
-                crate::summon::spawn::effective_status(store, k)
-                    .is_ok_and(|st| st == crate::store::SessionStatus::Running)
-            })
-            .collect();
-        if !running.is_empty() && !cascade {
-            let names: Vec<String> = running.iter().map(|k| k.handle.clone()).collect();
-            return Err(CliError::new(
-                crate::cli::Exit::Conflict,
-                format!(
-                    "{} has running subagents: {}; nothing was removed",
-                    s.handle,
-                    names.join(", ")
-                ),
-            )
-            .with_hint("wait for them (`ag-summon retrieve`), or `--cascade` cancels them first"));
-        }
-        out.extend(running);
-    }
-    Ok(out)
 }

@@ -173,6 +173,8 @@ pub(crate) struct Agent<'a> {
     pub(crate) lease: crate::store::Lease<'a>,
     /// This run's participant in rooms: every room the loop and the peer tools reach.
     pub(crate) rooms: crate::room::Rooms,
+    /// The MCP servers `mcp__SERVER__TOOL` calls go to, when any are configured.
+    pub(crate) mcp: Option<std::sync::Arc<crate::mcp::McpServers>>,
 }
 
 impl Agent<'_> {

@@ -557,6 +557,7 @@ impl<'s> TurnPlan<'s> {
             peer: Default::default(),
             lease: self.claim,
             rooms: crate::room::Rooms::open(home),
+            mcp: None,
         }
     }
 }

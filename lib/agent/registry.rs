@@ -46,10 +46,12 @@ impl Agent<'_> {
             peer::Before::Run(after) => after,
         };
         let out = match Tool::parse(name) {
+            // An MCP server's tool: to the server, on a worker as a built-in tool runs.
+            None if name.starts_with(crate::policy::MCP_PREFIX) => self.run_mcp(name, args, on)?,
             Some(
                 Tool::Read | Tool::Glob | Tool::Grep | Tool::Write | Tool::Edit | Tool::Bash,
             )
-            // MCP tools, and names nobody knows (tools::run says so).
+            // Names nobody knows: tools::run says so.
             | None => self.run_tool(name, args, std::mem::take(&mut after.read_only), on)?,
             Some(tool @ (Tool::Summon | Tool::Retrieve)) => self.summon_tool(tool, args),
             // The session's own history: read from the store, never another session's.
@@ -80,7 +82,7 @@ impl Agent<'_> {
             .filter_map(|n| Tool::parse(n).and_then(|t| self.spec_of(t)))
             .collect();
         // MCP servers start here, at the first step that may offer their tools.
-        if let (None, Some(mcp)) = (&self.opts.offered, &self.tool_ctx.mcp) {
+        if let (None, Some(mcp)) = (&self.opts.offered, &self.mcp) {
             specs.extend(mcp.specs(&self.policy));
         }
         // In a small window the definitions go brief (the same window, the same definitions:
@@ -95,7 +97,6 @@ impl Agent<'_> {
     /// passed on.
     fn report_progress(&self, name: &str, seen: u64, on: &mut dyn FnMut(super::Event)) -> u64 {
         let Some(p) = self
-            .tool_ctx
             .mcp
             .as_ref()
             .filter(|_| name.starts_with(crate::policy::MCP_PREFIX))
@@ -113,7 +114,7 @@ impl Agent<'_> {
         p.n
     }
 
-    /// Run one allowed tool on a worker thread so an interrupt is noticed while it runs.
+    /// Run one allowed built-in tool on a worker thread.
     fn run_tool(
         &self,
         name: &str,
@@ -121,12 +122,47 @@ impl Agent<'_> {
         claimed: Vec<std::path::PathBuf>,
         on: &mut dyn FnMut(super::Event),
     ) -> Option<ToolOutput> {
-        let (tx, rx) = std::sync::mpsc::channel();
         let (name_owned, args_owned, mut ctx) =
             (name.to_string(), args.clone(), self.tool_ctx.clone());
         ctx.claimed_by_others = claimed;
+        self.on_worker(name, on, move || tools::run(&name_owned, &args_owned, &ctx))
+    }
+
+    /// Call an MCP server's tool (`mcp__SERVER__TOOL`) on a worker thread; its output is
+    /// capped as a built-in tool's is.
+    fn run_mcp(
+        &self,
+        name: &str,
+        args: &Value,
+        on: &mut dyn FnMut(super::Event),
+    ) -> Option<ToolOutput> {
+        let Some(servers) = self.mcp.clone() else {
+            return Some(ToolOutput::error(format!(
+                "unknown tool {name:?}: no MCP server is configured; nothing was run"
+            )));
+        };
+        let (name_owned, args_owned, cap) =
+            (name.to_string(), args.clone(), self.tool_ctx.output_cap);
+        self.on_worker(name, on, move || {
+            let out = servers.call(&name_owned, &args_owned);
+            ToolOutput {
+                text: tools::cap_text(out.text, cap),
+                is_error: out.is_error,
+            }
+        })
+    }
+
+    /// Run `job` (one tool call) on a worker thread, so an interrupt is noticed while it
+    /// runs and an MCP server's progress reaches the person. `None` when interrupted.
+    fn on_worker(
+        &self,
+        name: &str,
+        on: &mut dyn FnMut(super::Event),
+        job: impl FnOnce() -> ToolOutput + Send + 'static,
+    ) -> Option<ToolOutput> {
+        let (tx, rx) = std::sync::mpsc::channel();
         std::thread::spawn(move || {
-            let _ = tx.send(tools::run(&name_owned, &args_owned, &ctx));
+            let _ = tx.send(job());
         });
         // The store learns the command's process group while it runs, so a later run can end
         // what this one leaves if it is killed.

@@ -81,8 +81,6 @@ pub(crate) struct ToolCtx {
     /// The process group of the running `bash` command and its leader's start time, while
     /// one runs: the caller records it, so a later run can kill what a killed one left.
     pub(crate) running_group: std::sync::Arc<std::sync::Mutex<Option<(i64, i64)>>>,
-    /// The MCP servers `mcp__SERVER__TOOL` calls go to, when any are configured.
-    pub(crate) mcp: Option<std::sync::Arc<crate::mcp::McpServers>>,
     /// Existing paths other sessions claim: `bash` sees them read-only in its sandbox.
     pub(crate) claimed_by_others: Vec<PathBuf>,
 }
@@ -99,7 +97,6 @@ impl ToolCtx {
             secrets: Default::default(),
             allow_protected: false,
             running_group: Default::default(),
-            mcp: None,
             claimed_by_others: Vec::new(),
         }
     }
@@ -214,18 +211,6 @@ fn dispatch(name: &str, args: &Value, ctx: &ToolCtx) -> ToolOutput {
             | Tool::PeerRelease
             | Tool::Recall,
         ) => Err(format!("{name} runs in the agent loop: nothing was run")),
-        None if name.starts_with(crate::policy::MCP_PREFIX) => match &ctx.mcp {
-            Some(servers) => {
-                let out = servers.call(name, &Value::Object(map.clone()));
-                Ok(ToolOutput {
-                    text: cap_text(out.text, ctx.output_cap),
-                    is_error: out.is_error,
-                })
-            }
-            None => Err(format!(
-                "unknown tool {name:?}: no MCP server is configured; nothing was run"
-            )),
-        },
         None => Err(format!("unknown tool {name:?}: nothing was run")),
     };
     result.unwrap_or_else(ToolOutput::error)

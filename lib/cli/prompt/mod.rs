@@ -522,7 +522,7 @@ pub(crate) fn run_turn_in(
     super::announce_model(&ctx.out, &plan.model, &plan.origin, plan.provider.as_ref());
     let home = ctx.home.clone();
     let mut agent = plan.into_agent(store, &home, config, cwd_now, interrupt_on_signals());
-    agent.tool_ctx.mcp = super::mcp_client::servers(ctx, config, &agent.policy);
+    agent.mcp = super::mcp_client::servers(ctx, config, &agent.policy);
     if agent.bash_unconfined() {
         ctx.out.note(
             "sandbox: off — bash commands run unconfined, with all your rights and the network",

@@ -77,9 +77,49 @@ pub(crate) trait Backend: Send + Sync {
     fn present(&self, _room: &Room) -> Result<Vec<Present>, RoomError> {
         Ok(Vec::new())
     }
-    /// `ag-room doctor`: one line a check, and whether it passed.
-    fn doctor(&self) -> Vec<(bool, String)> {
-        vec![(true, format!("config: {}", self.describe()))]
+    /// `ag-room doctor`: one line a check, and how it came out.
+    fn doctor(&self) -> Vec<Check> {
+        vec![Check::ok(format!("config: {}", self.describe()))]
+    }
+}
+
+/// One check of `ag-room doctor`: its line, and how it came out.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Check {
+    pub(crate) state: CheckState,
+    pub(crate) text: String,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum CheckState {
+    Ok,
+    Failed,
+    /// Failed because the room server cannot be reached now: a temporary failure.
+    Unreachable,
+}
+
+impl Check {
+    pub(crate) fn ok(text: impl Into<String>) -> Check {
+        Check {
+            state: CheckState::Ok,
+            text: text.into(),
+        }
+    }
+
+    pub(crate) fn failed(text: impl Into<String>) -> Check {
+        Check {
+            state: CheckState::Failed,
+            text: text.into(),
+        }
+    }
+
+    /// A check that passed or failed (`ok`).
+    pub(crate) fn of(ok: bool, text: impl Into<String>) -> Check {
+        if ok {
+            Check::ok(text)
+        } else {
+            Check::failed(text)
+        }
     }
 }
 
@@ -184,10 +224,9 @@ impl Backend for Files {
         "files".into()
     }
 
-    fn doctor(&self) -> Vec<(bool, String)> {
-        vec![(
-            true,
-            "config: rooms are files on this machine (no [rooms] url in the user config, no AG_ROOM_URL)".into(),
+    fn doctor(&self) -> Vec<Check> {
+        vec![Check::ok(
+            "config: rooms are files on this machine (no [rooms] url in the user config, no AG_ROOM_URL)",
         )]
     }
 }
@@ -249,7 +288,7 @@ impl Backend for Broken {
         format!("unusable room configuration: {}", self.0)
     }
 
-    fn doctor(&self) -> Vec<(bool, String)> {
-        vec![(false, format!("config: {}", self.0))]
+    fn doctor(&self) -> Vec<Check> {
+        vec![Check::failed(format!("config: {}", self.0))]
     }
 }

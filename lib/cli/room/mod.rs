@@ -149,18 +149,21 @@ fn run(cli: Cli) -> CliResult<()> {
 
 /// `ag-room doctor`: one line a check, `ok` or `FAIL`.
 fn doctor(ctx: &mut Ctx) -> CliResult<()> {
+    use crate::room::backend::CheckState;
     let checks = ctx.rooms().backend().doctor();
-    let mut unreachable = false;
-    for (ok, line) in &checks {
-        if !ok && line.starts_with("connection:") {
-            unreachable = !line.contains("refused the credential");
-        }
+    for c in &checks {
+        let mark = if c.state == CheckState::Ok {
+            "ok  "
+        } else {
+            "FAIL"
+        };
         ctx.out.line(&crate::cli::escape_controls(
-            &format!("{} {line}", if *ok { "ok  " } else { "FAIL" }),
+            &format!("{mark} {}", c.text),
             false,
         ))?;
     }
-    match checks.iter().filter(|(ok, _)| !ok).count() {
+    let unreachable = checks.iter().any(|c| c.state == CheckState::Unreachable);
+    match checks.iter().filter(|c| c.state != CheckState::Ok).count() {
         0 => Ok(()),
         n if unreachable => Err(CliError::new(
             Exit::TempFail,

@@ -21,7 +21,7 @@ use std::time::{Duration, Instant};
 
 use futures_util::StreamExt;
 
-use super::backend::{Backend, Decide, Present, Waking};
+use super::backend::{Backend, Check, CheckState, Decide, Present, Waking};
 use super::file::{self, Flow};
 use super::{repo, Line, Room, RoomError};
 use crate::config::rooms::RoomServer;
@@ -174,27 +174,40 @@ impl Nats {
     }
 
     /// What `ag-room doctor` reports: one line a check, and whether it passed.
-    pub(crate) fn doctor(&self) -> Vec<(bool, String)> {
-        let mut out = vec![(
-            true,
-            format!(
-                "config: rooms on {} (from {}), {}",
-                self.server.url,
-                self.server.url_from,
-                conn::describe_credential(&self.server.credential)
-            ),
-        )];
+    pub(crate) fn doctor(&self) -> Vec<Check> {
+        let mut out = vec![Check::ok(format!(
+            "config: rooms on {} (from {}), {}",
+            self.server.url,
+            self.server.url_from,
+            conn::describe_credential(&self.server.credential)
+        ))];
         let c = match self.connected() {
             Ok(c) => {
-                out.push((true, format!("connection: {} answers", self.server.url)));
+                out.push(Check::ok(format!(
+                    "connection: {} answers",
+                    self.server.url
+                )));
                 c
             }
             Err(e) => {
-                out.push((false, format!("connection: {e}")));
+                // A server that is not there now is a temporary failure; one that refuses the
+                // credential is not.
+                let state = match e {
+                    RoomError::Unavailable(_) => CheckState::Unreachable,
+                    _ => CheckState::Failed,
+                };
+                out.push(Check {
+                    state,
+                    text: format!("connection: {e}"),
+                });
                 return out;
             }
         };
-        out.extend(self.block(conn::check(c)));
+        out.extend(
+            self.block(conn::check(c))
+                .into_iter()
+                .map(|(ok, text)| Check::of(ok, text)),
+        );
         out
     }
 }
@@ -495,7 +508,7 @@ impl Backend for Nats {
             .map_err(|e| self.unavailable("reading presence", e))
     }
 
-    fn doctor(&self) -> Vec<(bool, String)> {
+    fn doctor(&self) -> Vec<Check> {
         Nats::doctor(self)
     }
 }

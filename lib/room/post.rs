@@ -98,6 +98,42 @@ impl Rooms {
     }
 }
 
+impl Room {
+    /// Wait for the `delivered` receipt of line `id`, reading from position `start` on (where
+    /// the room ended before the line was posted) until `deadline`: the receipt, or `None`
+    /// when the time ran out. It wakes when the room changes (the rooms folder's watch, a
+    /// room server's subscription) and reads only what came since its last look.
+    pub(crate) fn wait_delivered(
+        &self,
+        rooms_dir: &Path,
+        start: u64,
+        id: &str,
+        deadline: std::time::Instant,
+    ) -> Result<Option<Line>, RoomError> {
+        let follower = crate::follow::Follower::new(std::time::Duration::from_millis(250))
+            .watch(rooms_dir, false);
+        let _waking = self.backend.wake(self, follower.waker());
+        let mut at = start;
+        loop {
+            let mut got: Option<Line> = None;
+            at = self.scan(at, &mut |_| {}, &mut |_, l| {
+                if l.ty == LineKind::Delivered && l.in_reply_to.as_deref() == Some(id) {
+                    got = Some(l);
+                    return super::file::Flow::Stop;
+                }
+                super::file::Flow::Go
+            })?;
+            if got.is_some() {
+                return Ok(got);
+            }
+            if std::time::Instant::now() >= deadline {
+                return Ok(None);
+            }
+            follower.wait(Some(deadline));
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -6,10 +6,9 @@ use serde_json::json;
 
 use super::{cwd, me, read_text, resolve, room_err};
 use crate::cli::{CliError, CliResult, Ctx, Exit};
-use crate::room::file::Flow;
 use crate::room::post::{Post, PostError, Posted};
 use crate::room::presence;
-use crate::room::{Line, LineKind, Room};
+use crate::room::Room;
 
 #[derive(Debug, clap::Args)]
 pub(crate) struct TellArgs {
@@ -103,29 +102,21 @@ fn wait_delivered(
     id: &str,
     wait: Duration,
 ) -> CliResult<()> {
-    let deadline = Instant::now() + wait;
-    loop {
-        let mut got: Option<Line> = None;
-        room.scan(start, &mut |_| {}, &mut |_, l| {
-            if l.ty == LineKind::Delivered && l.in_reply_to.as_deref() == Some(id) {
-                got = Some(l);
-                return Flow::Stop;
-            }
-            Flow::Go
-        })
-        .map_err(room_err)?;
-        if let Some(d) = got {
+    let dir = ctx.home.rooms_dir();
+    crate::paths::create_private_dir(&dir)?;
+    match room
+        .wait_delivered(&dir, start, id, Instant::now() + wait)
+        .map_err(room_err)?
+    {
+        Some(d) => {
             ctx.out
                 .note(&format!("delivered to {} at {}", d.from.display(), d.ts));
-            return Ok(());
+            Ok(())
         }
-        if Instant::now() >= deadline {
-            return Err(CliError::new(
-                Exit::TempFail,
-                format!("{id} was not delivered within {} s", wait.as_secs_f64()),
-            )
-            .with_hint(format!("`ag-room status {id}` shows it later")));
-        }
-        std::thread::sleep(Duration::from_millis(50));
+        None => Err(CliError::new(
+            Exit::TempFail,
+            format!("{id} was not delivered within {} s", wait.as_secs_f64()),
+        )
+        .with_hint(format!("`ag-room status {id}` shows it later"))),
     }
 }

@@ -19,7 +19,7 @@ use serde_json::{Map, Value};
 use crate::fold::peer::peer_line;
 use crate::paths::Home;
 use crate::room::claims;
-use crate::room::inbox::{self, Heard};
+use crate::room::inbox;
 use crate::room::post::{Post, Posted};
 use crate::room::presence::{self, Me};
 use crate::room::roster;
@@ -133,16 +133,14 @@ impl RoomServer {
     /// Unread lines since this participant's cursor: consumed, with receipts written.
     fn inbox(&self, store: &Store, me: &Me) -> Result<String, String> {
         let rooms = self.rooms.heard_in(&self.cwd);
-        let mut heard: Vec<Heard> = Vec::new();
-        let cursors = inbox::read_new(store, me, &rooms, (None, true), &mut |_| {}, &mut |h| {
-            heard.push(h)
-        })
-        .map_err(|e| e.to_string())?;
-        store
-            .room_advance(&me.reader, &cursors, &[])
-            .map_err(|e| e.to_string())?;
-        let refs: Vec<&Heard> = heard.iter().collect();
-        inbox::deliver(me, &refs).map_err(|e| e.to_string())?;
+        let take = inbox::Take {
+            new: true,
+            receipts: true,
+            peek: false,
+        };
+        let heard = inbox::take(store, me, &rooms, take)
+            .map_err(|e| e.to_string())?
+            .heard;
         if heard.is_empty() {
             return Ok("no new messages".into());
         }

@@ -91,17 +91,28 @@ pub(crate) struct Taken {
     pub(crate) warnings: Vec<String>,
 }
 
+/// What a reader takes from its inbox.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct Take {
+    /// The unread lines of the rooms too, not only what a session held back.
+    pub(crate) new: bool,
+    /// With the new lines, the receipts for the reader's own (an MCP client has no other way
+    /// to hear them).
+    pub(crate) receipts: bool,
+    /// Show without consuming: no cursor moves, no receipt is written.
+    pub(crate) peek: bool,
+}
+
 /// The read-and-consume step every front end shares: the lines a session held back from its
-/// context (`me.session` only), then, when `new`, the unread lines of `rooms`. Unless
-/// `peek`, what was read is consumed: cursors advance, held lines are released, and each line
-/// of speech gets its `delivered` receipt.
-pub(crate) fn take(
-    store: &Store,
-    me: &Me,
-    rooms: &[Room],
-    new: bool,
-    peek: bool,
-) -> Result<Taken, RoomError> {
+/// context (`me.session` only), then, with `take.new`, the unread lines of `rooms`. Unless
+/// `take.peek`, what was read is consumed: cursors advance, held lines are released, and
+/// each line of speech gets its `delivered` receipt.
+pub(crate) fn take(store: &Store, me: &Me, rooms: &[Room], take: Take) -> Result<Taken, RoomError> {
+    let Take {
+        new,
+        receipts,
+        peek,
+    } = take;
     let mut taken = Taken::default();
     let held = if me.session.is_some() {
         store.room_held(&me.reader)?
@@ -126,7 +137,7 @@ pub(crate) fn take(
             store,
             me,
             rooms,
-            (None, false),
+            (None, receipts),
             &mut |w| warnings.push(w),
             &mut |h| heard.push(h),
         )?;

@@ -120,8 +120,8 @@ impl Agent<'_> {
     fn peer_inbox(&self) -> Result<ToolOutput, String> {
         let me = self.me();
         // New lines reach the model at step boundaries; this takes what was held back.
-        let taken =
-            inbox::take(self.store, &me, &self.rooms(), false, false).map_err(|e| e.to_string())?;
+        let taken = inbox::take(self.store, &me, &self.rooms(), inbox::Take::default())
+            .map_err(|e| e.to_string())?;
         if taken.heard.is_empty() {
             return Ok(ToolOutput::ok("no held-back messages"));
         }

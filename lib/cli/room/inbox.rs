@@ -48,7 +48,12 @@ pub(super) fn inbox_cmd(ctx: &mut Ctx, from: Option<&str>, a: InboxArgs) -> CliR
         None => cwd()?,
     };
     let rooms = ctx.rooms().heard_in(&dir);
-    let taken = inbox::take(&store, &me, &rooms, true, a.peek).map_err(room_err)?;
+    let take = inbox::Take {
+        new: true,
+        peek: a.peek,
+        ..Default::default()
+    };
+    let taken = inbox::take(&store, &me, &rooms, take).map_err(room_err)?;
     for w in &taken.warnings {
         ctx.out.warn(w);
     }

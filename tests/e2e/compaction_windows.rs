@@ -71,6 +71,12 @@ fn run_window(window: u32, model: &str) {
             "window {window}, {model}, turn {n}:\n{}",
             run.stderr
         );
+        // Nothing to compact before a turn is no failure: no warning for it.
+        assert!(
+            !run.stderr.contains("nothing before the kept suffix"),
+            "window {window}, {model}, turn {n}:\n{}",
+            run.stderr
+        );
     }
     let fold = env.log(&["fold", &id]).ok().stdout;
     // The handoff quotes the first request's start as the goal; its end is gone.

@@ -62,22 +62,28 @@ fn a_100_character_mcp_tool_name_works_in_both_dialects() {
     }
 }
 
+/// A test home with `[mcp.slow]`, the official Python SDK's progress server (plus `extra`
+/// lines in its table); `None` when the peers are not installed outside CI.
+fn progress_env(extra: &str) -> Option<crate::support::TestEnv> {
+    let python = program("python")?;
+    let server = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/peers/progress_server.py"
+    );
+    Some(env_with(
+        None,
+        &format!("[mcp.slow]\ncommand = {python:?}\nargs = [{server:?}]\n{extra}"),
+    ))
+}
+
 /// A call that reports progress (MCP `notifications/progress`) keeps its timeout from running
 /// out; a silent one as slow times out and is cancelled. The server is the official Python
 /// SDK's, the call timeout 1 s, each call about 2.4 s.
 #[test]
 fn mcp_progress_notifications_keep_a_slow_call_alive() {
-    let Some(python) = program("python") else {
+    let Some(env) = progress_env("call_timeout_s = 1\n") else {
         return;
     };
-    let server = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/tests/peers/progress_server.py"
-    );
-    let env = env_with(
-        None,
-        &format!("[mcp.slow]\ncommand = {python:?}\nargs = [{server:?}]\ncall_timeout_s = 1\n"),
-    );
     let model = crate::prompt::script(
         &env,
         "slow.toml",
@@ -166,17 +172,9 @@ fn a_tool_that_needs_mcp_tasks_is_withdrawn_after_its_server_says_so() {
 /// the server's words, escaped (the server's message tries to clear the screen).
 #[test]
 fn mcp_progress_shows_as_events_and_on_the_terminal_status_line() {
-    let Some(python) = program("python") else {
+    let Some(env) = progress_env("") else {
         return;
     };
-    let server = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/tests/peers/progress_server.py"
-    );
-    let env = env_with(
-        None,
-        &format!("[mcp.slow]\ncommand = {python:?}\nargs = [{server:?}]\n"),
-    );
     let model = crate::prompt::script(
         &env,
         "slow.toml",

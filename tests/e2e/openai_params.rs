@@ -10,6 +10,16 @@ use serde_json::Value;
 use crate::peers::Llmock;
 use crate::prompt::env_with;
 
+/// The request bodies LLMock recorded, in order.
+fn bodies(mock: &Llmock) -> Vec<Value> {
+    mock.requests()["requests"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["body"].clone())
+        .collect()
+}
+
 fn schema() -> Value {
     let path = concat!(
         env!("CARGO_MANIFEST_DIR"),
@@ -61,13 +71,7 @@ fn each_openai_family_gets_the_limit_and_thinking_fields_its_api_takes() {
         )
         .ok();
     }
-    let log = mock.requests();
-    let bodies: Vec<&Value> = log["requests"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|r| &r["body"])
-        .collect();
+    let bodies = bodies(&mock);
     assert_eq!(bodies.len(), expected.len());
     let known = schema["properties"].as_object().unwrap();
     for (body, (family, model, limit, refuses)) in bodies.iter().zip(&expected) {
@@ -151,13 +155,7 @@ fn each_anthropic_family_gets_the_limit_and_thinking_fields_its_api_takes() {
             expected.push((family.clone(), model, f.clone()));
         }
     }
-    let log = mock.requests();
-    let bodies: Vec<&Value> = log["requests"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|r| &r["body"])
-        .collect();
+    let bodies = bodies(&mock);
     assert_eq!(bodies.len(), expected.len());
     let known = schema["properties"].as_object().unwrap();
     for (body, (family, model, f)) in bodies.iter().zip(&expected) {

@@ -202,6 +202,9 @@ pub(crate) struct AgentConfig {
     pub(crate) max_summon_depth: u32,
     /// `--schema`: how many times an answer that fails the schema goes back to the model.
     pub(crate) schema_retries: u32,
+    /// A new session's approval mode: `auto` (the policy decides) or `ask` (a person decides
+    /// each call that changes something).
+    pub(crate) approval: crate::agent::ApprovalMode,
 }
 
 impl Default for AgentConfig {
@@ -214,6 +217,7 @@ impl Default for AgentConfig {
             thinking_budget: None,
             max_summon_depth: 0,
             schema_retries: 2,
+            approval: crate::agent::ApprovalMode::Auto,
         }
     }
 }

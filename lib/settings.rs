@@ -39,6 +39,10 @@ pub(crate) struct Settings {
     /// summons count toward `agent.max_summon_depth` (a subagent counts through `parent_id`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) summon_depth: Option<u32>,
+    /// Whether a person decides each call that changes something, and the tools allowed for
+    /// the rest of the session (see `agent::approve`); `None` is `auto`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) approval: Option<crate::agent::Approval>,
     /// Keys written by another version of ag, kept as they are.
     #[serde(flatten)]
     pub(crate) other: Map<String, Value>,

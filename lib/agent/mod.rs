@@ -4,6 +4,7 @@
 //! queued input joins at step boundaries; a broken attempt is retried and its sealed chunks
 //! are named by an `attempt_abandoned` record so the fold leaves them out.
 
+pub(crate) mod approve;
 mod context;
 pub(crate) mod instructions;
 mod peer;
@@ -30,6 +31,7 @@ use crate::reduce::Usage;
 use crate::store::{Session, SessionStatus, Store, StoreError, TurnEnd};
 use crate::tools::{ToolCtx, ToolOutput};
 
+pub(crate) use approve::{Approval, ApprovalMode, Approver};
 pub(crate) use context::{Manual, View};
 pub(crate) use plan::{prepare, PlanError, Prepared, SessionChoice, TurnPlan, TurnRequest};
 pub(crate) use step::StepOutcome;
@@ -175,6 +177,10 @@ pub(crate) struct Agent<'a> {
     pub(crate) rooms: crate::room::Rooms,
     /// The MCP servers `mcp__SERVER__TOOL` calls go to, when any are configured.
     pub(crate) mcp: Option<std::sync::Arc<crate::mcp::McpServers>>,
+    /// How calls that change something are decided this run (`--yes`: as `auto`).
+    pub(crate) approval: std::sync::Mutex<Approval>,
+    /// Who decides them when the mode is `ask`; none: they are denied.
+    pub(crate) approver: Option<Arc<dyn Approver>>,
 }
 
 impl Agent<'_> {
@@ -549,9 +555,16 @@ impl Agent<'_> {
                     text: reason,
                     is_error: true,
                 },
-                Verdict::Allow => match self.execute(name, args, on) {
-                    Some(o) => o,
-                    None => return Ok(false),
+                Verdict::Allow => match self.approve((turn, step), call_id, name, args, on)? {
+                    Some(refusal) => ToolOutput {
+                        text: refusal,
+                        is_error: true,
+                    },
+                    None if self.interrupted() => return Ok(false),
+                    None => match self.execute(name, args, on) {
+                        Some(o) => o,
+                        None => return Ok(false),
+                    },
                 },
             };
             let result = NewChunk::new(

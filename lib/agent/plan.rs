@@ -62,6 +62,8 @@ pub(crate) struct TurnRequest {
     pub(crate) sandbox: Option<crate::sandbox::Mode>,
     /// `--net`.
     pub(crate) net: bool,
+    /// `--approval`: how the session's calls that change something are decided from now on.
+    pub(crate) approval: Option<super::ApprovalMode>,
     /// When the session is busy: queue the prompt (`true`) or refuse.
     pub(crate) queue: bool,
     /// The (canonical) current directory: a new session's directory.
@@ -114,6 +116,8 @@ pub(crate) struct TurnPlan<'s> {
     pub(crate) warnings: Vec<String>,
     /// `--allow-protected`: this turn's `write` and `edit` may change `.git/`, `.ag/`, `.claude/`.
     pub(crate) allow_protected: bool,
+    /// `--yes`: this run allows whatever the policy allows, asking nobody.
+    pub(crate) yes: bool,
     /// `--schema`: the answer this turn must give.
     pub(crate) schema: Option<Arc<crate::structured::AnswerSchema>>,
     /// `--max-cost`: US dollars this turn may spend.
@@ -239,7 +243,8 @@ pub(crate) fn prepare<'s>(
         }
     };
     let mut notes = notes;
-    let settings = compose_settings(stored, &req, (&tools, &sandbox), &mut notes);
+    let mut settings = compose_settings(stored, &req, (&tools, &sandbox), &mut notes);
+    approval_for(&mut settings, req.approval, config);
     store.set_model_and_settings(&session.id, &chosen.model, &settings)?;
     let mut plan = TurnPlan::with(session, chosen, tools, settings, claim);
     plan.max_steps = req.max_steps.or(def.and_then(|d| d.max_steps));
@@ -317,6 +322,21 @@ fn compose_settings(
         settings.project = None;
     }
     settings
+}
+
+/// The session's approval mode: `--approval` sets it; a new session without the flag gets the
+/// user's `agent.approval`; otherwise it keeps its own. The tools a person allowed for the
+/// session stay allowed.
+fn approval_for(settings: &mut Settings, flag: Option<super::ApprovalMode>, config: &Config) {
+    let mode = match (flag, &settings.approval) {
+        (Some(mode), _) => mode,
+        (None, Some(_)) => return,
+        (None, None) => config.agent.approval,
+    };
+    if mode == super::ApprovalMode::Auto && settings.approval.is_none() {
+        return;
+    }
+    settings.approval.get_or_insert_with(Default::default).mode = mode;
 }
 
 /// What the person reads about the project instructions a session got.
@@ -491,6 +511,7 @@ impl<'s> TurnPlan<'s> {
             notes: Vec::new(),
             warnings: Vec::new(),
             allow_protected: false,
+            yes: false,
             schema: None,
             max_cost: None,
             context_window: None,
@@ -558,6 +579,11 @@ impl<'s> TurnPlan<'s> {
             lease: self.claim,
             rooms: crate::room::Rooms::open(home),
             mcp: None,
+            approval: std::sync::Mutex::new(match self.yes {
+                true => super::Approval::default(),
+                false => self.settings.approval.clone().unwrap_or_default(),
+            }),
+            approver: None,
         }
     }
 }

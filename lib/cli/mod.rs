@@ -2,6 +2,7 @@
 //! codes. Each command parses its flags into one resolved context, runs, and maps errors to
 //! the exit statuses of DESIGN §8.
 
+mod approve;
 pub mod dispatch;
 mod error;
 pub mod fork;

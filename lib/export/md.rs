@@ -57,6 +57,20 @@ pub(crate) fn system_line(m: &serde_json::Map<String, Value>) -> String {
             m.get("trigger").and_then(Value::as_str).unwrap_or("?"),
             clip(m.get("summary").and_then(Value::as_str).unwrap_or(""), 200)
         ),
+        "approval" => {
+            let f = |k: &str| m.get(k).and_then(Value::as_str).unwrap_or("?");
+            let reason = match m.get("reason").and_then(Value::as_str) {
+                Some(r) if !r.is_empty() => format!(": {}", clip(r, 200)),
+                _ => String::new(),
+            };
+            let what = match f("decision") {
+                "allow-once" => "allowed once",
+                "allow-session" => "allowed for the session",
+                "deny" => "denied",
+                other => other,
+            };
+            format!("approval: {} {what} by {}{reason}", f("tool"), f("by"))
+        }
         "attempt_abandoned" => format!(
             "attempt abandoned: {}",
             m.get("reason").and_then(Value::as_str).unwrap_or("")

@@ -77,7 +77,6 @@ impl Tool {
         self.row().1
     }
 
-    #[cfg(test)]
     pub(crate) fn effect(self) -> Effect {
         self.row().2
     }

@@ -225,6 +225,23 @@ impl Store {
     }
 }
 
+impl Store {
+    /// Record a session's durable settings, keeping its model.
+    pub(crate) fn set_settings(
+        &self,
+        session_id: &str,
+        settings: &crate::settings::Settings,
+    ) -> Result<()> {
+        self.conn()
+            .execute(
+                "UPDATE sessions SET policy_json = ?2 WHERE id = ?1",
+                params![session_id, settings.to_json()],
+            )
+            .map_err(|e| self.classify(e))?;
+        Ok(())
+    }
+}
+
 fn release_in(conn: &rusqlite::Connection, session_id: &str, status: &str) -> Result<()> {
     let (me, _) = proc::me();
     conn.execute(

@@ -3,6 +3,7 @@
 mod support;
 
 mod answers;
+mod approvals;
 mod busy;
 mod claims_sandbox;
 mod compaction;

@@ -189,6 +189,15 @@ pub(crate) struct RunArgs {
     /// Let sandboxed bash commands use the network [config: sandbox.network]
     #[arg(long)]
     net: bool,
+    /// How calls to tools that change something (write, edit, bash, MCP tools) are decided:
+    /// auto (the tool policy alone) or ask (a person allows each on the terminal: once, for
+    /// the session, or denies with a reason the model reads; without a terminal such a call
+    /// is denied). The session keeps the mode [config: agent.approval]
+    #[arg(long, value_name = "MODE", value_parser = parse_approval)]
+    approval: Option<crate::agent::ApprovalMode>,
+    /// Allow, in this run, every call the tool policy allows, asking nobody
+    #[arg(short = 'y', long)]
+    yes: bool,
     /// Trust this folder (the one holding the nearest .ag/, else the current one), so its
     /// project config may choose the model, providers and MCP servers, and approve the
     /// servers its .mcp.json names now (one added or changed later asks again). Recorded in
@@ -200,6 +209,10 @@ pub(crate) struct RunArgs {
     /// permissions.protected_writes = "allow"]
     #[arg(long)]
     allow_protected: bool,
+}
+
+fn parse_approval(s: &str) -> Result<crate::agent::ApprovalMode, String> {
+    crate::agent::ApprovalMode::parse(s)
 }
 
 fn parse_sandbox_mode(s: &str) -> Result<crate::sandbox::Mode, String> {
@@ -279,6 +292,7 @@ fn prompt(ctx: &mut Ctx, args: RunArgs) -> CliResult<()> {
         match crate::agent::prepare(&store, &config, req).map_err(|e| plan_error(e, &config))? {
             Prepared::Ready(mut plan) => {
                 plan.allow_protected = args.allow_protected;
+                plan.yes = args.yes;
                 plan.schema = schema;
                 plan.max_cost = args.max_cost;
                 plan.context_window = args.context_window;
@@ -403,6 +417,7 @@ fn turn_request(
         compact: args.compact,
         sandbox: args.sandbox,
         net: args.net,
+        approval: args.approval,
         queue: !args.no_queue,
         cwd: cwd_now.to_path_buf(),
         project_context: !args.no_project_context,
@@ -523,6 +538,7 @@ pub(crate) fn run_turn_in(
     let home = ctx.home.clone();
     let mut agent = plan.into_agent(store, &home, config, cwd_now, interrupt_on_signals());
     agent.mcp = super::mcp_client::servers(ctx, config, &agent.policy);
+    agent.approver = super::approve::terminal_if_asked(&agent, ctx.out.color_err);
     if agent.bash_unconfined() {
         ctx.out.note(
             "sandbox: off — bash commands run unconfined, with all your rights and the network",

@@ -233,6 +233,26 @@ fn sandbox_network_is_off_unless_the_user_allows_it() {
     );
 }
 
+/// Without `--net`, the calls of one run share one network namespace that is not the
+/// machine's (made once, for speed), with `lo` up: a server a command starts on loopback
+/// answers it. With `--net` a command is in the machine's.
+#[test]
+fn sandbox_calls_share_one_network_namespace_of_their_own() {
+    let env = env_with(None, "");
+    let host = std::fs::read_link("/proc/self/ns/net").unwrap();
+    let host = host.to_string_lossy();
+    let ns = "readlink /proc/self/ns/net";
+    let serve = "python3 -c 'import socket; s = socket.create_server((\"127.0.0.1\", 0)); \
+        socket.create_connection(s.getsockname()); print(\"lo up\")'";
+    let (_, r) = run_bash(&env, &[ns, ns, serve], &["--sandbox", "read-only"]);
+    assert!(r[0].0.starts_with("net:["), "{r:?}");
+    assert_eq!(r[0], r[1], "two calls, two namespaces");
+    assert!(!r[0].0.contains(&*host), "{r:?} is the machine's {host}");
+    assert_eq!(r[2], ("lo up\nexit 0".into(), false));
+    let (_, r) = run_bash(&env, &[ns], &["--net"]);
+    assert_eq!(r[0], (format!("{host}\nexit 0"), false));
+}
+
 #[test]
 fn sandbox_python_pipes_and_cargo_build_work_inside() {
     let env = env_with(None, "");

@@ -16,6 +16,9 @@ pub(super) const READY: u8 = b'R';
 pub(super) const SETUP_FAILED: u8 = b'E';
 /// `X`, then the shell's wait status (4 bytes, native endian).
 pub(super) const EXITED: u8 = b'X';
+/// `J`, then the init's pid (4 bytes, native endian): the call's first process joined the
+/// shared namespaces ([`super::netns`]) and started the init beside itself.
+pub(super) const JOINED: u8 = b'J';
 
 /// A mount the init makes before the command starts.
 pub(super) enum MountOp {
@@ -37,6 +40,9 @@ pub(super) struct ChildPlan {
     /// user, which they are only while we are dumpable.
     pub(crate) dumpable_for_maps: bool,
     pub(crate) network: bool,
+    /// The shared user and network namespaces to join first ([`enter_main`]): the init is then
+    /// in a user namespace whose id maps are already written.
+    pub(crate) join: Option<[i32; 2]>,
     pub(crate) mounts: Vec<MountOp>,
     /// The Landlock ruleset to enforce (-1: none).
     pub(crate) ruleset: i32,
@@ -135,18 +141,21 @@ pub(super) unsafe fn init_main(p: &ChildPlan) -> ! {
         if libc::setsid() < 0 {
             fail(p, b"starting a new session (setsid)");
         }
-        if p.dumpable_for_maps {
+        if p.dumpable_for_maps && p.join.is_none() {
             // Our memory is a copy of the parent's, keys and all. Blank the environment block
             // (what /proc/PID/environ shows) before we are readable, and be readable only until
             // the maps are written: no command of ours exists yet.
             scrub_environment();
             libc::prctl(libc::PR_SET_DUMPABLE, 1, 0, 0, 0);
         }
-        write_all(p.status_w, &[MAPS]);
-        // Wait until the parent has written the user namespace's id maps.
+        if p.join.is_none() {
+            write_all(p.status_w, &[MAPS]);
+        }
+        // Wait until the parent has written the user namespace's id maps (or, having joined
+        // the shared ones, until it has read the init's pid).
         let mut go = 0u8;
         let got = libc::read(p.sync_r, &mut go as *mut u8 as *mut c_void, 1);
-        if p.dumpable_for_maps {
+        if p.dumpable_for_maps && p.join.is_none() {
             libc::prctl(libc::PR_SET_DUMPABLE, 0, 0, 0, 0);
         }
         if got != 1 {
@@ -154,7 +163,7 @@ pub(super) unsafe fn init_main(p: &ChildPlan) -> ! {
         }
         if p.sandboxed {
             setup_mounts(p);
-            if !p.network {
+            if !p.network && p.join.is_none() {
                 loopback_up();
             }
         } else {
@@ -192,6 +201,78 @@ pub(super) unsafe fn init_main(p: &ChildPlan) -> ! {
         let s = status.unwrap_or(libc::SIGKILL).to_ne_bytes();
         write_all(p.status_w, &[EXITED, s[0], s[1], s[2], s[3]]);
         // When the init of a PID namespace exits, the kernel kills everything left in it.
+        libc::_exit(0)
+    }
+}
+
+/// The call's first process when the shared namespaces exist: join them, then clone the init
+/// (in new mount, PID and IPC namespaces) as a child of the parent, report its pid, and exit.
+///
+/// # Safety
+/// Called only in a freshly cloned child; never returns.
+pub(super) unsafe fn enter_main(p: &ChildPlan, [user, net]: [i32; 2]) -> ! {
+    // SAFETY: as for `init_main`: system calls on the plan's descriptors, in a freshly cloned
+    // (single-threaded) child, which `setns` into a user namespace requires.
+    unsafe {
+        if libc::setns(user, libc::CLONE_NEWUSER) != 0 {
+            fail(p, b"joining the sandbox's user namespace");
+        }
+        if libc::setns(net, libc::CLONE_NEWNET) != 0 {
+            fail(p, b"joining the sandbox's network namespace");
+        }
+        // Nothing started from here on holds the namespaces' descriptors.
+        libc::close(user);
+        libc::close(net);
+        let flags =
+            libc::CLONE_NEWNS | libc::CLONE_NEWPID | libc::CLONE_NEWIPC | libc::CLONE_PARENT;
+        let init = clone_process(flags);
+        if init == 0 {
+            init_main(p);
+        }
+        if init < 0 {
+            fail(p, b"starting the sandbox's init");
+        }
+        let b = init.to_ne_bytes();
+        write_all(p.status_w, &[JOINED, b[0], b[1], b[2], b[3]]);
+        libc::_exit(0)
+    }
+}
+
+/// The holder of the shared namespaces ([`super::netns`]), cloned into them: wait for its id
+/// maps, bring `lo` up, say so, and exit when the parent closes the sync pipe.
+///
+/// # Safety
+/// Called only in a freshly cloned child; never returns.
+pub(super) unsafe fn holder_main(p: &super::netns::HolderPlan) -> ! {
+    // SAFETY: system calls on the plan's descriptors and stack buffers, in a freshly cloned
+    // child; nothing allocates, locks or unwinds.
+    unsafe {
+        for fd in p.parent_ends {
+            libc::close(fd);
+        }
+        libc::prctl(
+            libc::PR_SET_PDEATHSIG,
+            libc::SIGKILL as libc::c_ulong,
+            0,
+            0,
+            0,
+        );
+        if p.dumpable {
+            scrub_environment();
+            libc::prctl(libc::PR_SET_DUMPABLE, 1, 0, 0, 0);
+        }
+        write_all(p.status_w, &[MAPS]);
+        let mut go = 0u8;
+        let got = libc::read(p.sync_r, &mut go as *mut u8 as *mut c_void, 1);
+        if p.dumpable {
+            libc::prctl(libc::PR_SET_DUMPABLE, 0, 0, 0, 0);
+        }
+        if got != 1 {
+            libc::_exit(125);
+        }
+        loopback_up();
+        write_all(p.status_w, &[READY]);
+        while libc::read(p.sync_r, &mut go as *mut u8 as *mut c_void, 1) > 0 {}
         libc::_exit(0)
     }
 }

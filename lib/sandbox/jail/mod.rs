@@ -5,8 +5,10 @@
 //! leads the process group the store records, and:
 //!
 //! - sandboxed (`workspace-write`, `read-only`): it is pid 1 of new user, mount, PID and IPC
-//!   namespaces, plus a network namespace unless the network is allowed (a fresh one holds
-//!   only `lo`, so nothing outside the command answers). It bind-mounts the protected paths
+//!   namespaces. Without the network, the call's first process joins instead the user and
+//!   network namespaces this process made for its calls ([`netns`]: only `lo`, so nothing
+//!   outside the command answers) and clones the init, in new mount, PID and IPC namespaces,
+//!   beside itself (`CLONE_PARENT`): the init is this process's child either way. It bind-mounts the protected paths
 //!   read-only ([`super::protect`]), mounts a /proc of its own, enforces the Landlock
 //!   ruleset built here (reads anywhere, writes only where the mode allows), and starts the
 //!   shell. When the init exits, the kernel kills every process left in its namespace: a
@@ -19,6 +21,7 @@
 //! has `PR_SET_PDEATHSIG`.
 
 mod child;
+mod netns;
 #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
 mod seccomp;
 mod tmp;
@@ -396,7 +399,7 @@ fn spawn_in(job: &Job<'_>, sandboxed: bool, tmp: tmp::PrivateTmp) -> Result<Runn
         exit: None,
         reaped: false,
     };
-    running.start(settings.mode, sandboxed)?;
+    running.start(settings.mode, sandboxed, plan.join.is_some())?;
     Ok(running)
 }
 
@@ -416,6 +419,10 @@ fn child_plan(
         sandboxed,
         dumpable_for_maps: sandboxed && !root,
         network: job.settings.network,
+        join: (sandboxed && !job.settings.network)
+            .then(netns::shared)
+            .flatten()
+            .map(|s| [s.user.as_raw_fd(), s.net.as_raw_fd()]),
         mounts: std::mem::take(&mut conf.mounts),
         ruleset: conf.ruleset.as_ref().map_or(-1, |f| f.as_raw_fd()),
         shell: cstring(job.shell)?,
@@ -445,6 +452,8 @@ fn clone_init(
 ) -> Result<libc::pid_t, JailError> {
     let flags = match (sandboxed, settings.network) {
         (false, _) => 0,
+        // The call's first process joins the shared namespaces and clones the init.
+        (true, _) if plan.join.is_some() => 0,
         (true, net) => {
             libc::CLONE_NEWUSER
                 | libc::CLONE_NEWNS
@@ -457,8 +466,12 @@ fn clone_init(
     // returns; the parent continues as usual.
     let pid = unsafe { child::clone_process(flags) };
     if pid == 0 {
-        // SAFETY: this is the freshly cloned child, as `init_main` requires.
-        unsafe { child::init_main(plan) }
+        match plan.join {
+            // SAFETY: this is the freshly cloned child, as `enter_main` requires.
+            Some(fds) => unsafe { child::enter_main(plan, fds) },
+            // SAFETY: this is the freshly cloned child, as `init_main` requires.
+            None => unsafe { child::init_main(plan) },
+        }
     }
     if pid < 0 {
         let e = io::Error::last_os_error();
@@ -482,15 +495,14 @@ impl Running {
 
     /// The handshake with the init: write the id maps when it asks, let it go on, and wait
     /// for it to report that the shell runs.
-    fn start(&mut self, mode: Mode, sandboxed: bool) -> Result<(), JailError> {
+    fn start(&mut self, mode: Mode, sandboxed: bool, joined: bool) -> Result<(), JailError> {
         let mut tag = [0u8; 1];
-        if self.status.read_exact(&mut tag).is_err() || tag[0] != child::MAPS {
-            self.kill_now();
-            return Err(JailError::Io(
-                "the command's init ended before it started".into(),
-            ));
-        }
-        if sandboxed {
+        let read = self.status.read_exact(&mut tag);
+        if joined && read.is_ok() && tag[0] == child::JOINED {
+            self.pid = self.joined_init();
+        } else if read.is_err() || tag[0] != child::MAPS {
+            return Err(self.failed_start(mode, read.is_ok().then_some(tag[0])));
+        } else if sandboxed {
             if let Err(e) = write_id_maps(self.pid) {
                 self.kill_now();
                 return Err(JailError::Unsupported {
@@ -505,23 +517,38 @@ impl Running {
         if matches!(go, Some(Ok(()))) && read.is_ok() && tag[0] == child::READY {
             return Ok(());
         }
+        Err(self.failed_start(mode, read.is_ok().then_some(tag[0])))
+    }
+
+    /// After [`child::JOINED`]: reap the call's first process and take its init's pid.
+    fn joined_init(&mut self) -> libc::pid_t {
+        let mut pid = [0u8; 4];
+        let got = self.status.read_exact(&mut pid);
+        // SAFETY: waiting for our own child, which has exited or is about to.
+        unsafe { libc::waitpid(self.pid, std::ptr::null_mut(), 0) };
+        match got {
+            Ok(()) => i32::from_ne_bytes(pid),
+            Err(_) => self.pid,
+        }
+    }
+
+    /// The start failed after `tag` (none: the init said nothing): end the init and say why.
+    fn failed_start(&mut self, mode: Mode, tag: Option<u8>) -> JailError {
         let mut rest = Vec::new();
         let _ = self.status.read_to_end(&mut rest);
         self.kill_now();
-        if read.is_ok() && tag[0] == child::SETUP_FAILED && rest.len() >= 4 {
+        if tag == Some(child::SETUP_FAILED) && rest.len() >= 4 {
             let errno = i32::from_ne_bytes([rest[0], rest[1], rest[2], rest[3]]);
             let what = String::from_utf8_lossy(&rest[4..]);
-            return Err(JailError::Unsupported {
+            return JailError::Unsupported {
                 mode,
                 why: format!(
                     "setting up the sandbox failed at {what} ({})",
                     io::Error::from_raw_os_error(errno)
                 ),
-            });
+            };
         }
-        Err(JailError::Io(
-            "the command's init ended before it started".into(),
-        ))
+        JailError::Io("the command's init ended before it started".into())
     }
 
     /// Wait up to `limit` for the command to end; its status when it did.

@@ -205,7 +205,8 @@ pub(super) unsafe fn init_main(p: &ChildPlan) -> ! {
     }
 }
 
-/// The call's first process when the shared namespaces exist: join them, then clone the init
+/// The call's first process when the shared namespaces exist: join them (no network
+/// namespace when `net` is -1), then clone the init
 /// (in new mount, PID and IPC namespaces) as a child of the parent, report its pid, and exit.
 ///
 /// # Safety
@@ -217,12 +218,14 @@ pub(super) unsafe fn enter_main(p: &ChildPlan, [user, net]: [i32; 2]) -> ! {
         if libc::setns(user, libc::CLONE_NEWUSER) != 0 {
             fail(p, b"joining the sandbox's user namespace");
         }
-        if libc::setns(net, libc::CLONE_NEWNET) != 0 {
+        if net >= 0 && libc::setns(net, libc::CLONE_NEWNET) != 0 {
             fail(p, b"joining the sandbox's network namespace");
         }
         // Nothing started from here on holds the namespaces' descriptors.
         libc::close(user);
-        libc::close(net);
+        if net >= 0 {
+            libc::close(net);
+        }
         let flags =
             libc::CLONE_NEWNS | libc::CLONE_NEWPID | libc::CLONE_NEWIPC | libc::CLONE_PARENT;
         let init = clone_process(flags);
@@ -239,7 +242,7 @@ pub(super) unsafe fn enter_main(p: &ChildPlan, [user, net]: [i32; 2]) -> ! {
 }
 
 /// The holder of the shared namespaces ([`super::netns`]), cloned into them: wait for its id
-/// maps, bring `lo` up, say so, and exit when the parent closes the sync pipe.
+/// maps, bring `lo` up (in a new network namespace), say so, and exit when the parent closes the sync pipe.
 ///
 /// # Safety
 /// Called only in a freshly cloned child; never returns.
@@ -270,7 +273,9 @@ pub(super) unsafe fn holder_main(p: &super::netns::HolderPlan) -> ! {
         if got != 1 {
             libc::_exit(125);
         }
-        loopback_up();
+        if p.loopback {
+            loopback_up();
+        }
         write_all(p.status_w, &[READY]);
         while libc::read(p.sync_r, &mut go as *mut u8 as *mut c_void, 1) > 0 {}
         libc::_exit(0)

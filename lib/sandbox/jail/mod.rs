@@ -4,11 +4,12 @@
 //! Process tree: this process → an init → the shell → whatever the command starts. The init
 //! leads the process group the store records, and:
 //!
-//! - sandboxed (`workspace-write`, `read-only`): it is pid 1 of new user, mount, PID and IPC
-//!   namespaces. Without the network, the call's first process joins instead the user and
-//!   network namespaces this process made for its calls ([`netns`]: only `lo`, so nothing
-//!   outside the command answers) and clones the init, in new mount, PID and IPC namespaces,
-//!   beside itself (`CLONE_PARENT`): the init is this process's child either way. It bind-mounts the protected paths
+//! - sandboxed (`workspace-write`, `read-only`): it is pid 1 of new mount, PID and IPC
+//!   namespaces, in a user namespace this process made for its calls and, without the
+//!   network, in the network namespace made with it ([`netns`]: only `lo`, so nothing outside
+//!   the command answers). The call's first process joins those two and clones the init
+//!   beside itself (`CLONE_PARENT`): the init is this process's child. Where they could not
+//!   be made, the init is cloned into new user (and network) namespaces of its own. It bind-mounts the protected paths
 //!   read-only ([`super::protect`]), mounts a /proc of its own, enforces the Landlock
 //!   ruleset built here (reads anywhere, writes only where the mode allows), and starts the
 //!   shell. When the init exits, the kernel kills every process left in its namespace: a
@@ -419,10 +420,10 @@ fn child_plan(
         sandboxed,
         dumpable_for_maps: sandboxed && !root,
         network: job.settings.network,
-        join: (sandboxed && !job.settings.network)
-            .then(netns::shared)
+        join: sandboxed
+            .then(|| netns::shared(job.settings.network))
             .flatten()
-            .map(|s| [s.user.as_raw_fd(), s.net.as_raw_fd()]),
+            .map(netns::Shared::fds),
         mounts: std::mem::take(&mut conf.mounts),
         ruleset: conf.ruleset.as_ref().map_or(-1, |f| f.as_raw_fd()),
         shell: cstring(job.shell)?,

@@ -3,7 +3,7 @@
 //! Lower modules never import higher ones: `ids clock text follow paths live proc policy` →
 //! `sandbox settings config secrets` (config names the keys that secrets withdraws) → `log
 //! fold reduce structured import usage` (pure) → `store` → `net` → `provider tools room mcp` →
-//! `context export` → `fork agent summon` → `cli`. Only what the commands, benches, xtask and
+//! `context export record` → `fork agent summon` → `cli`. Only what the commands, benches, xtask and
 //! tests name is `pub`; the lint below keeps a `pub` from standing where nothing outside the
 //! crate can reach it.
 
@@ -38,6 +38,7 @@ pub mod tools;
 
 pub(crate) mod context;
 pub(crate) mod export;
+pub(crate) mod record;
 
 pub(crate) mod agent;
 pub mod fork;

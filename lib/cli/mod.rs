@@ -3,6 +3,8 @@
 //! the exit statuses of DESIGN §8.
 
 mod approve;
+#[cfg(test)]
+mod boundary;
 pub mod dispatch;
 mod error;
 pub mod fork;

@@ -9,7 +9,7 @@ use clap::{CommandFactory, Parser, Subcommand};
 use serde_json::json;
 
 use super::{escape_controls, finish, CliError, CliResult, Ctx, Exit, GlobalArgs};
-use crate::store::{Session, SessionKind, SessionStatus, Store};
+use crate::store::{Session, SessionKind, Store};
 use crate::summon::spawn::{self, Request, Spawner, SummonError, SummonErrorKind};
 use crate::summon::{Catalog, Origin};
 
@@ -332,7 +332,7 @@ fn print_started(ctx: &mut Ctx, spawned: &spawn::Spawned) -> CliResult<()> {
     ));
     if ctx.global.json {
         ctx.out.line(
-            &json!({"id": id, "kind": spawned.child.kind.as_str(), "status": "running",
+            &json!({"id": id, "kind": spawned.child.kind.as_str(), "status": spawned.child.status.as_str(),
                     "pid": spawned.pid, "dropped": spawned.dropped})
             .to_string(),
         )?;
@@ -356,7 +356,7 @@ fn print_result(ctx: &mut Ctx, r: &spawn::ChildResult) -> CliResult<()> {
         ctx.out.note(&format!("status: {}", r.status.as_str()));
     }
     match r.status {
-        SessionStatus::Done => Ok(()),
+        _ if r.succeeded() => Ok(()),
         s => Err(CliError::msg(format!(
             "agent {id} {}{}",
             s.as_str(),
@@ -399,7 +399,7 @@ fn retrieve(ctx: &mut Ctx, id: &str, timeout: Option<&str>) -> CliResult<()> {
         if timeout.is_some_and(|t| started.elapsed() >= t) {
             if ctx.global.json {
                 ctx.out
-                    .line(&json!({"id": s.id, "status": "running"}).to_string())?;
+                    .line(&json!({"id": s.id, "status": r.status.as_str()}).to_string())?;
             }
             return Err(
                 CliError::new(Exit::TempFail, format!("agent {} is still running", s.id))
@@ -485,19 +485,18 @@ fn cancel(ctx: &mut Ctx, id: &str, grace: Duration) -> CliResult<()> {
         )));
     }
     let grace = grace.min(Duration::from_secs(3600));
-    let before = spawn::effective_status(&store, &s)?;
-    let after = spawn::cancel(&store, &s, grace)?;
+    let c = spawn::cancel_reporting(&store, &s, grace)?;
     if ctx.global.json {
         ctx.out.line(
-            &json!({"id": s.id, "status": after.as_str(), "was": before.as_str()}).to_string(),
+            &json!({"id": s.id, "status": c.now.as_str(), "was": c.was.as_str()}).to_string(),
         )?;
-    } else if before == SessionStatus::Running {
+    } else if c.stopped() {
         ctx.out.note(&format!("cancelled {}", s.id));
     } else {
         ctx.out.note(&format!(
             "{} already ended ({}); nothing to cancel",
             s.id,
-            before.as_str()
+            c.was.as_str()
         ));
     }
     Ok(())

@@ -170,6 +170,15 @@ pub(crate) fn lookup(model: &str, config: &Config, learned: Option<u64>) -> Wind
     }
 }
 
+/// Forget what providers taught about `model` (`ag-prompt models --forget`): its learned
+/// windows and how its endpoints count prompts, on every endpoint; how many figures there were.
+pub(crate) fn forget(
+    store: &crate::store::Store,
+    model: &str,
+) -> Result<usize, crate::store::StoreError> {
+    store.forget_windows(model)
+}
+
 /// Every model the config, the store and the built-in table know a window for, by name
 /// (`PROVIDER/NAME`; a built-in family as `PROVIDER/PREFIX*`), with its figures.
 pub(crate) fn known(config: &Config, learned: &[(String, u64)]) -> Vec<(String, Window)> {

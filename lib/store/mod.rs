@@ -24,6 +24,8 @@ mod sessions;
 mod spawned;
 mod stats;
 mod usage;
+#[cfg(test)]
+pub(crate) mod writes;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -34,7 +36,7 @@ use crate::paths::{self, Home};
 
 pub use chunks::SearchSort;
 pub(crate) use chunks::{AppendTarget, Page, SearchHit, TypeCount, UsageTotals};
-pub(crate) use imports::{ImportPlan, ImportSource};
+pub(crate) use imports::{ImportPlan, ImportSource, Imported};
 pub(crate) use lineage::RawChunk;
 pub(crate) use recall::RecallHit;
 pub(crate) use refs::{Candidate, Scope};

@@ -316,6 +316,13 @@ pub(crate) struct ChildResult {
     pub(crate) timed_out: bool,
 }
 
+impl ChildResult {
+    /// Whether the child finished its task (rather than failing, being cancelled or dying).
+    pub(crate) fn succeeded(&self) -> bool {
+        self.status == SessionStatus::Done
+    }
+}
+
 /// Wait until the child is no longer running, or `timeout` passes, or `interrupt` is set.
 pub(crate) fn wait(
     store: &Store,
@@ -365,6 +372,33 @@ pub(crate) fn answer(
         }
     }
     Ok((answer, error))
+}
+
+/// What asking a child to stop found and left.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Cancelled {
+    /// Its status when it was asked.
+    pub(crate) was: SessionStatus,
+    /// Its status now.
+    pub(crate) now: SessionStatus,
+}
+
+impl Cancelled {
+    /// Whether it was running, so this stopped it (else it had already ended).
+    pub(crate) fn stopped(&self) -> bool {
+        self.was == SessionStatus::Running
+    }
+}
+
+/// [`cancel`], saying what it found as well as what it left.
+pub(crate) fn cancel_reporting(
+    store: &Store,
+    s: &Session,
+    grace: Duration,
+) -> Result<Cancelled, StoreError> {
+    let was = effective_status(store, s)?;
+    let now = cancel(store, s, grace)?;
+    Ok(Cancelled { was, now })
 }
 
 /// Send `sig` to the process group a child leads (it was started with `process_group(0)`).

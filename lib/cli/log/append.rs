@@ -70,11 +70,11 @@ pub(crate) fn run(ctx: &mut Ctx, args: Args) -> CliResult<()> {
                 line.set(n);
                 Ok(c)
             });
-            store.append_stream(target, chunks, &mut sink)
+            crate::record::append(&store, target, chunks, &mut sink)
         }
         Batch::Spooled(file) => {
             let input = std::io::BufReader::with_capacity(256 * 1024, &file);
-            store.append_stream(target, ndjson_chunks(input, &line), &mut sink)
+            crate::record::append(&store, target, ndjson_chunks(input, &line), &mut sink)
         }
     };
     let (session, n) = result.map_err(|e| append_error(e, line.get()))?;

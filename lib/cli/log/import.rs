@@ -12,7 +12,7 @@ use serde_json::json;
 use crate::cli::{CliError, CliResult, Ctx};
 use crate::follow::{Follower, Next};
 use crate::import::{self, PlannedSession, SourceKind};
-use crate::store::{ImportPlan, ImportSource, NewSession, SessionKind, Store};
+use crate::store::Store;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub(crate) enum From {
@@ -233,11 +233,9 @@ impl Importer {
             planned.source.source_id.clone(),
             planned.skipped,
         );
-        let done = plan(planned, record, &self.here)
-            .and_then(|p| store.import_session(p))
-            .map_err(|e| {
-                CliError::from(e).context(format!("{shown}: {source} session {source_id}"))
-            })?;
+        let done = crate::record::import(store, planned, record, &self.here).map_err(|e| {
+            CliError::from(e).context(format!("{shown}: {source} session {source_id}"))
+        })?;
         let news = done.appended > 0 || !self.follow || done.created;
         Ok(news.then(|| {
             json!({
@@ -284,48 +282,4 @@ impl Importer {
             Ok(Next::Wait)
         })
     }
-}
-
-/// A planned session in the store's terms.
-///
-/// A data file grants nothing: the session runs in the directory the import ran in (`here`),
-/// on the user's default model, with the tools and sandbox any new session gets until a turn's
-/// flags widen them. What the source recorded (its directory and model) is kept beside it, to
-/// be shown; its tools, sandbox and system prompt are not kept. An exported session's settings
-/// that do not read are still refused: the file is damaged.
-fn plan(
-    p: PlannedSession,
-    path: &str,
-    here: &Path,
-) -> Result<ImportPlan, crate::store::StoreError> {
-    if let Some(policy) = p.policy {
-        crate::settings::Settings::from_value(policy).map_err(|message| {
-            crate::store::StoreError::BadSettings {
-                session: p.source.source_id.clone(),
-                message,
-            }
-        })?;
-    }
-    Ok(ImportPlan {
-        source: ImportSource {
-            source: p.source.kind.as_str().to_string(),
-            source_id: p.source.source_id,
-            path: path.to_string(),
-            tool_version: p.source.tool_version,
-            leaf: p.source.leaf,
-            parent_source_id: p.source.parent_source_id,
-            cwd: p.cwd,
-            model: p.model,
-        },
-        session: NewSession {
-            title: p.title,
-            kind: Some(SessionKind::parse(&p.kind)),
-            cwd: Some(here.to_string_lossy().into_owned()),
-            agent: p.agent,
-            ..Default::default()
-        },
-        keep_id: p.keep_id,
-        created_at: p.created_at,
-        chunks: p.chunks,
-    })
 }

@@ -1,14 +1,8 @@
 //! `ag-log ingest`: a provider SSE stream on stdin becomes one assistant step of a session.
 
-use std::io::Read;
-
-use serde_json::json;
-
 use super::fold::DialectArg;
 use crate::cli::{CliError, CliResult, Ctx};
-use crate::log::{ChunkData, NewChunk, Role};
-use crate::reduce::{ChunkOp, StepEnd, StreamReader};
-use crate::store::{Page, Session, Store};
+use crate::record::Ingested;
 
 #[derive(Debug, clap::Args)]
 pub(crate) struct Args {
@@ -29,25 +23,14 @@ pub(crate) struct Args {
 pub(crate) fn run(ctx: &mut Ctx, args: Args) -> CliResult<()> {
     let store = ctx.store()?;
     let session = store.resolve(&args.session)?;
-    let (turn, step) = turn_and_step(&store, &session, args.turn)?;
-    let (mut batch, end) = read_stream(args.dialect, &turn, step);
-    match &end {
-        Ok(step_end) if args.end_turn => {
-            batch.push(NewChunk::new(Role::System, turn_end(step_end)).in_turn(&turn, step))
-        }
-        Ok(_) => {}
-        Err(message) => batch.push(
-            NewChunk::new(
-                Role::System,
-                ChunkData::Error {
-                    message: format!("ingest: {message}"),
-                    status: None,
-                },
-            )
-            .in_turn(&turn, step),
-        ),
-    }
-    let stored = store.append(&session.id, batch)?;
+    let Ingested { stored, end } = crate::record::ingest(
+        &store,
+        &session,
+        args.dialect.into(),
+        args.turn,
+        args.end_turn,
+        std::io::stdin().lock(),
+    )?;
     if !ctx.global.quiet {
         for c in &stored {
             ctx.out.line(&c.to_ndjson())?;
@@ -64,88 +47,4 @@ pub(crate) fn run(ctx: &mut Ctx, args: Args) -> CliResult<()> {
             ),
         ),
     }
-}
-
-/// Which turn and step the stream's blocks go to: the open turn (no `turn_end` yet) goes on
-/// with its next step, else a turn starts; `--turn` names one.
-fn turn_and_step(
-    store: &Store,
-    session: &Session,
-    asked: Option<String>,
-) -> CliResult<(String, i64)> {
-    let mut last = None;
-    store.for_each_chunk(
-        session,
-        &Page {
-            limit: Some(1),
-            ..Default::default()
-        },
-        |c| {
-            last = Some(c);
-            Ok::<(), crate::store::StoreError>(())
-        },
-    )?;
-    // Steps only grow within a turn, so the open turn's last chunk carries its latest step.
-    let open = last.filter(|c| !c.data.is_turn_end());
-    Ok(match (asked, open) {
-        (Some(t), Some(c)) if t == c.turn => (t, c.step + 1),
-        (Some(t), _) => (t, 1),
-        (None, Some(c)) => (c.turn, c.step + 1),
-        (None, None) => (crate::ids::new_id(), 1),
-    })
-}
-
-/// Read the stream on stdin to its end (or its break): the sealed blocks, and how it ended.
-fn read_stream(
-    dialect: DialectArg,
-    turn: &str,
-    step: i64,
-) -> (Vec<NewChunk>, Result<StepEnd, String>) {
-    let mut reader = StreamReader::new(dialect.into());
-    let mut sealed: Vec<NewChunk> = Vec::new();
-    let mut keep = |op: ChunkOp| {
-        if let ChunkOp::Seal { data, .. } = op {
-            sealed.push(NewChunk::new(Role::Assistant, data).in_turn(turn, step));
-        }
-    };
-    let mut failure: Option<String> = None;
-    let mut stdin = std::io::stdin().lock();
-    let mut buf = vec![0u8; 64 * 1024];
-    while !reader.is_done() {
-        let n = match stdin.read(&mut buf) {
-            Ok(0) => break,
-            Ok(n) => n,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-            Err(e) => {
-                failure = Some(format!("reading stdin: {e}"));
-                break;
-            }
-        };
-        if let Err(e) = reader.push(&buf[..n], &mut keep) {
-            failure = Some(e.to_string());
-            break;
-        }
-    }
-    let end = match failure {
-        Some(f) => Err(f),
-        None => reader.finish(&mut keep).map_err(|e| e.to_string()),
-    };
-    (sealed, end)
-}
-
-fn turn_end(end: &StepEnd) -> ChunkData {
-    ChunkData::system(
-        crate::log::TURN_END,
-        json!({
-            "stop_reason": end.stop_reason,
-            "usage": {
-                "input": end.usage.input,
-                "output": end.usage.output,
-                "cache_read": end.usage.cache_read,
-                "cache_write": end.usage.cache_write,
-            },
-            "model": end.model,
-            "duration_ms": 0,
-        }),
-    )
 }

@@ -120,7 +120,7 @@ pub(crate) struct TitleArgs {
 pub(crate) fn title(ctx: &mut Ctx, args: TitleArgs) -> CliResult<()> {
     let store = ctx.store()?;
     let s = store.resolve(&args.session)?;
-    store.set_title(&s.id, &args.title)?;
+    crate::record::retitle(&store, &s, &args.title)?;
     ctx.out.note(&format!("{}: {}", s.id, args.title));
     Ok(())
 }

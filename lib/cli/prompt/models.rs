@@ -22,7 +22,7 @@ struct Listing {
 /// `ag-prompt models --forget MODEL`: drop what providers taught about its window and how
 /// they count.
 pub(super) fn forget(ctx: &mut Ctx, model: &str) -> CliResult<()> {
-    let n = ctx.store()?.forget_windows(model)?;
+    let n = crate::context::window::forget(&ctx.store()?, model)?;
     if n == 0 {
         ctx.out
             .note(&format!("nothing learned for {model}; nothing to forget"));

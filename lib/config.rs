@@ -80,12 +80,16 @@ pub struct Config {
     /// MCP servers, by name (`[mcp.NAME]`); only the user file may name them.
     #[serde(default)]
     pub(crate) mcp: BTreeMap<String, McpServerConfig>,
-    /// Where rooms live (`[rooms] url`); only the user file may say (see [`rooms`]). Parsed
-    /// here so a typo in the table fails with the rest of the file; [`rooms::load`] reads the
-    /// user file's table on its own.
+    /// Where rooms live (`[rooms] url`); only the user file may say (see [`rooms`]);
+    /// [`rooms::server`] resolves it with `room_url`.
     #[serde(default)]
-    #[allow(dead_code)]
     pub(crate) rooms: rooms::RoomsConfig,
+    /// `AG_ROOM_URL`, which wins over `[rooms] url`.
+    #[serde(skip)]
+    pub(crate) room_url: Option<String>,
+    /// The user config file, when there is one (the file names in `[rooms]` are relative to it).
+    #[serde(skip)]
+    pub(crate) user_file: Option<PathBuf>,
     /// A project's `.mcp.json` that was not read because its folder is not trusted: what to
     /// say about it, for the commands that start servers (not every command reads MCP).
     #[serde(skip)]
@@ -310,6 +314,10 @@ impl Config {
         config.warnings = warnings;
         config.project_sandbox = project_sandbox;
         config.model_from = model_from;
+        config.user_file = user;
+        config.room_url = std::env::var("AG_ROOM_URL")
+            .ok()
+            .filter(|u| !u.trim().is_empty());
         config.add_project_mcp(cwd)?;
         Ok(config)
     }

@@ -2,7 +2,8 @@
 //! providers' and every `api_key_env` the configuration names), which are taken out of this
 //! process's own environment once read ([`withdraw`]) so no child inherits them, and kept
 //! out of tool environments; and the keys' exact values, which are cut out of tool results
-//! before they are stored or sent.
+//! before they are stored or sent; and the files that hold credentials of the user's (the room
+//! server's), which a sandboxed command finds empty.
 
 use std::collections::BTreeMap;
 use std::sync::Mutex;
@@ -71,6 +72,7 @@ pub(crate) const REDACTED: &str = "[redacted key]";
 pub(crate) struct Secrets {
     names: Vec<String>,
     values: Vec<String>,
+    files: Vec<std::path::PathBuf>,
 }
 
 impl Secrets {
@@ -87,7 +89,12 @@ impl Secrets {
             )
             .collect();
         let values = names.iter().filter_map(|n| var(n)).collect();
-        Secrets::new(names, values)
+        Secrets {
+            files: crate::config::rooms::credential_file(config)
+                .into_iter()
+                .collect(),
+            ..Secrets::new(names, values)
+        }
     }
 
     pub(crate) fn new(names: Vec<String>, values: Vec<String>) -> Secrets {
@@ -99,7 +106,16 @@ impl Secrets {
         // Longest first, so a key that contains another is cut whole.
         values.sort_by_key(|v| std::cmp::Reverse(v.len()));
         values.dedup();
-        Secrets { names, values }
+        Secrets {
+            names,
+            values,
+            files: Vec::new(),
+        }
+    }
+
+    /// The credential files a sandboxed command must not read.
+    pub(crate) fn files(&self) -> &[std::path::PathBuf] {
+        &self.files
     }
 
     /// Whether `var` holds a key named by the configuration.

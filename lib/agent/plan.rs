@@ -577,7 +577,7 @@ impl<'s> TurnPlan<'s> {
             warnings: Default::default(),
             peer: Default::default(),
             lease: self.claim,
-            rooms: crate::room::Rooms::open(home),
+            rooms: crate::room::Rooms::open(home, config),
             mcp: None,
             approval: std::sync::Mutex::new(match self.yes {
                 true => super::Approval::default(),

@@ -62,6 +62,8 @@ pub(crate) struct Ctx {
     pub(crate) out: Out,
     /// This command's participant in rooms, made on first use ([`Ctx::rooms`]).
     rooms: std::sync::Arc<std::sync::OnceLock<crate::room::Rooms>>,
+    /// The configuration of this directory, once a verb asked for it ([`Ctx::config`]).
+    config: std::sync::Arc<std::sync::OnceLock<crate::config::Config>>,
 }
 
 impl Ctx {
@@ -78,6 +80,7 @@ impl Ctx {
             home,
             out,
             rooms: Default::default(),
+            config: Default::default(),
         })
     }
 
@@ -122,21 +125,37 @@ impl Ctx {
         self.scoped(Store::open_empty(&self.home).map_err(CliError::from)?)
     }
 
+    /// The configuration of the current directory, read once for the command (what a project
+    /// file was not allowed to set is reported then).
+    pub(crate) fn config(&self) -> CliResult<&crate::config::Config> {
+        if let Some(c) = self.config.get() {
+            return Ok(c);
+        }
+        let config = load_config(&self.out, &std::env::current_dir()?)?;
+        Ok(self.config.get_or_init(|| config))
+    }
+
     /// The rooms, where the configuration puts them: one participant for the whole command,
     /// so every room it reaches shares one backend (and, on NATS, one connection).
+    /// A configuration that does not read leaves rooms that say so at every use (`ag-room
+    /// doctor` among them).
     pub(crate) fn rooms(&self) -> crate::room::Rooms {
-        self.rooms
-            .get_or_init(|| crate::room::Rooms::open(&self.home))
-            .clone()
+        if let Err(e) = self.config() {
+            let why = format!("{:#}", e.error);
+            return self
+                .rooms
+                .get_or_init(|| crate::room::Rooms::unusable(&self.home, why))
+                .clone();
+        }
+        rooms_of(&self.rooms, &self.config, &self.home)
     }
 
     fn scoped(&self, mut store: Store) -> CliResult<Store> {
         // A session that ends releases its claims on rooms other machines share; the rooms
         // are made only if one does.
-        let (cell, home) = (self.rooms.clone(), self.home.clone());
+        let (cell, config, home) = (self.rooms.clone(), self.config.clone(), self.home.clone());
         store.on_ended(std::sync::Arc::new(move |s| {
-            let rooms = cell.get_or_init(|| crate::room::Rooms::open(&home));
-            crate::room::claims::release_ended(rooms, s);
+            crate::room::claims::release_ended(&rooms_of(&cell, &config, &home), s);
         }));
         let cwd = std::env::current_dir()
             .and_then(std::fs::canonicalize)
@@ -176,6 +195,29 @@ impl Ctx {
             (r, _) => r,
         }
     }
+}
+
+/// The command's rooms, made once from its configuration: the one a verb read, else read
+/// now (quietly: a session ending deep in a command that never needed it). A configuration that
+/// does not read leaves rooms that say so at every use.
+fn rooms_of(
+    rooms: &std::sync::OnceLock<crate::room::Rooms>,
+    config: &std::sync::OnceLock<crate::config::Config>,
+    home: &Home,
+) -> crate::room::Rooms {
+    rooms
+        .get_or_init(|| {
+            let read = config.get().cloned().map(Ok).unwrap_or_else(|| {
+                std::env::current_dir()
+                    .map_err(|e| e.to_string())
+                    .and_then(|d| crate::config::Config::load(&d).map_err(|e| e.to_string()))
+            });
+            match read {
+                Ok(c) => crate::room::Rooms::open(home, &c),
+                Err(e) => crate::room::Rooms::unusable(home, e),
+            }
+        })
+        .clone()
 }
 
 /// The configuration for `cwd`, reporting on stderr what a project file was not allowed to set.

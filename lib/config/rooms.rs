@@ -49,64 +49,29 @@ pub(crate) struct RoomServer {
     pub(crate) url_from: String,
 }
 
-/// The room server this process uses: `AG_ROOM_URL` over the user config's `[rooms] url`;
-/// `None` when neither names one (rooms are files).
-pub(crate) fn load() -> Result<Option<RoomServer>, String> {
-    let file = super::user_config_dir()
-        .map(|d| d.join("config.toml"))
-        .filter(|p| p.is_file());
-    let cfg = match &file {
-        Some(f) => read(f)?,
-        None => RoomsConfig::default(),
-    };
-    let env_url = std::env::var("AG_ROOM_URL")
-        .ok()
-        .filter(|u| !u.trim().is_empty());
-    let (url, url_from) = match (env_url, &cfg.url) {
-        (Some(u), _) => (u, "AG_ROOM_URL".to_string()),
+/// The room server `config` names: `AG_ROOM_URL` over the user config's `[rooms] url`; `None`
+/// when neither names one (rooms are files).
+pub(crate) fn server(config: &super::Config) -> Result<Option<RoomServer>, String> {
+    let file = config.user_file.as_ref();
+    let (url, url_from) = match (&config.room_url, &config.rooms.url) {
+        (Some(u), _) => (u.clone(), "AG_ROOM_URL".to_string()),
         (None, Some(u)) => (
             u.clone(),
-            file.as_ref()
-                .map_or("the user config".into(), |f| f.display().to_string()),
+            file.map_or("the user config".into(), |f| f.display().to_string()),
         ),
         (None, None) => return Ok(None),
     };
-    let base = file
-        .as_ref()
-        .and_then(|f| f.parent())
-        .map(Path::to_path_buf);
-    resolve(&cfg, url.trim(), url_from, base.as_deref()).map(Some)
+    let base = file.and_then(|f| f.parent());
+    resolve(&config.rooms, url.trim(), url_from, base).map(Some)
 }
 
-/// What to say when the nearest project file sets `[rooms]`, which only the user may.
-pub(crate) fn project_warning(cwd: &Path) -> Option<String> {
-    let f = super::find_upward(cwd, ".ag/config.toml")?;
-    let user = super::user_config_dir().map(|d| d.join("config.toml"));
-    if user.as_deref() == Some(f.as_path()) {
-        return None;
-    }
-    let table: toml::Table = std::fs::read_to_string(&f).ok()?.parse().ok()?;
-    table.contains_key("rooms").then(|| {
-        format!(
-            "{}: [rooms] is ignored in a project file; where rooms live (and which credentials \
-             reach them) is set in the user config",
-            f.display()
-        )
-    })
-}
-
-/// The `[rooms]` table of a config file (the rest of the file is not this module's).
-fn read(f: &Path) -> Result<RoomsConfig, String> {
-    let text = std::fs::read_to_string(f).map_err(|e| format!("{}: {e}", f.display()))?;
-    let table: toml::Table = text
-        .parse()
-        .map_err(|e: toml::de::Error| format!("{}: {}", f.display(), e.message()))?;
-    match table.get("rooms") {
-        None => Ok(RoomsConfig::default()),
-        Some(v) => v
-            .clone()
-            .try_into()
-            .map_err(|e: toml::de::Error| format!("{}: [rooms]: {}", f.display(), e.message())),
+/// The file holding the room server's credential (a `.creds` file, an nkey seed, a password
+/// file), which commands the agent runs must not read.
+pub(crate) fn credential_file(config: &super::Config) -> Option<PathBuf> {
+    match server(config).ok()??.credential {
+        Credential::Creds(f) | Credential::NkeySeed(f) => Some(f),
+        Credential::UserPassword { password_file, .. } => Some(password_file),
+        Credential::None => None,
     }
 }
 
@@ -196,5 +161,34 @@ mod tests {
         };
         let s = resolve(&rel, "nats://h:1", "x".into(), Some(Path::new("/cfg"))).unwrap();
         assert_eq!(s.credential, Credential::Creds("/cfg/a.creds".into()));
+    }
+
+    #[test]
+    fn the_server_comes_from_the_resolved_config_and_the_variable_wins() {
+        let mut config = crate::config::Config::default();
+        assert_eq!(server(&config), Ok(None));
+        assert_eq!(credential_file(&config), None);
+        config.user_file = Some("/home/me/.config/ag/config.toml".into());
+        config.rooms = RoomsConfig {
+            url: Some("nats://team:4222".into()),
+            creds: Some("team.creds".into()),
+            ..RoomsConfig::default()
+        };
+        let s = server(&config).unwrap().unwrap();
+        assert_eq!(s.url, "nats://team:4222");
+        assert_eq!(s.url_from, "/home/me/.config/ag/config.toml");
+        assert_eq!(
+            credential_file(&config),
+            Some("/home/me/.config/ag/team.creds".into())
+        );
+        config.room_url = Some("tls://other:4222".into());
+        let s = server(&config).unwrap().unwrap();
+        assert_eq!(
+            (s.url.as_str(), s.url_from.as_str()),
+            ("tls://other:4222", "AG_ROOM_URL")
+        );
+        config.rooms.nkey_seed_file = Some("seed".into());
+        assert!(server(&config).is_err());
+        assert_eq!(credential_file(&config), None);
     }
 }

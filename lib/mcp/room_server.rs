@@ -39,9 +39,14 @@ pub(crate) struct RoomServer {
 }
 
 impl RoomServer {
-    pub(crate) fn new(home: Home, cwd: PathBuf, name: Option<String>) -> RoomServer {
+    pub(crate) fn new(
+        home: Home,
+        rooms: crate::room::Rooms,
+        cwd: PathBuf,
+        name: Option<String>,
+    ) -> RoomServer {
         RoomServer {
-            rooms: crate::room::Rooms::open(&home),
+            rooms,
             home,
             cwd,
             name,

@@ -225,18 +225,27 @@ impl std::fmt::Debug for Rooms {
 }
 
 impl Rooms {
-    /// The rooms of `home`, where the configuration puts them: `AG_ROOM_URL`, else `[rooms]
-    /// url` in the user config, else files. A configuration that cannot be used makes every
-    /// room operation fail with what is wrong (never a silent fallback to files, which would
-    /// split the room).
-    pub fn open(home: &Home) -> Rooms {
-        let backend: Arc<dyn backend::Backend> = match crate::config::rooms::load() {
+    /// The rooms of `home`, where the resolved configuration puts them: `AG_ROOM_URL`, else
+    /// `[rooms] url` in the user config, else files. A configuration that cannot be used makes
+    /// every room operation fail with what is wrong (never a silent fallback to files, which
+    /// would split the room).
+    pub(crate) fn open(home: &Home, config: &crate::config::Config) -> Rooms {
+        let backend: Arc<dyn backend::Backend> = match crate::config::rooms::server(config) {
             Ok(None) => Arc::new(backend::Files),
-            Ok(Some(cfg)) => nats::Nats::open(cfg),
+            Ok(Some(server)) => nats::Nats::open(server),
             Err(e) => Arc::new(backend::Broken(e)),
         };
         Rooms {
             backend,
+            home: home.clone(),
+        }
+    }
+
+    /// Rooms that cannot be used, because the configuration that says where they live could
+    /// not be read: every room operation fails with `why`.
+    pub(crate) fn unusable(home: &Home, why: String) -> Rooms {
+        Rooms {
+            backend: Arc::new(backend::Broken(why)),
             home: home.clone(),
         }
     }

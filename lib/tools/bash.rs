@@ -110,6 +110,7 @@ fn run_with_base_env(
         env,
         settings: &ctx.sandbox,
         claimed: &ctx.claimed_by_others,
+        hidden: ctx.secrets.files(),
     };
     let mut running = jail::spawn(&job).map_err(|e| match e {
         JailError::Unsupported { .. } => refusal(&e),

@@ -62,7 +62,7 @@ pub(crate) fn run(ctx: &mut Ctx, args: Args) -> CliResult<()> {
     let summary = args.summary.as_deref().map(given_summary).transpose()?;
     let store = ctx.store()?;
     let session = store.resolve(&args.session)?;
-    let config = crate::cli::load_config(&ctx.out, &std::env::current_dir()?)?;
+    let config = ctx.config()?.clone();
     // A model writing the summary takes a while: say so on a terminal.
     let _working = match summary {
         None => ctx

@@ -14,7 +14,7 @@ pub(crate) struct McpArgs {
 pub(super) fn mcp(ctx: &mut Ctx, from: Option<&str>, a: McpArgs) -> CliResult<()> {
     let name = a.name.or_else(|| from.map(str::to_owned));
     // Nothing may reach stdout but the protocol.
-    RoomServer::new(ctx.home.clone(), cwd()?, name)
+    RoomServer::new(ctx.home.clone(), ctx.rooms(), cwd()?, name)
         .serve_stdio()
         .map_err(CliError::msg)
 }

@@ -123,12 +123,6 @@ pub fn main() -> ExitCode {
 fn run(cli: Cli) -> CliResult<()> {
     let mut ctx = Ctx::new(cli.global.clone())?;
     let from = cli.from.clone();
-    if let Some(w) = cwd()
-        .ok()
-        .and_then(|d| crate::config::rooms::project_warning(&d))
-    {
-        ctx.out.warn(&w);
-    }
     let result = match cli.verb {
         Verb::Tell(a) => tell::tell(&mut ctx, from.as_deref(), a),
         Verb::Who => who::who(&mut ctx),

@@ -92,6 +92,9 @@ pub(crate) struct Job<'a> {
     /// Paths other sessions claim, bound read-only under `workspace-write` (what a peer
     /// removed meanwhile is skipped).
     pub(crate) claimed: &'a [PathBuf],
+    /// Files of the user's the command must not read (the room server's credential): an
+    /// empty file is bound over each.
+    pub(crate) hidden: &'a [PathBuf],
 }
 
 /// A started command.
@@ -286,33 +289,24 @@ fn confinement(job: &Job<'_>, tmp: &Path) -> Result<Confinement, JailError> {
         c.mounts
             .push(MountOp::Over(cstring(&shm)?, cstring("/dev/shm")?));
     }
-    hide_room_credentials(&mut c, tmp)?;
+    hide(&mut c, tmp, job.hidden)?;
     c.ruleset = Some(ruleset(settings.mode, &writable)?);
     Ok(c)
 }
 
-/// The room server's credential file (a `.creds` file, an nkey seed, a password file) is the
-/// user's, not the command's: an empty file is bound over it, so reading it gives nothing.
-fn hide_room_credentials(c: &mut Confinement, tmp: &Path) -> Result<(), JailError> {
-    use crate::config::rooms::Credential;
-    // The user config is read once a process, not at every call.
-    static FILE: std::sync::OnceLock<Option<PathBuf>> = std::sync::OnceLock::new();
-    let file = FILE.get_or_init(|| match crate::config::rooms::load() {
-        Ok(Some(server)) => match server.credential {
-            Credential::Creds(f) | Credential::NkeySeed(f) => Some(f),
-            Credential::UserPassword { password_file, .. } => Some(password_file),
-            Credential::None => None,
-        },
-        _ => None,
-    });
-    let Some(file) = file.as_ref().filter(|f| f.is_file()) else {
+/// Bind an empty file over each of `files` that exists, so reading it gives nothing.
+fn hide(c: &mut Confinement, tmp: &Path, files: &[PathBuf]) -> Result<(), JailError> {
+    let files: Vec<&PathBuf> = files.iter().filter(|f| f.is_file()).collect();
+    if files.is_empty() {
         return Ok(());
-    };
+    }
     let empty = tmp.join(".hidden");
     std::fs::File::create(&empty)
         .map_err(|e| JailError::Io(format!("{}: {e}", empty.display())))?;
-    c.mounts
-        .push(MountOp::Over(cstring(&empty)?, cstring(file)?));
+    for file in files {
+        c.mounts
+            .push(MountOp::Over(cstring(&empty)?, cstring(file)?));
+    }
     Ok(())
 }
 

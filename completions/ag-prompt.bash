@@ -16,6 +16,9 @@ _ag__prompt() {
             ",$1")
                 cmd="ag__prompt"
                 ;;
+            ag__prompt,acp)
+                cmd="ag__prompt__subcmd__acp"
+                ;;
             ag__prompt,mcp)
                 cmd="ag__prompt__subcmd__mcp"
                 ;;
@@ -32,7 +35,7 @@ _ag__prompt() {
 
     case "${cmd}" in
         ag__prompt)
-            opts="-q -v -s -c -a -o -m -y -h -V --home --json --quiet --verbose --color --any --session --continue --name --new --attach --output --schema --output-file --session-id --model --system --no-project-context --tools --agent --max-cost --context-window --max-steps --thinking --title --no-queue --wait --compact --sandbox --net --approval --yes --trust --allow-protected --help --version models mcp"
+            opts="-q -v -s -c -a -o -m -y -h -V --home --json --quiet --verbose --color --any --session --continue --name --new --attach --output --schema --output-file --session-id --model --system --no-project-context --tools --agent --max-cost --context-window --max-steps --thinking --title --no-queue --wait --compact --sandbox --net --approval --yes --trust --allow-protected --help --version models mcp acp"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -141,6 +144,52 @@ _ag__prompt() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        ag__prompt__subcmd__acp)
+            opts="-m -q -v -h --model --tools --approval --sandbox --net --max-steps --home --json --quiet --verbose --color --any --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --model)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -m)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --tools)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --approval)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --sandbox)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --max-steps)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --home)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         ag__prompt__subcmd__mcp)
             opts="-q -v -h --home --json --quiet --verbose --color --any --help list"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
@@ -225,7 +274,7 @@ _ag__prompt__dynamic() {
     local cur="$2" prev="$3" sub="" kind="" word i
     for ((i = 1; i < COMP_CWORD; i++)); do
         case "${COMP_WORDS[i]}" in
-            models|mcp) sub="${COMP_WORDS[i]}"; break ;;
+            models|mcp|acp) sub="${COMP_WORDS[i]}"; break ;;
         esac
     done
     case "$sub|$prev" in
@@ -234,6 +283,8 @@ _ag__prompt__dynamic() {
         "|--tools") kind=tools ;;
         "|--agent") kind=agents ;;
         "models|--forget") kind=models ;;
+        "acp|-m"|"acp|--model") kind=models ;;
+        "acp|--tools") kind=tools ;;
     esac
     local first=""
     if [[ -z "$kind" && "$cur" != -* ]]; then

@@ -65,6 +65,7 @@ complete -c ag-prompt -n "__fish_ag_prompt_needs_command" -s h -l help -d 'Print
 complete -c ag-prompt -n "__fish_ag_prompt_needs_command" -s V -l version -d 'Print version'
 complete -c ag-prompt -n "__fish_ag_prompt_needs_command" -a "models" -d 'List the models and providers this machine can use'
 complete -c ag-prompt -n "__fish_ag_prompt_needs_command" -a "mcp" -d 'MCP servers from the user config ([mcp.NAME]) and a trusted folder\'s .mcp.json'
+complete -c ag-prompt -n "__fish_ag_prompt_needs_command" -a "acp" -d 'Serve the Agent Client Protocol on stdin/stdout, so an editor (Zed, Neovim) runs ag sessions: ordinary sessions in the store, which every ag command reads meanwhile'
 complete -c ag-prompt -n "__fish_ag_prompt_using_subcommand models" -l forget -d 'Forget what providers taught about MODEL on every endpoint: the windows learned from "too long" errors and how they count tokens; its configured or built-in window applies again' -r
 complete -c ag-prompt -n "__fish_ag_prompt_using_subcommand models" -l home -d 'The store directory [default: $AG_HOME, else $XDG_DATA_HOME/ag, else ~/.local/share/ag]' -r -F
 complete -c ag-prompt -n "__fish_ag_prompt_using_subcommand models" -l color -d 'When to colour output (NO_COLOR is honoured by `auto`)' -r -f -a "auto\t''
@@ -94,8 +95,25 @@ complete -c ag-prompt -n "__fish_ag_prompt_using_subcommand mcp; and __fish_seen
 complete -c ag-prompt -n "__fish_ag_prompt_using_subcommand mcp; and __fish_seen_subcommand_from list" -s v -l verbose -d 'Say more on stderr'
 complete -c ag-prompt -n "__fish_ag_prompt_using_subcommand mcp; and __fish_seen_subcommand_from list" -l any -d '`last` (and `-c`) mean the latest chat session of any directory, not only this one'
 complete -c ag-prompt -n "__fish_ag_prompt_using_subcommand mcp; and __fish_seen_subcommand_from list" -s h -l help -d 'Print help'
+complete -c ag-prompt -n "__fish_ag_prompt_using_subcommand acp" -s m -l model -d 'The model of the sessions the editor starts: PROVIDER/MODEL, an alias, `echo` or `script:FILE` [env: AG_MODEL; config: model]' -r
+complete -c ag-prompt -n "__fish_ag_prompt_using_subcommand acp" -l tools -d 'A new session\'s tools, as for ag-prompt --tools; the tools of the MCP servers the editor passes are added [default: +write,+edit,+bash in ask mode, the read-only defaults in auto mode]' -r
+complete -c ag-prompt -n "__fish_ag_prompt_using_subcommand acp" -l approval -d 'How a new session\'s calls that change something (write, edit, bash, MCP tools) are decided: ask (the editor asks you: allow once, allow for the session, or reject) or auto (the tool policy alone); a loaded session keeps its own unless this is given [default: ask]' -r
+complete -c ag-prompt -n "__fish_ag_prompt_using_subcommand acp" -l sandbox -d 'The sandbox bash runs in: workspace-write (default), read-only, or off [config: sandbox.mode]' -r
+complete -c ag-prompt -n "__fish_ag_prompt_using_subcommand acp" -l max-steps -d 'Stop a turn after N model round trips (at least 1); the editor sees max_turn_requests' -r
+complete -c ag-prompt -n "__fish_ag_prompt_using_subcommand acp" -l home -d 'The store directory [default: $AG_HOME, else $XDG_DATA_HOME/ag, else ~/.local/share/ag]' -r -F
+complete -c ag-prompt -n "__fish_ag_prompt_using_subcommand acp" -l color -d 'When to colour output (NO_COLOR is honoured by `auto`)' -r -f -a "auto\t''
+always\t''
+never\t''"
+complete -c ag-prompt -n "__fish_ag_prompt_using_subcommand acp" -l net -d 'Let sandboxed bash commands use the network [config: sandbox.network]'
+complete -c ag-prompt -n "__fish_ag_prompt_using_subcommand acp" -l json -d 'Print machine-readable JSON (NDJSON for streams)'
+complete -c ag-prompt -n "__fish_ag_prompt_using_subcommand acp" -s q -l quiet -d 'Print nothing on stdout but data that was asked for; no notices on stderr'
+complete -c ag-prompt -n "__fish_ag_prompt_using_subcommand acp" -s v -l verbose -d 'Say more on stderr'
+complete -c ag-prompt -n "__fish_ag_prompt_using_subcommand acp" -l any -d '`last` (and `-c`) mean the latest chat session of any directory, not only this one'
+complete -c ag-prompt -n "__fish_ag_prompt_using_subcommand acp" -s h -l help -d 'Print help'
 complete -c ag-prompt -s s -l session -x -a "(ag-log __complete sessions)"
 complete -c ag-prompt -s m -l model -x -a "(ag-log __complete models)"
 complete -c ag-prompt -l tools -x -a "(ag-log __complete tools)"
 complete -c ag-prompt -l agent -x -a "(ag-log __complete agents)"
 complete -c ag-prompt -n "__fish_seen_subcommand_from models" -l forget -x -a "(ag-log __complete models)"
+complete -c ag-prompt -n "__fish_seen_subcommand_from acp" -s m -l model -x -a "(ag-log __complete models)"
+complete -c ag-prompt -n "__fish_seen_subcommand_from acp" -l tools -x -a "(ag-log __complete tools)"

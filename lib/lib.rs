@@ -3,9 +3,9 @@
 //! Lower modules never import higher ones: `ids clock text follow paths live proc policy` →
 //! `sandbox settings config secrets` (config names the keys that secrets withdraws) → `log
 //! fold reduce structured import usage` (pure) → `store` → `net` → `provider tools room mcp` →
-//! `context export record` → `fork agent summon` → `cli`. Only what the commands, benches, xtask and
-//! tests name is `pub`; the lint below keeps a `pub` from standing where nothing outside the
-//! crate can reach it.
+//! `context export record` → `fork agent summon` → `acp` → `cli`. Only what the commands,
+//! benches, xtask and tests name is `pub`; the lint below keeps a `pub` from standing where
+//! nothing outside the crate can reach it.
 
 #![warn(unreachable_pub)]
 
@@ -43,5 +43,7 @@ pub(crate) mod record;
 pub(crate) mod agent;
 pub mod fork;
 pub(crate) mod summon;
+
+pub(crate) mod acp;
 
 pub mod cli;

@@ -43,6 +43,10 @@ pub(crate) struct Settings {
     /// the rest of the session (see `agent::approve`); `None` is `auto`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) approval: Option<crate::agent::Approval>,
+    /// The program that started the session when it was not an `ag` command: an editor over
+    /// ACP, `{"protocol": "acp", "name": "zed", "version": "…"}`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) client: Option<Value>,
     /// Keys written by another version of ag, kept as they are.
     #[serde(flatten)]
     pub(crate) other: Map<String, Value>,

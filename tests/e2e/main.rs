@@ -2,6 +2,7 @@
 
 mod support;
 
+mod acp;
 mod answers;
 mod approvals;
 mod busy;

@@ -1,6 +1,7 @@
 //! `ag-prompt`: run a turn of an agent against a model, streaming, with tools. The flags and
 //! the call into the library are here; `live` prints the turn as it happens.
 
+mod acp;
 mod answer;
 mod live;
 mod models;
@@ -76,6 +77,10 @@ pub(crate) enum Sub {
     /// MCP servers from the user config ([mcp.NAME]) and a trusted folder's .mcp.json
     #[command(subcommand)]
     Mcp(McpSub),
+    /// Serve the Agent Client Protocol on stdin/stdout, so an editor (Zed, Neovim) runs ag
+    /// sessions: ordinary sessions in the store, which every ag command reads meanwhile
+    #[command(after_help = acp::EXAMPLES)]
+    Acp(acp::AcpArgs),
 }
 
 #[derive(Debug, Subcommand)]
@@ -236,6 +241,7 @@ fn run(cli: Cli) -> CliResult<()> {
             forget: Some(model),
         }) => models::forget(&mut ctx, &model),
         Some(Sub::Mcp(McpSub::List)) => super::mcp_client::list(&mut ctx),
+        Some(Sub::Acp(args)) => acp::run(&mut ctx, args),
         None => prompt(&mut ctx, cli.run),
     };
     ctx.conclude(result)

@@ -1,0 +1,472 @@
+//! `ag-prompt acp` driven by the official ACP Python SDK's client (`tests/peers/acp_client.py`):
+//! the handshake, a new session whose prompt streams message chunks and tool calls, permission
+//! requests allowed and rejected, a cancel mid-turn, the load of a stored session, an MCP
+//! server the editor passes, and another process reading the session while the editor runs it.
+
+use std::io::BufRead;
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+use std::time::Duration;
+
+use serde_json::{json, Value};
+
+use crate::peers::program;
+use crate::prompt::{env_with, of_type, script, system_kind, wait_until};
+use crate::support::{bin, TestEnv};
+
+/// The Python client running a plan against `ag-prompt acp ARGS`; its lines as they come.
+struct Client {
+    child: Child,
+    lines: mpsc::Receiver<Value>,
+    seen: Vec<Value>,
+}
+
+impl Client {
+    /// `None` when the peers are not installed outside CI.
+    fn start(env: &TestEnv, args: &[&str], plan: Value) -> Option<Client> {
+        let python = program("python")?;
+        let mut command = vec![json!(bin("ag-prompt")), json!("acp")];
+        command.extend(args.iter().map(|a| json!(a)));
+        let mut plan = plan;
+        plan["command"] = json!(command);
+        plan["cwd"] = json!(env.cwd);
+        let file = env.dir.path().join("plan.json");
+        std::fs::write(&file, plan.to_string()).unwrap();
+        let client = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/peers/acp_client.py");
+        let mut child = Command::new(python)
+            .arg(client)
+            .arg(&file)
+            .env_clear()
+            .envs(env.env.iter().cloned())
+            .current_dir(&env.cwd)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("start the ACP client");
+        let out = child.stdout.take().unwrap();
+        let (tx, lines) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in std::io::BufReader::new(out).lines().map_while(Result::ok) {
+                let v = serde_json::from_str(&line)
+                    .unwrap_or_else(|e| panic!("the client printed {line:?}: {e}"));
+                if tx.send(v).is_err() {
+                    return;
+                }
+            }
+        });
+        Some(Client {
+            child,
+            lines,
+            seen: Vec::new(),
+        })
+    }
+
+    /// The first line (from now on) that `f` accepts.
+    fn until(&mut self, what: &str, f: impl Fn(&Value) -> bool) -> Value {
+        loop {
+            match self.lines.recv_timeout(Duration::from_secs(60)) {
+                Ok(v) => {
+                    self.seen.push(v.clone());
+                    if f(&v) {
+                        return v;
+                    }
+                }
+                Err(_) => panic!("no {what} from the client; it printed:\n{:#?}", self.seen),
+            }
+        }
+    }
+
+    /// Everything the client printed, once it has exited.
+    fn finish(mut self) -> Vec<Value> {
+        self.until("exit", |v| v["event"] == "exit");
+        let status = self.child.wait().unwrap();
+        assert!(status.success(), "the client failed: {:#?}", self.seen);
+        assert_eq!(
+            self.seen.last().unwrap()["status"],
+            0,
+            "ag-prompt acp's exit"
+        );
+        self.seen
+    }
+}
+
+/// The updates of one kind the client received.
+fn updates<'a>(seen: &'a [Value], kind: &str) -> Vec<&'a Value> {
+    seen.iter()
+        .filter(|v| v["event"] == "update" && v["update"]["sessionUpdate"] == kind)
+        .map(|v| &v["update"])
+        .collect()
+}
+
+fn event<'a>(seen: &'a [Value], name: &str) -> Vec<&'a Value> {
+    seen.iter().filter(|v| v["event"] == name).collect()
+}
+
+fn message_text(seen: &[Value]) -> String {
+    updates(seen, "agent_message_chunk")
+        .iter()
+        .filter_map(|u| u["content"]["text"].as_str())
+        .collect()
+}
+
+fn new_session(env: &TestEnv) -> Value {
+    json!({"op": "new", "cwd": env.cwd})
+}
+
+/// The handshake advertises what ag takes; a prompt's answer streams as message and thought
+/// chunks, its tool call as a `read` call at its file, in progress, then completed with the
+/// result; the turn ends with `end_turn`, and the session is an ordinary chat session in the
+/// store that records the editor.
+#[test]
+fn an_editor_runs_a_turn_and_sees_it_stream() {
+    let env = env_with(None, "");
+    std::fs::write(env.cwd.join("notes.md"), "the plan: ship on friday\n").unwrap();
+    let model = script(
+        &env,
+        "read.toml",
+        r#"
+[[step]]
+thinking = "Look at the notes first."
+text = "Reading the notes."
+tool_calls = [{ name = "read", arguments = { path = "notes.md" } }]
+
+[[step]]
+text = "They say: ship on friday."
+"#,
+    );
+    let plan = json!({"client": "acp-test", "steps": [
+        new_session(&env),
+        {"op": "prompt", "text": "What do the notes say?"}
+    ]});
+    let Some(client) = Client::start(&env, &["-m", &model], plan) else {
+        return;
+    };
+    let seen = client.finish();
+    let init = &event(&seen, "initialize")[0]["result"];
+    assert_eq!(init["protocolVersion"], 1);
+    let caps = &init["agentCapabilities"];
+    assert_eq!(caps["loadSession"], true);
+    assert_eq!(caps["promptCapabilities"]["image"], true);
+    assert_eq!(caps["promptCapabilities"]["embeddedContext"], true);
+    assert_eq!(caps["mcpCapabilities"]["http"], true);
+    assert_eq!(init["agentInfo"]["name"], "ag");
+
+    assert_eq!(
+        message_text(&seen),
+        "Reading the notes.They say: ship on friday."
+    );
+    let thought: String = updates(&seen, "agent_thought_chunk")
+        .iter()
+        .filter_map(|u| u["content"]["text"].as_str())
+        .collect();
+    assert_eq!(thought, "Look at the notes first.");
+    let call = updates(&seen, "tool_call");
+    assert_eq!(call.len(), 1, "{seen:#?}");
+    assert_eq!(call[0]["kind"], "read");
+    assert_eq!(call[0]["title"], "read notes.md");
+    assert_eq!(call[0]["rawInput"], json!({"path": "notes.md"}));
+    let notes = env.cwd.join("notes.md");
+    assert_eq!(
+        call[0]["locations"][0]["path"],
+        notes.to_string_lossy().as_ref()
+    );
+    let id = &call[0]["toolCallId"];
+    let progress: Vec<&Value> = updates(&seen, "tool_call_update")
+        .into_iter()
+        .filter(|u| &u["toolCallId"] == id)
+        .collect();
+    assert_eq!(progress[0]["status"], "in_progress", "{progress:#?}");
+    assert_eq!(progress[1]["status"], "completed");
+    let result = progress[1]["content"][0]["content"]["text"]
+        .as_str()
+        .unwrap();
+    assert!(result.contains("ship on friday"), "{result}");
+    let prompt = &event(&seen, "prompt")[0];
+    assert_eq!(prompt["result"]["stopReason"], "end_turn");
+
+    let session = event(&seen, "new")[0]["session"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let show = env.log(&["show", &session, "--json"]).ok().json();
+    assert_eq!(show["kind"], "chat");
+    assert_eq!(show["title"], "What do the notes say?");
+    assert_eq!(show["policy"]["client"]["name"], "acp-test");
+    assert_eq!(show["policy"]["client"]["protocol"], "acp");
+    let chunks = env.chunks(&session);
+    assert_eq!(of_type(&chunks, Some("tool"), "tool_result").len(), 1);
+}
+
+/// In `ask` mode (the default over ACP) a write waits for the editor: allowed once, it runs;
+/// rejected, it does not, and the model reads why. The permission request carries the change
+/// as a diff; each decision is an approval record naming the editor.
+#[test]
+fn writes_wait_for_the_editors_permission() {
+    let env = env_with(None, "");
+    let model = script(
+        &env,
+        "writes.toml",
+        r#"
+[[step]]
+tool_calls = [{ name = "write", arguments = { path = "a.txt", content = "first\n" } }]
+
+[[step]]
+tool_calls = [{ name = "write", arguments = { path = "b.txt", content = "second\n" } }]
+
+[[step]]
+text = "One of two."
+"#,
+    );
+    let plan = json!({"client": "acp-test", "permissions": ["allow_once", "reject_once"],
+                      "steps": [new_session(&env), {"op": "prompt", "text": "write both"}]});
+    let Some(client) = Client::start(&env, &["-m", &model], plan) else {
+        return;
+    };
+    let seen = client.finish();
+    let asked = event(&seen, "permission");
+    assert_eq!(asked.len(), 2, "{seen:#?}");
+    let kinds: Vec<&Value> = asked[0]["options"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| &o["kind"])
+        .collect();
+    assert_eq!(kinds, ["allow_once", "allow_always", "reject_once"]);
+    let diff = &asked[0]["toolCall"]["content"][0];
+    assert_eq!(diff["type"], "diff");
+    assert_eq!(diff["newText"], "first\n");
+    assert_eq!(asked[0]["toolCall"]["kind"], "edit");
+    assert_eq!(
+        std::fs::read_to_string(env.cwd.join("a.txt")).unwrap(),
+        "first\n"
+    );
+    assert!(!env.cwd.join("b.txt").exists(), "a rejected write ran");
+
+    let session = event(&seen, "new")[0]["session"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let chunks = env.chunks(&session);
+    let decisions: Vec<(&Value, &Value)> = system_kind(&chunks, "approval")
+        .iter()
+        .map(|c| (&c["data"]["decision"], &c["data"]["by"]))
+        .collect();
+    assert_eq!(
+        decisions,
+        [
+            (&json!("allow-once"), &json!("acp-test")),
+            (&json!("deny"), &json!("acp-test"))
+        ]
+    );
+    let results = of_type(&chunks, Some("tool"), "tool_result");
+    assert_eq!(results[1]["data"]["is_error"], true);
+    let why = results[1]["data"]["result"].as_str().unwrap();
+    assert!(why.contains("rejected in acp-test"), "{why}");
+    let failed: Vec<&Value> = updates(&seen, "tool_call_update")
+        .into_iter()
+        .filter(|u| u["status"] == "failed")
+        .collect();
+    assert_eq!(failed.len(), 1);
+}
+
+/// `session/cancel` while the model is answering ends the turn at once with `cancelled`; the
+/// log records it as interrupted, and the session takes the next prompt.
+#[test]
+fn cancel_ends_the_turn_mid_answer() {
+    let env = env_with(None, "");
+    let model = script(
+        &env,
+        "slow.toml",
+        r#"
+[[step]]
+text = "Starting a long answer"
+wait_for = "never-opened"
+
+[[step]]
+text = "unreachable"
+"#,
+    );
+    let plan = json!({"steps": [new_session(&env),
+        {"op": "prompt", "text": "go", "cancel_after": "agent_message_chunk"}]});
+    let Some(client) = Client::start(&env, &["-m", &model], plan) else {
+        return;
+    };
+    let seen = client.finish();
+    assert_eq!(event(&seen, "cancel").len(), 1, "{seen:#?}");
+    let prompt = &event(&seen, "prompt")[0];
+    assert_eq!(prompt["result"]["stopReason"], "cancelled");
+    let session = event(&seen, "new")[0]["session"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let chunks = env.chunks(&session);
+    let end = system_kind(&chunks, "turn_end");
+    assert_eq!(end.last().unwrap()["data"]["stop_reason"], "interrupted");
+}
+
+/// `session/load` of a session made by `ag-prompt` replays it — the person's words, the tool
+/// call and its result, the answer — and a prompt then continues that same session.
+#[test]
+fn load_replays_a_stored_session_and_continues_it() {
+    let env = env_with(None, "");
+    std::fs::write(env.cwd.join("x.txt"), "ex\n").unwrap();
+    let model = script(
+        &env,
+        "two.toml",
+        r#"
+[[step]]
+tool_calls = [{ name = "read", arguments = { path = "x.txt" } }]
+
+[[step]]
+text = "It says ex."
+"#,
+    );
+    let first = env
+        .run("ag-prompt", &["-m", &model, "what is in x.txt?"])
+        .ok();
+    let session = crate::prompt::session_id(&first);
+    // The script answers by position in the conversation: its third request is the new one.
+    let again = script(
+        &env,
+        "again.toml",
+        "[[step]]\ntext = \"-\"\n[[step]]\ntext = \"-\"\n[[step]]\ntext = \"Still ex.\"\n",
+    );
+    let plan = json!({"steps": [
+        {"op": "load", "session": session, "cwd": env.cwd},
+        {"op": "prompt", "text": "and now?"}
+    ]});
+    let Some(client) = Client::start(&env, &["-m", &again], plan) else {
+        return;
+    };
+    let seen = client.finish();
+    assert_eq!(event(&seen, "error").len(), 0, "{seen:#?}");
+    let user = updates(&seen, "user_message_chunk");
+    assert_eq!(user[0]["content"]["text"], "what is in x.txt?");
+    let call = updates(&seen, "tool_call");
+    assert_eq!(call[0]["kind"], "read");
+    let done = updates(&seen, "tool_call_update");
+    assert_eq!(done[0]["status"], "completed");
+    assert_eq!(message_text(&seen), "It says ex.Still ex.");
+    assert_eq!(
+        event(&seen, "prompt")[0]["result"]["stopReason"],
+        "end_turn"
+    );
+    let chunks = env.chunks(&session);
+    assert_eq!(system_kind(&chunks, "turn_end").len(), 2);
+    let load = event(&seen, "load");
+    assert_eq!(load.len(), 1);
+    // An id nobody made is refused with the protocol's "not found".
+    let plan = json!({"steps": [{"op": "load", "session": "0000", "cwd": env.cwd}]});
+    let seen = Client::start(&env, &["-m", &again], plan).unwrap().finish();
+    let err = event(&seen, "error");
+    assert_eq!(err[0]["code"], -32002, "{seen:#?}");
+}
+
+/// An MCP server the editor passes with `session/new` (the official Python SDK's server,
+/// on stdio) gives the session its tools; a call to one asks permission like any change.
+#[test]
+fn an_mcp_server_from_the_editor_serves_the_session() {
+    let env = env_with(None, "");
+    let Some(python) = program("python") else {
+        return;
+    };
+    let server = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/peers/tasks_server.py");
+    let model = script(
+        &env,
+        "mcp.toml",
+        r#"
+[[step]]
+tool_calls = [{ name = "mcp__tasks__ping" }]
+
+[[step]]
+text = "It answered."
+"#,
+    );
+    let plan = json!({"permissions": ["allow_always"], "steps": [
+        {"op": "new", "cwd": env.cwd,
+         "mcp": [{"name": "tasks", "command": python, "args": [server]}]},
+        {"op": "prompt", "text": "ping it"}
+    ]});
+    let Some(client) = Client::start(&env, &["-m", &model], plan) else {
+        return;
+    };
+    let seen = client.finish();
+    assert_eq!(event(&seen, "permission").len(), 1, "{seen:#?}");
+    let session = event(&seen, "new")[0]["session"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let chunks = env.chunks(&session);
+    let results = of_type(&chunks, Some("tool"), "tool_result");
+    assert_eq!(results[0]["data"]["is_error"], false, "{results:#?}");
+    assert!(
+        results[0]["data"]["result"]
+            .as_str()
+            .unwrap()
+            .contains("pong"),
+        "{results:#?}"
+    );
+    // "Allow always" is kept with the session.
+    let show = env.log(&["show", &session, "--json"]).ok().json();
+    assert_eq!(
+        show["policy"]["approval"]["allowed"],
+        json!(["mcp__tasks__ping"])
+    );
+}
+
+/// While the editor's turn runs, `ag-log tail -f` in another process follows the same
+/// session and sees the turn through to its end.
+#[test]
+fn another_process_follows_the_session_while_the_editor_runs_it() {
+    let env = env_with(None, "");
+    let model = script(
+        &env,
+        "gated.toml",
+        r#"
+[[step]]
+text = "Half way."
+tool_calls = [{ name = "glob", arguments = { pattern = "*.txt" } }]
+wait_for = "gate"
+
+[[step]]
+text = "All done."
+"#,
+    );
+    let plan = json!({"steps": [new_session(&env), {"op": "prompt", "text": "go on"}]});
+    let Some(mut client) = Client::start(&env, &["-m", &model], plan) else {
+        return;
+    };
+    let session = client.until("new session", |v| v["event"] == "new")["session"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    client.until("the first chunk", |v| v["event"] == "update");
+    let tail_out = env.dir.path().join("tail.out");
+    let mut tail = env
+        .command("ag-log")
+        .args(["tail", "-f", &session])
+        .stdout(std::fs::File::create(&tail_out).unwrap())
+        .spawn()
+        .unwrap();
+    let read = |p: &Path| std::fs::read_to_string(p).unwrap_or_default();
+    assert!(
+        wait_until(Duration::from_secs(20), || read(&tail_out)
+            .contains("go on")),
+        "tail -f showed: {}",
+        read(&tail_out)
+    );
+    std::fs::write(env.cwd.join("gate"), "").unwrap();
+    let seen = client.finish();
+    assert_eq!(
+        event(&seen, "prompt")[0]["result"]["stopReason"],
+        "end_turn"
+    );
+    let followed = wait_until(Duration::from_secs(20), || {
+        read(&tail_out).contains("All done.")
+    });
+    let _ = tail.kill();
+    let _ = tail.wait();
+    assert!(followed, "tail -f showed: {}", read(&tail_out));
+}

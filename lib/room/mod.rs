@@ -10,6 +10,8 @@
 //! the user config names a server.
 
 pub(crate) mod backend;
+#[cfg(test)]
+mod behaviours;
 pub(crate) mod claim_index;
 pub(crate) mod claims;
 pub mod file;
@@ -22,6 +24,7 @@ pub(crate) mod remote;
 pub(crate) mod repo;
 pub(crate) mod roster;
 pub(crate) mod specs;
+pub(crate) mod tail;
 pub(crate) mod target;
 pub(crate) mod watch;
 

@@ -137,32 +137,17 @@ impl Room {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::paths::Home;
-    use crate::store::NewSession;
-
-    fn setup() -> (tempfile::TempDir, Rooms, Store, Session, Session) {
-        let dir = tempfile::tempdir().unwrap();
-        let home = Home {
-            dir: dir.path().join("home"),
-        };
-        let store = Store::open_path(&dir.path().join("ag.db")).unwrap();
-        let cwd = dir.path().to_string_lossy().into_owned();
-        let new = |title: &str| {
-            store
-                .create_session(NewSession {
-                    title: title.into(),
-                    cwd: Some(cwd.clone()),
-                    ..Default::default()
-                })
-                .unwrap()
-        };
-        let (a, b) = (new("alpha"), new("beta"));
-        (dir, Rooms::files(&home), store, a, b)
-    }
 
     #[test]
     fn every_front_end_posts_by_the_same_rules() {
-        let (dir, rooms, store, a, b) = setup();
+        let super::super::behaviours::World {
+            dir,
+            rooms,
+            store,
+            a,
+            b,
+            ..
+        } = super::super::behaviours::world();
         let me = Me::session(&a);
         let post = |p: Post<'_>| rooms.post(Some(&store), &me, dir.path(), p);
         // An empty reply id is none; the line goes to the worktree room.

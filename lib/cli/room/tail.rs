@@ -1,15 +1,13 @@
 //! `ag-room tail`: a room's lines as text or JSON, optionally followed.
 
 use std::collections::HashMap;
-use std::time::Duration;
 
 use super::{cwd, me, room_err};
 use crate::cli::{escape_controls, CliError, CliResult, Ctx};
-use crate::follow::{Follower, Next};
+use crate::follow::Next;
 use crate::room::claims;
-use crate::room::file::Flow;
-use crate::room::presence::Me;
-use crate::room::{Line, LineKind, Room, RoomError};
+use crate::room::tail::{shown, Followed};
+use crate::room::{Line, LineKind};
 use crate::store::Store;
 
 #[derive(Debug, clap::Args)]
@@ -92,21 +90,6 @@ fn render(l: &Line, names: &mut Names) -> String {
     )
 }
 
-/// Whether `tail` shows a line without --all: speech to the room or involving me, and claims.
-fn shown(l: &Line, me: &Me, all: bool) -> bool {
-    if all {
-        return true;
-    }
-    match l.ty {
-        LineKind::Say => match &l.to {
-            None => true,
-            Some(t) => me.is_addressed(t) || l.from.same(&me.from),
-        },
-        LineKind::Claim | LineKind::Release | LineKind::Ack => true,
-        LineKind::Delivered | LineKind::Other(_) => false,
-    }
-}
-
 pub(super) fn emit(ctx: &mut Ctx, names: &mut Names, l: &Line) -> CliResult<()> {
     if ctx.global.json {
         ctx.out
@@ -123,106 +106,57 @@ pub(super) fn tail(ctx: &mut Ctx, from: Option<&str>, a: TailArgs) -> CliResult<
     let mut names = Names::new(&store);
     let room = ctx.rooms().worktree(&cwd()?);
     let keep = a.lines.or(if a.follow { Some(10) } else { None });
-    let mut ring: std::collections::VecDeque<Line> = Default::default();
-    let mut warns = Vec::new();
-    // The last N lines shown: read from a little before the end, further back only when
-    // too few of the lines read there are shown (the start of the room at the most).
-    let end = room.end().map_err(room_err)?;
-    let mut back = keep.map(|k| k as u64);
-    let mut offset = loop {
-        let from = match back {
-            Some(b) => room.rewind(end, b).map_err(room_err)?,
-            None => 0,
-        };
-        ring.clear();
-        warns.clear();
-        let next = room
-            .scan(from, &mut |w| warns.push(w), &mut |_, l| {
-                if shown(&l, &me, a.all) {
-                    ring.push_back(l);
-                    if keep.is_some_and(|k| ring.len() > k) {
-                        ring.pop_front();
-                    }
-                }
-                Flow::Go
-            })
-            .map_err(room_err)?;
-        match back {
-            Some(b) if from > 0 && keep.is_some_and(|k| ring.len() < k) => {
-                back = Some(b.saturating_mul(4).max(64));
-            }
-            _ => break next,
-        }
-    };
-    for w in warns.drain(..) {
-        ctx.out.warn(&w);
+    let show = |l: &Line| shown(l, &me, a.all);
+    let last = room.last(keep, &show).map_err(room_err)?;
+    for w in &last.warnings {
+        ctx.out.warn(w);
     }
-    for l in ring.drain(..) {
-        emit(ctx, &mut names, &l)?;
+    for l in &last.lines {
+        emit(ctx, &mut names, l)?;
     }
     ctx.out.flush()?;
     if !a.follow {
         return Ok(());
     }
-    follow(ctx, &mut names, &room, &mut offset, &me, a.all)
+    let dir = ctx.home.rooms_dir();
+    let mut failed = None;
+    room.follow(
+        &dir,
+        last.end,
+        &show,
+        &mut |followed| match told(ctx, &mut names, followed) {
+            Ok(next) => next,
+            Err(e) => {
+                failed = Some(e);
+                Next::Stop
+            }
+        },
+    )
+    .map_err(room_err)?;
+    failed.map_or(Ok(()), Err)
 }
 
-/// Follow a room: a change in the rooms folder wakes us (on NATS, a message on the room's
-/// subject), a poll every 250 ms is the backstop; a reader of stdout that went away ends it
-/// even when nothing new comes. A room server that goes away is waited for: the cursor
-/// (`offset`) stays where it was, so nothing is lost or shown twice when it is back.
-fn follow(
-    ctx: &mut Ctx,
-    names: &mut Names,
-    room: &Room,
-    offset: &mut u64,
-    me: &Me,
-    all: bool,
-) -> CliResult<()> {
-    let dir = ctx.home.rooms_dir();
-    crate::paths::create_private_dir(&dir)?;
-    let follower = Follower::new(Duration::from_millis(250)).watch(&dir, false);
-    let _waking = room.backend.wake(room, follower.waker());
-    let mut down = false;
-    follower.run(|| {
-        if ctx.out.reader_gone() {
-            return Ok(Next::Stop);
-        }
-        let mut lines = Vec::new();
-        let mut warns = Vec::new();
-        let scanned = room.scan(*offset, &mut |w| warns.push(w), &mut |_, l| {
-            if shown(&l, me, all) {
-                lines.push(l);
+/// Print what following the room brought; stop once stdout's reader is gone.
+fn told(ctx: &mut Ctx, names: &mut Names, followed: Followed) -> CliResult<Next> {
+    if ctx.out.reader_gone() {
+        return Ok(Next::Stop);
+    }
+    match followed {
+        Followed::Down(e) => ctx
+            .out
+            .warn(&format!("{e}; still following, waiting for it")),
+        Followed::Back => ctx.out.note("the room server is back"),
+        Followed::Lines(lines, warnings) => {
+            for w in warnings {
+                ctx.out.warn(&w);
             }
-            Flow::Go
-        });
-        match scanned {
-            Ok(next) => *offset = next,
-            Err(e @ RoomError::Unavailable(_)) => {
-                if !down {
-                    ctx.out
-                        .warn(&format!("{e}; still following, waiting for it"));
-                    down = true;
-                }
-                // Lines read before the failure are not shown: the cursor did not move, so
-                // they come again, once, when the server is back.
-                return Ok(Next::Wait);
+            for l in &lines {
+                emit(ctx, names, l)?;
             }
-            Err(e) => return Err(room_err(e)),
+            if !lines.is_empty() {
+                ctx.out.flush()?;
+            }
         }
-        if down {
-            ctx.out.note("the room server is back");
-            down = false;
-        }
-        for w in warns {
-            ctx.out.warn(&w);
-        }
-        for l in &lines {
-            emit(ctx, names, l)?;
-        }
-        if !lines.is_empty() {
-            ctx.out.flush()?;
-        }
-        Ok(Next::Wait)
-    })
+    }
+    Ok(Next::Wait)
 }

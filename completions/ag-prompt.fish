@@ -1,6 +1,6 @@
 # Print an optspec for argparse to handle cmd's options that are independent of any subcommand.
 function __fish_ag_prompt_global_optspecs
-    string join \n home= json q/quiet v/verbose color= any s/session= c/continue name= new a/attach= output= schema= o/output-file= session-id= m/model= system= no-project-context tools= agent= max-cost= context-window= max-steps= thinking= title= no-queue wait compact sandbox= net approval= y/yes trust allow-protected h/help V/version
+    string join \n home= json q/quiet v/verbose color= any s/session= c/continue name= new a/attach= output= schema= o/output-file= session-id= m/model= system= no-project-context tools= agent= max-cost= context-window= max-steps= thinking= title= no-queue wait compact sandbox= net approval= y/yes chat command= trust allow-protected h/help V/version
 end
 
 function __fish_ag_prompt_needs_command
@@ -47,6 +47,7 @@ complete -c ag-prompt -n "__fish_ag_prompt_needs_command" -l thinking -d 'Ask fo
 complete -c ag-prompt -n "__fish_ag_prompt_needs_command" -l title -d 'Title of a new session [default: the start of the prompt]' -r
 complete -c ag-prompt -n "__fish_ag_prompt_needs_command" -l sandbox -d 'The sandbox the bash tool runs in: workspace-write (the default: writes only in the session\'s directory and a private TMPDIR, no network), read-only, or off. A session keeps its mode; a follow-up can only tighten it [config: sandbox.mode]' -r
 complete -c ag-prompt -n "__fish_ag_prompt_needs_command" -l approval -d 'How calls to tools that change something (write, edit, bash, MCP tools) are decided: auto (the tool policy alone) or ask (a person allows each on the terminal: once, for the session, or denies with a reason the model reads; without a terminal such a call is denied). The session keeps the mode [config: agent.approval]' -r
+complete -c ag-prompt -n "__fish_ag_prompt_needs_command" -l command -d 'Run the custom command NAME (.ag/commands/NAME.md, ~/.config/ag/commands/NAME.md, a trusted folder\'s .claude/commands/NAME.md): its prompt, with PROMPT as $ARGUMENTS' -r
 complete -c ag-prompt -n "__fish_ag_prompt_needs_command" -l json -d 'Print machine-readable JSON (NDJSON for streams)'
 complete -c ag-prompt -n "__fish_ag_prompt_needs_command" -s q -l quiet -d 'Print nothing on stdout but data that was asked for; no notices on stderr'
 complete -c ag-prompt -n "__fish_ag_prompt_needs_command" -s v -l verbose -d 'Say more on stderr'
@@ -59,6 +60,7 @@ complete -c ag-prompt -n "__fish_ag_prompt_needs_command" -l wait -d 'When the s
 complete -c ag-prompt -n "__fish_ag_prompt_needs_command" -l compact -d 'Compact the session now: the model summarizes what came before the last few thousand tokens, and the session goes on from that summary (the log keeps everything). Then runs PROMPT, when one is given. Needs -s or -c'
 complete -c ag-prompt -n "__fish_ag_prompt_needs_command" -l net -d 'Let sandboxed bash commands use the network [config: sandbox.network]'
 complete -c ag-prompt -n "__fish_ag_prompt_needs_command" -s y -l yes -d 'Allow, in this run, every call the tool policy allows, asking nobody'
+complete -c ag-prompt -n "__fish_ag_prompt_needs_command" -l chat -d 'Open the chat (what `ag chat` runs; also what ag-prompt does on a terminal without a prompt). Reads plain lines when stdin is not a terminal'
 complete -c ag-prompt -n "__fish_ag_prompt_needs_command" -l trust -d 'Trust this folder (the one holding the nearest .ag/, else the current one), so its project config may choose the model, providers and MCP servers, and approve the servers its .mcp.json names now (one added or changed later asks again). Recorded in trusted-folders in the user config directory; without a prompt, only records'
 complete -c ag-prompt -n "__fish_ag_prompt_needs_command" -l allow-protected -d 'Let this turn\'s write and edit tools change .git/, .ag/ and .claude/ (refused otherwise: files there run code or change what ag trusts) [config: permissions.protected_writes = "allow"]'
 complete -c ag-prompt -n "__fish_ag_prompt_needs_command" -s h -l help -d 'Print help (see more with \'--help\')'

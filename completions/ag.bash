@@ -16,6 +16,9 @@ _ag() {
             ",$1")
                 cmd="ag"
                 ;;
+            ag,chat)
+                cmd="ag__subcmd__chat"
+                ;;
             ag,fork)
                 cmd="ag__subcmd__fork"
                 ;;
@@ -38,8 +41,22 @@ _ag() {
 
     case "${cmd}" in
         ag)
-            opts="-h -V --help --version log prompt fork room summon"
+            opts="-h -V --help --version log prompt chat fork room summon"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        ag__subcmd__chat)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi

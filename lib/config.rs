@@ -208,7 +208,7 @@ pub(crate) struct AgentConfig {
     pub(crate) schema_retries: u32,
     /// A new session's approval mode: `auto` (the policy decides) or `ask` (a person decides
     /// each call that changes something).
-    pub(crate) approval: crate::agent::ApprovalMode,
+    pub(crate) approval: crate::policy::approval::ApprovalMode,
 }
 
 impl Default for AgentConfig {
@@ -221,7 +221,7 @@ impl Default for AgentConfig {
             thinking_budget: None,
             max_summon_depth: 0,
             schema_retries: 2,
-            approval: crate::agent::ApprovalMode::Auto,
+            approval: crate::policy::approval::ApprovalMode::Auto,
         }
     }
 }

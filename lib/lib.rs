@@ -41,6 +41,7 @@ pub(crate) mod export;
 pub(crate) mod record;
 
 pub(crate) mod agent;
+pub(crate) mod commands;
 pub mod fork;
 pub(crate) mod summon;
 

@@ -5,6 +5,7 @@
 //! fail-closed: an unknown tool or an empty list denies, and a damaged stored list is an
 //! error before any tool runs (see `settings`).
 
+pub(crate) mod approval;
 mod tool;
 
 pub(crate) use tool::Effect;

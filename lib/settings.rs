@@ -42,7 +42,7 @@ pub(crate) struct Settings {
     /// Whether a person decides each call that changes something, and the tools allowed for
     /// the rest of the session (see `agent::approve`); `None` is `auto`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub(crate) approval: Option<crate::agent::Approval>,
+    pub(crate) approval: Option<crate::policy::approval::Approval>,
     /// The program that started the session when it was not an `ag` command: an editor over
     /// ACP, `{"protocol": "acp", "name": "zed", "version": "…"}`.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -33,10 +33,10 @@ use crate::tools::{ToolCtx, ToolOutput};
 
 pub(crate) use approve::{Approval, ApprovalMode, Approver};
 pub(crate) use context::{Manual, View};
-pub(crate) use plan::{prepare, PlanError, Prepared, SessionChoice, TurnPlan, TurnRequest};
+pub(crate) use plan::{narrow, prepare, PlanError, Prepared, SessionChoice, TurnPlan, TurnRequest};
 pub(crate) use step::StepOutcome;
 pub(crate) use structured::turn_answer;
-pub(crate) use wait::{wait_for_queued, Waited};
+pub(crate) use wait::{type_ahead, wait_for_queued, Waited};
 
 /// What the loop reports as it goes; the CLI prints these.
 #[derive(Debug, Clone)]

@@ -387,7 +387,7 @@ fn claim_existing<'s>(
 /// The guard's list: an existing session keeps its stored tools and `--tools` only narrows
 /// them; a new one gets `--tools` (narrowed by its definition's), else the definition's, else
 /// the read-only default. Returns the notes about what was not granted.
-fn narrow(stored: Option<Policy>, req: &TurnRequest) -> (Policy, Vec<String>) {
+pub(crate) fn narrow(stored: Option<Policy>, req: &TurnRequest) -> (Policy, Vec<String>) {
     let mut notes = Vec::new();
     let new_session = stored.is_none();
     let tools = match (stored, &req.tools) {

@@ -19,6 +19,17 @@ pub(crate) enum Waited {
     OwnerGone,
 }
 
+/// Type-ahead: `text` joins the turn running in the session at its next step boundary (or, at
+/// the turn's end, starts the next turn of that run). `None` when no turn runs: the caller
+/// runs one with the text.
+pub(crate) fn type_ahead(
+    store: &Store,
+    session: &str,
+    text: &str,
+) -> Result<Option<i64>, StoreError> {
+    store.queue_if_running(session, text)
+}
+
 /// Wait until queued item `item` (text `text`) has been taken, then until the turn that took
 /// it has ended.
 pub(crate) fn wait_for_queued(

@@ -30,49 +30,49 @@ impl TerminalApprover {
             color,
         })
     }
+}
 
-    fn paint(&self, sgr: &str, s: &str) -> String {
-        match self.color {
-            true => format!("\x1b[{sgr}m{s}\x1b[0m"),
-            false => s.to_string(),
-        }
-    }
-
-    /// The call as the person reads it; every word of it is the model's, so escaped.
-    fn shown(&self, ask: &Ask<'_>) -> String {
-        let mut s = format!(
-            "\n{} {}\n",
-            self.paint("1;33", "approve?"),
-            self.paint("1", &escape_controls(ask.tool, false))
-        );
-        match &ask.preview {
-            Preview::Command(c) => {
-                s.push_str(&format!("  $ {}\n", escape_controls(c, true)));
-            }
-            Preview::Diff { diff, .. } => {
-                for line in diff.lines() {
-                    let line = escape_controls(line, false);
-                    let sgr = match line.as_bytes().first() {
-                        Some(b'+') if !line.starts_with("+++") => "32",
-                        Some(b'-') if !line.starts_with("---") => "31",
-                        Some(b'@') => "36",
-                        _ => "",
-                    };
-                    let painted = match sgr {
-                        "" => line,
-                        sgr => self.paint(sgr, &line),
-                    };
-                    s.push_str(&format!("  {painted}\n"));
-                }
-            }
-            Preview::Input(i) => {
-                for line in crate::text::clip_chars(i, 2000).lines() {
-                    s.push_str(&format!("  {}\n", escape_controls(line, false)));
-                }
+/// The call as the person reads it: every word of it is the model's, so escaped.
+pub(crate) fn describe(ask: &Ask<'_>, color: bool) -> String {
+    let paint = |sgr: &str, s: &str| match color {
+        true => format!("\x1b[{sgr}m{s}\x1b[0m"),
+        false => s.to_string(),
+    };
+    let mut s = format!(
+        "{} {}\n",
+        paint("1;33", "approve?"),
+        paint("1", &escape_controls(ask.tool, false))
+    );
+    match &ask.preview {
+        Preview::Command(c) => {
+            for (i, line) in c.lines().enumerate() {
+                let lead = if i == 0 { "$" } else { " " };
+                s.push_str(&format!("  {lead} {}\n", escape_controls(line, false)));
             }
         }
-        s
+        Preview::Diff { diff, .. } => {
+            for line in diff.lines() {
+                let line = escape_controls(line, false);
+                let sgr = match line.as_bytes().first() {
+                    Some(b'+') if !line.starts_with("+++") => "32",
+                    Some(b'-') if !line.starts_with("---") => "31",
+                    Some(b'@') => "36",
+                    _ => "",
+                };
+                let painted = match sgr {
+                    "" => line,
+                    sgr => paint(sgr, &line),
+                };
+                s.push_str(&format!("  {painted}\n"));
+            }
+        }
+        Preview::Input(i) => {
+            for line in crate::text::clip_chars(i, 2000).lines() {
+                s.push_str(&format!("  {}\n", escape_controls(line, false)));
+            }
+        }
     }
+    s
 }
 
 /// The terminal's approver for an agent whose session asks; `None` when it never asks.
@@ -106,7 +106,7 @@ impl Approver for TerminalApprover {
     }
 
     fn decide(&self, ask: &Ask<'_>) -> Decision {
-        let shown = self.shown(ask);
+        let shown = format!("\n{}", describe(ask, self.color));
         let Ok(mut tty) = self.tty.lock() else {
             return Decision::Deny("the terminal could not be asked".into());
         };

@@ -24,6 +24,10 @@ pub(crate) const COMMANDS: &[(&str, &str)] = &[
         "run a turn of an agent: streaming, tools, queued input, answers for scripts",
     ),
     (
+        "chat",
+        "talk with an agent at the terminal (ag-prompt --chat): slash commands, /btw, approvals",
+    ),
+    (
         "fork",
         "fork a session in O(1); --btw asks a read-only side question",
     ),
@@ -104,9 +108,13 @@ fn help() -> ExitCode {
     ExitCode::from(super::printed("ag", shown))
 }
 
-/// Replace this process with `ag-NAME ARGS…`.
+/// Replace this process with `ag-NAME ARGS…` (`ag chat …` is `ag-prompt --chat …`).
 fn run(mut args: Vec<OsString>) -> ExitCode {
-    let name = args.remove(0).to_string_lossy().into_owned();
+    let mut name = args.remove(0).to_string_lossy().into_owned();
+    if name == "chat" {
+        name = "prompt".into();
+        args.insert(0, "--chat".into());
+    }
     let program = format!("ag-{name}");
     let Some(path) = find(&program) else {
         let known: Vec<&str> = COMMANDS.iter().map(|(n, _)| *n).collect();
@@ -129,6 +137,11 @@ fn run(mut args: Vec<OsString>) -> ExitCode {
         path.display()
     ));
     ExitCode::from(1)
+}
+
+/// Another `ag-*` program: beside this executable, else the first on `PATH`.
+pub(crate) fn beside(program: &str) -> Option<PathBuf> {
+    find(program)
 }
 
 /// `program` beside this executable, else the first on `PATH`.

@@ -5,6 +5,7 @@
 mod approve;
 #[cfg(test)]
 mod boundary;
+pub(crate) mod chat;
 pub mod dispatch;
 mod error;
 pub mod fork;

@@ -125,65 +125,94 @@ fn hash_comments(lang: &str) -> bool {
     )
 }
 
-/// Code as highlighted, escaped HTML (without the `<pre>`).
-pub(crate) fn code(text: &str, lang: &str) -> String {
+/// What a piece of code is, for highlighting.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Class {
+    Comment,
+    Str,
+    Num,
+    Keyword,
+}
+
+impl Class {
+    fn css(self) -> &'static str {
+        match self {
+            Class::Comment => "c",
+            Class::Str => "s",
+            Class::Num => "n",
+            Class::Keyword => "k",
+        }
+    }
+}
+
+/// Code cut into pieces, each with its class (`None`: plain). The HTML page and the chat's
+/// terminal highlight from the same pieces.
+pub(crate) fn tokens<'t>(text: &'t str, lang: &str) -> Vec<(Option<Class>, &'t str)> {
     let lang = lang.to_ascii_lowercase();
     let hash = hash_comments(&lang);
-    let mut out = String::with_capacity(text.len() + text.len() / 4);
+    let mut out: Vec<(Option<Class>, &'t str)> = Vec::new();
     let b = text.as_bytes();
     let mut i = 0;
-    let span = |out: &mut String, class: &str, s: &str| {
-        out.push_str("<span class=\"");
-        out.push_str(class);
-        out.push_str("\">");
-        esc_into(out, s);
-        out.push_str("</span>");
-    };
     while i < b.len() {
         let c = b[i];
         let rest = &text[i..];
-        let end = if (hash && c == b'#') || (!hash && rest.starts_with("//")) {
+        let (class, end) = if (hash && c == b'#') || (!hash && rest.starts_with("//")) {
             let e = rest.find('\n').map_or(b.len(), |n| i + n);
-            span(&mut out, "c", &text[i..e]);
-            e
+            (Some(Class::Comment), e)
         } else if !hash && rest.starts_with("/*") {
             let e = rest[2..].find("*/").map_or(b.len(), |n| i + n + 4);
-            span(&mut out, "c", &text[i..e]);
-            e
+            (Some(Class::Comment), e)
         } else if c == b'"' || c == b'\'' || c == b'`' {
             let mut j = i + 1;
             while j < b.len() && b[j] != c && b[j] != b'\n' {
                 j += if b[j] == b'\\' { 2 } else { 1 };
             }
-            let e = (j + 1).min(b.len());
-            span(&mut out, "s", &text[i..e]);
-            e
+            (Some(Class::Str), (j + 1).min(b.len()))
         } else if c.is_ascii_digit() {
             let e = i + rest
                 .find(|ch: char| !(ch.is_ascii_alphanumeric() || ch == '.' || ch == '_'))
                 .unwrap_or(rest.len());
-            span(&mut out, "n", &text[i..e]);
-            e
+            (Some(Class::Num), e)
         } else if c.is_ascii_alphabetic() || c == b'_' {
             let e = i + rest
                 .find(|ch: char| !(ch.is_ascii_alphanumeric() || ch == '_'))
                 .unwrap_or(rest.len());
             let word = &text[i..e];
-            if KEYWORDS.contains(&word) {
-                span(&mut out, "k", word);
-            } else {
-                out.push_str(word);
-            }
-            e
+            (KEYWORDS.contains(&word).then_some(Class::Keyword), e)
         } else {
             let ch = rest.chars().next().expect("not at the end");
-            let mut tmp = [0u8; 4];
-            esc_into(&mut out, ch.encode_utf8(&mut tmp));
-            i + ch.len_utf8()
+            (None, i + ch.len_utf8())
         };
         // A string cut inside a multi-byte character would not be a boundary: never happens,
         // since every class above ends on an ASCII byte or the end of the text.
-        i = end.max(i + 1);
+        let end = end.max(i + 1).min(b.len());
+        match out.last_mut() {
+            // Plain pieces in a row are one piece.
+            Some((None, prev)) if class.is_none() => {
+                let start = prev.as_ptr() as usize - text.as_ptr() as usize;
+                *prev = &text[start..end];
+            }
+            _ => out.push((class, &text[i..end])),
+        }
+        i = end;
+    }
+    out
+}
+
+/// Code as highlighted, escaped HTML (without the `<pre>`).
+pub(crate) fn code(text: &str, lang: &str) -> String {
+    let mut out = String::with_capacity(text.len() + text.len() / 4);
+    for (class, piece) in tokens(text, lang) {
+        match class {
+            Some(class) => {
+                out.push_str("<span class=\"");
+                out.push_str(class.css());
+                out.push_str("\">");
+                esc_into(&mut out, piece);
+                out.push_str("</span>");
+            }
+            None => esc_into(&mut out, piece),
+        }
     }
     out
 }

@@ -3,7 +3,7 @@
 //! log. Pure: a [`Document`] (the session, its lineage, where it came from, its chunks) in,
 //! text out.
 
-mod highlight;
+pub(crate) mod highlight;
 mod html;
 mod md;
 

@@ -33,6 +33,28 @@ impl Store {
         Ok(rows)
     }
 
+    /// Queue `text` for a session while a turn runs in it (whoever runs it, this process
+    /// included: the chat types ahead into its own turn). `None` when no turn runs: the
+    /// caller starts one. Checked and queued under the write lock, so the text either joins
+    /// the running turn (its end drains the queue in the same transaction) or is refused.
+    pub(crate) fn queue_if_running(&self, session_id: &str, text: &str) -> Result<Option<i64>> {
+        self.write(|tx| {
+            let status: String = tx.query_row(
+                "SELECT status FROM sessions WHERE id = ?1",
+                [session_id],
+                |r| r.get(0),
+            )?;
+            if status != "running" {
+                return Ok(None);
+            }
+            tx.execute(
+                "INSERT INTO queued_input (session_id, text, created_at) VALUES (?1, ?2, ?3)",
+                params![session_id, text, crate::clock::now_ms()],
+            )?;
+            Ok(Some(tx.last_insert_rowid()))
+        })
+    }
+
     /// Move every queued item of a session into its log as `user/text` chunks of `turn`,
     /// `step`, in queue order, and delete them from the queue: both or neither.
     pub(crate) fn drain_queue(

@@ -64,7 +64,7 @@ fn front_matter_value(v: &str) -> Result<String, String> {
 }
 
 /// Front-matter fields by key, each with the line it was on.
-type Fields = BTreeMap<String, (usize, String)>;
+pub(crate) type Fields = BTreeMap<String, (usize, String)>;
 
 /// A Claude Code agent: `---` front matter of `key: value` lines, then the system prompt.
 pub(super) fn parse_claude(file: &Path, text: &str, problems: &mut Vec<String>) -> ParseResult {
@@ -115,7 +115,7 @@ pub(super) fn parse_claude(file: &Path, text: &str, problems: &mut Vec<String>) 
 
 /// Split a file into its front-matter fields and its body (the system prompt); an error
 /// names the line.
-fn front_matter(text: &str) -> Result<(Fields, String), (usize, String)> {
+pub(crate) fn front_matter(text: &str) -> Result<(Fields, String), (usize, String)> {
     let mut lines = text.lines().enumerate();
     match lines.next() {
         Some((_, l)) if l.trim() == "---" => {}

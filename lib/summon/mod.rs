@@ -2,7 +2,7 @@
 //! and user agents (independent, fire-and-forget), run as detached `ag-prompt` processes.
 
 mod checks;
-mod claude;
+pub(crate) mod claude;
 pub(crate) mod defs;
 mod error;
 pub(crate) mod remove;

@@ -6,6 +6,7 @@ mod acp;
 mod answers;
 mod approvals;
 mod busy;
+mod chat;
 mod claims_sandbox;
 mod compaction;
 mod compaction_peers;

@@ -102,6 +102,12 @@ impl Tmux {
         String::from_utf8_lossy(&out.stdout).into_owned()
     }
 
+    /// The pane's screen and scrollback with its colours and attributes, as escape sequences.
+    pub fn screen_escaped(&self) -> String {
+        let out = self.tmux(&["capture-pane", "-p", "-e", "-J", "-S", "-", "-t", "0"]);
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
     /// A tmux format of the pane (`#{pane_title}`, `#{pane_dead}`, …).
     pub fn format(&self, format: &str) -> String {
         let out = self.tmux(&["display-message", "-p", "-t", "0", format]);

@@ -20,6 +20,7 @@ use std::process::ExitCode;
 pub(crate) use append::parse_uuid;
 pub(crate) use fold::text_or_file;
 pub(crate) use render::clip;
+pub(crate) use show::context_use;
 
 use clap::{CommandFactory, Parser, Subcommand};
 

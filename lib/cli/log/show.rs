@@ -198,9 +198,9 @@ fn source_line(src: &ImportSource) -> String {
 }
 
 /// A session's context use: the last request's prompt tokens against its model's window.
-struct ContextUse {
-    last_input: Option<u64>,
-    window: u64,
+pub(crate) struct ContextUse {
+    pub(crate) last_input: Option<u64>,
+    pub(crate) window: u64,
     source: &'static str,
     compactions: i64,
 }
@@ -228,7 +228,7 @@ impl ContextUse {
     }
 }
 
-fn context_use(
+pub(crate) fn context_use(
     store: &crate::store::Store,
     s: &Session,
     config: &crate::config::Config,

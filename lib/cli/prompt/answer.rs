@@ -113,7 +113,7 @@ pub(super) fn build(arg: Option<String>, attach: &[PathBuf]) -> CliResult<Prompt
     })
 }
 
-fn read_stdin() -> CliResult<String> {
+pub(super) fn read_stdin() -> CliResult<String> {
     let mut bytes = Vec::new();
     std::io::stdin()
         .read_to_end(&mut bytes)

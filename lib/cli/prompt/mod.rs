@@ -203,6 +203,14 @@ pub(crate) struct RunArgs {
     /// Allow, in this run, every call the tool policy allows, asking nobody
     #[arg(short = 'y', long)]
     yes: bool,
+    /// Open the chat (what `ag chat` runs; also what ag-prompt does on a terminal without a
+    /// prompt). Reads plain lines when stdin is not a terminal
+    #[arg(long, conflicts_with_all = ["compact", "wait", "schema", "output_file", "attach", "command"])]
+    chat: bool,
+    /// Run the custom command NAME (.ag/commands/NAME.md, ~/.config/ag/commands/NAME.md, a
+    /// trusted folder's .claude/commands/NAME.md): its prompt, with PROMPT as $ARGUMENTS
+    #[arg(long, value_name = "NAME")]
+    command: Option<String>,
     /// Trust this folder (the one holding the nearest .ag/, else the current one), so its
     /// project config may choose the model, providers and MCP servers, and approve the
     /// servers its .mcp.json names now (one added or changed later asks again). Recorded in
@@ -254,6 +262,15 @@ fn prompt(ctx: &mut Ctx, args: RunArgs) -> CliResult<()> {
             return Ok(());
         }
     }
+    if args.chat
+        || (args.prompt.is_none()
+            && !args.compact
+            && args.command.is_none()
+            && crate::cli::chat::wanted())
+    {
+        return chat(ctx, &args);
+    }
+    let args = with_command(args)?;
     let (text, title, images) = match (&args.prompt, args.compact) {
         (None, true) => (None, None, Vec::new()),
         _ => {
@@ -339,6 +356,64 @@ fn prompt(ctx: &mut Ctx, args: RunArgs) -> CliResult<()> {
         &cwd_now,
         &want,
     )
+}
+
+/// The chat, with the flags a conversation takes.
+fn chat(ctx: &mut Ctx, args: &RunArgs) -> CliResult<()> {
+    let cwd = std::fs::canonicalize(std::env::current_dir()?)?;
+    let agent = match &args.agent {
+        Some(slug) => Some(agent_def(ctx, &cwd, slug)?),
+        None => None,
+    };
+    let system = args
+        .system
+        .as_deref()
+        .map(|s| super::log::text_or_file(s, "--system"))
+        .transpose()?;
+    super::tools_flag(args.tools.as_deref())?;
+    let chat = crate::cli::chat::ChatArgs {
+        session: args.session.clone(),
+        continue_last: args.continue_last,
+        model: args.model.clone(),
+        tools: args.tools.clone(),
+        agent,
+        approval: args.approval,
+        yes: args.yes,
+        sandbox: args.sandbox,
+        net: args.net,
+        system,
+        title: args.title.clone(),
+        project_context: !args.no_project_context,
+    };
+    crate::cli::chat::run(ctx, chat)
+}
+
+/// `--command NAME`: the prompt is the command's, with the given one as its arguments.
+fn with_command(mut args: RunArgs) -> CliResult<RunArgs> {
+    let Some(name) = args.command.clone() else {
+        return Ok(args);
+    };
+    let cwd = std::env::current_dir()?;
+    let commands = crate::commands::Commands::load(&cwd, &[]);
+    let Some(cmd) = commands.get(&name) else {
+        let known: Vec<&str> = commands.by_name.keys().map(String::as_str).collect();
+        return Err(CliError::new(Exit::NotFound, format!("no command named {name:?}")).with_hint(
+            match known.is_empty() {
+                true => "commands are Markdown prompts in .ag/commands/NAME.md or ~/.config/ag/commands/NAME.md".to_string(),
+                false => format!("the commands here: {}", known.join(", ")),
+            },
+        ));
+    };
+    let given = match args.prompt.as_deref() {
+        Some("-") => answer::read_stdin()?,
+        Some(p) => p.to_string(),
+        None => String::new(),
+    };
+    args.title = args
+        .title
+        .or_else(|| Some(format!("/{name} {}", given.trim()).trim().to_string()));
+    args.prompt = Some(cmd.expand(&given));
+    Ok(args)
 }
 
 /// `--schema`: the schema the answer must satisfy, read from the flag's text or file.

@@ -18,6 +18,8 @@ pub(crate) struct ScriptProvider {
     name: String,
     path: String,
     steps: Vec<Step>,
+    /// The keyed replies (`reply_to`), outside the order.
+    replies: Vec<Step>,
     /// `context_window = N` at the top of the script: the window the run plans against.
     context_window: Option<u64>,
     /// The last request's assistant messages and the step that answered it, so a run that
@@ -47,6 +49,9 @@ struct Step {
     wait_for: Option<String>,
     #[serde(default)]
     tool_calls: Vec<ScriptCall>,
+    /// A keyed reply: the step answers any request whose latest user message contains this
+    /// text, wherever it comes; keyed steps are not counted in the script's order.
+    reply_to: Option<String>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -90,10 +95,12 @@ impl ScriptProvider {
         if file.context_window.is_some_and(|w| w < 256) {
             return Err(bad("context_window must be at least 256 tokens".into()));
         }
+        let (replies, steps) = file.step.into_iter().partition(|s| s.reply_to.is_some());
         Ok(ScriptProvider {
             name: format!("script:{path}"),
             path: path.into(),
-            steps: file.step,
+            steps,
+            replies,
             context_window: file.context_window,
             place: Default::default(),
         })
@@ -135,6 +142,23 @@ impl ScriptProvider {
     }
 }
 
+impl ScriptProvider {
+    /// The keyed reply for a request whose latest user message contains its key.
+    fn keyed(&self, body: &Value) -> Option<&Step> {
+        let last_user = body["messages"]
+            .as_array()?
+            .iter()
+            .rev()
+            .find(|m| m["role"] == "user")?
+            .to_string();
+        self.replies.iter().find(|s| {
+            s.reply_to
+                .as_deref()
+                .is_some_and(|k| !k.is_empty() && last_user.contains(k))
+        })
+    }
+}
+
 impl Provider for ScriptProvider {
     fn name(&self) -> &str {
         &self.name
@@ -157,8 +181,12 @@ impl Provider for ScriptProvider {
         body: &Value,
         sink: &mut dyn FnMut(ChunkOp),
     ) -> Result<StepEnd, AttemptError> {
-        let n = self.place(body);
-        let Some(step) = self.steps.get(n) else {
+        let keyed = self.keyed(body);
+        let n = match keyed {
+            Some(_) => 0,
+            None => self.place(body),
+        };
+        let Some(step) = keyed.or_else(|| self.steps.get(n)) else {
             return Err(AttemptError {
                 message: format!(
                     "the script {} has {} step{}; request {} has none left to answer it",

@@ -1,0 +1,378 @@
+//! The chat (`ag-prompt` on a terminal with no prompt, `ag chat`), driven through a real
+//! terminal (tmux): turns, `/btw` beside a running turn, type-ahead, `/fork`, Ctrl-C, approvals,
+//! custom commands, and what the person sees (rendered Markdown, no escapes under NO_COLOR).
+//! Every check of the log goes through `ag-log`, which reads the same store.
+
+use serde_json::Value;
+
+use crate::prompt::{env_with, script};
+use crate::support::TestEnv;
+use crate::tmux::{self, Tmux};
+
+/// A chat started from a shell in tmux; the shell prints `CHAT-END-<status>` when it ends.
+fn chat(env: &TestEnv, args: &str) -> Tmux {
+    let t = Tmux::start(env, &["sh"]);
+    t.line(&format!("ag-prompt {args} 2>../chat.err; echo CHAT-END-$?"));
+    t.wait_for("the chat's greeting", |s| s.contains("Ctrl-D leaves"));
+    t
+}
+
+/// Wait until `n` turns have ended on the screen.
+#[track_caller]
+fn turns_done(t: &Tmux, n: usize) -> String {
+    t.wait_for(&format!("{n} finished turns"), |s| {
+        s.matches("─ done").count() + s.matches("interrupted: what was written").count() >= n
+    })
+}
+
+/// The chat sessions of the store, newest first, as `ag-log ls --json` gives them.
+fn sessions(env: &TestEnv, kind: &str) -> Vec<Value> {
+    env.log(&["ls", "--json", "--kind", kind]).ok().json_lines()
+}
+
+/// The texts of a session's chunks of `role`/`type`, in order.
+fn texts(env: &TestEnv, id: &str, role: &str, ty: &str) -> Vec<String> {
+    env.chunks(id)
+        .into_iter()
+        .filter(|c| c["role"] == role && c["type"] == ty)
+        .map(|c| c["data"]["text"].as_str().unwrap_or_default().to_string())
+        .collect()
+}
+
+fn leave(t: &Tmux) {
+    t.keys(&["C-d"]);
+    t.wait_for_line("CHAT-END-0");
+}
+
+#[test]
+fn three_turns_then_a_fork_and_a_turn_in_it() {
+    if !tmux::available() {
+        return;
+    }
+    let env = env_with(None, "");
+    let model = script(
+        &env,
+        "chat.toml",
+        "[[step]]\ntext = \"first answer\"\n[[step]]\ntext = \"second answer\"\n\
+         [[step]]\ntext = \"third answer\"\n[[step]]\ntext = \"answer in the fork\"\n",
+    );
+    let t = chat(&env, &format!("-m {model}"));
+    for (i, prompt) in ["one", "two", "three"].iter().enumerate() {
+        t.line(prompt);
+        turns_done(&t, i + 1);
+    }
+    let screen = t.screen();
+    for a in ["first answer", "second answer", "third answer"] {
+        assert!(screen.contains(a), "{screen}");
+    }
+    t.line("/fork a side road");
+    t.wait_for("the fork", |s| s.contains("the chat goes on in the fork"));
+    t.line("four");
+    turns_done(&t, 4);
+    leave(&t);
+    let chats = sessions(&env, "chat");
+    assert_eq!(chats.len(), 2, "{chats:?}");
+    let fork = chats.iter().find(|s| s["title"] == "a side road").unwrap();
+    let source = chats.iter().find(|s| s["title"] != "a side road").unwrap();
+    let fork_id = fork["id"].as_str().unwrap();
+    let source_id = source["id"].as_str().unwrap();
+    assert_eq!(source["title"], "one");
+    assert_eq!(
+        texts(&env, source_id, "user", "text"),
+        ["one", "two", "three"]
+    );
+    // The fork holds the source's turns (read through its parent) and its own.
+    assert_eq!(
+        texts(&env, fork_id, "user", "text"),
+        ["one", "two", "three", "four"]
+    );
+    assert_eq!(
+        texts(&env, fork_id, "assistant", "text").last().unwrap(),
+        "answer in the fork"
+    );
+    assert!(!texts(&env, source_id, "assistant", "text").contains(&"answer in the fork".into()));
+}
+
+#[test]
+fn btw_is_answered_beside_a_slow_turn_and_type_ahead_joins_it_once() {
+    if !tmux::available() {
+        return;
+    }
+    let env = env_with(None, "");
+    let model = script(
+        &env,
+        "slow.toml",
+        "[[step]]\ntext = \"hello back\"\n\
+         [[step]]\ntext = \"working slowly\"\nwait_for = \"gate\"\n\
+         [[step]]\ntext = \"main turn done\"\n\
+         [[step]]\nreply_to = \"the side question\"\ntext = \"SIDE ANSWER\"\n",
+    );
+    let t = chat(&env, &format!("-m {model}"));
+    t.line("hello");
+    turns_done(&t, 1);
+    t.line("take your time");
+    t.wait_for("the slow turn", |s| s.contains("working slowly"));
+    t.line("/btw the side question?");
+    let screen = t.wait_for("the side answer", |s| s.contains("│ SIDE ANSWER"));
+    // Answered while the main turn still runs.
+    assert_eq!(screen.matches("─ done").count(), 1, "{screen}");
+    t.line("and also this");
+    t.wait_for("the queued line", |s| s.contains("queued: and also this"));
+    std::fs::write(env.cwd.join("gate"), "").unwrap();
+    let screen = turns_done(&t, 2);
+    assert!(screen.contains("main turn done"), "{screen}");
+    leave(&t);
+    let main = &sessions(&env, "chat")[0];
+    let id = main["id"].as_str().unwrap();
+    assert_eq!(
+        texts(&env, id, "user", "text"),
+        ["hello", "take your time", "and also this"]
+    );
+    assert_eq!(
+        texts(&env, id, "assistant", "text"),
+        ["hello back", "working slowly", "main turn done"]
+    );
+    let cat = env.log(&["cat", id]).ok().stdout;
+    assert!(
+        !cat.contains("SIDE ANSWER") && !cat.contains("side question"),
+        "{cat}"
+    );
+    let side = &sessions(&env, "side")[0];
+    let side_texts = texts(&env, side["id"].as_str().unwrap(), "assistant", "text");
+    assert_eq!(side_texts.last().unwrap(), "SIDE ANSWER");
+}
+
+#[test]
+fn ctrl_c_stops_the_turn_and_the_chat_goes_on() {
+    if !tmux::available() {
+        return;
+    }
+    let env = env_with(None, "");
+    let model = script(
+        &env,
+        "stop.toml",
+        "[[step]]\ntext = \"this takes long\"\nwait_for = \"never\"\n\
+         [[step]]\ntext = \"after the stop\"\n",
+    );
+    let t = chat(&env, &format!("-m {model}"));
+    t.line("start");
+    t.wait_for("the long step", |s| s.contains("this takes long"));
+    t.keys(&["C-c"]);
+    t.wait_for("the stop", |s| s.contains("interrupted: what was written"));
+    t.line("go on");
+    t.wait_for("the next turn", |s| s.contains("after the stop"));
+    leave(&t);
+    let id = sessions(&env, "chat")[0]["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let ends: Vec<String> = env
+        .chunks(&id)
+        .into_iter()
+        .filter(|c| c["data"]["kind"] == "turn_end")
+        .map(|c| c["data"]["stop_reason"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(ends, ["interrupted", "end_turn"]);
+}
+
+#[test]
+fn approvals_in_the_chat_once_denied_and_for_the_session() {
+    if !tmux::available() {
+        return;
+    }
+    let env = env_with(None, "");
+    let model = script(
+        &env,
+        "approve.toml",
+        r#"
+[[step]]
+tool_calls = [{ name = "write", arguments = { path = "a.txt", content = "alpha\n" } }]
+[[step]]
+tool_calls = [{ name = "bash", arguments = { command = "touch b.txt" } }]
+[[step]]
+tool_calls = [{ name = "write", arguments = { path = "c.txt", content = "gamma\n" } }]
+[[step]]
+tool_calls = [{ name = "write", arguments = { path = "d.txt", content = "delta\n" } }]
+[[step]]
+text = "all done"
+[[step]]
+tool_calls = [{ name = "write", arguments = { path = "e.txt", content = "epsilon\n" } }]
+[[step]]
+text = "done again"
+"#,
+    );
+    let t = chat(
+        &env,
+        &format!("-m {model} --tools +write,+bash --approval ask"),
+    );
+    t.line("go");
+    t.wait_for("the first question", |s| {
+        s.contains("approve? write") && s.contains("+alpha")
+    });
+    t.line("y");
+    t.wait_for("the bash question", |s| s.contains("$ touch b.txt"));
+    t.line("n not in this folder");
+    t.wait_for("the third question", |s| s.contains("+gamma"));
+    t.line("a");
+    let screen = turns_done(&t, 1);
+    assert!(!screen.contains("+delta"), "{screen}");
+    t.line("more");
+    let screen = turns_done(&t, 2);
+    assert!(
+        screen.contains("done again") && !screen.contains("+epsilon"),
+        "{screen}"
+    );
+    leave(&t);
+    for (f, there) in [
+        ("a.txt", true),
+        ("b.txt", false),
+        ("c.txt", true),
+        ("d.txt", true),
+        ("e.txt", true),
+    ] {
+        assert_eq!(env.cwd.join(f).exists(), there, "{f}");
+    }
+    let id = sessions(&env, "chat")[0]["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let chunks = env.chunks(&id);
+    let denied = chunks
+        .iter()
+        .find(|c| c["type"] == "tool_result" && c["data"]["name"] == "bash")
+        .unwrap();
+    assert!(
+        denied["data"]["result"]
+            .as_str()
+            .unwrap()
+            .contains("denied it: not in this folder"),
+        "{denied}"
+    );
+    let decisions: Vec<&str> = chunks
+        .iter()
+        .filter(|c| c["data"]["kind"] == "approval")
+        .map(|c| c["data"]["decision"].as_str().unwrap())
+        .collect();
+    assert_eq!(decisions, ["allow-once", "deny", "allow-session"]);
+}
+
+#[test]
+fn a_project_command_with_arguments_in_the_chat_and_from_a_script() {
+    if !tmux::available() {
+        return;
+    }
+    let env = env_with(None, "");
+    env.write_file(
+        ".ag/commands/review.md",
+        "---\ndescription: Review a file closely\nargument-hint: FILE\n---\nReview $ARGUMENTS for bugs.\n",
+    );
+    let model = script(
+        &env,
+        "review.toml",
+        "[[step]]\nreply_to = \"Review\"\ntext = \"reviewed\"\n",
+    );
+    let t = chat(&env, &format!("-m {model}"));
+    t.line("/help");
+    t.wait_for("the command in /help", |s| {
+        s.contains("/review FILE") && s.contains("Review a file closely (project)")
+    });
+    t.line("/review src/parser.rs");
+    turns_done(&t, 1);
+    leave(&t);
+    let id = sessions(&env, "chat")[0]["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert_eq!(
+        texts(&env, &id, "user", "text"),
+        ["Review src/parser.rs for bugs."]
+    );
+    // The same command from a script.
+    let run = env
+        .run(
+            "ag-prompt",
+            &["-m", &model, "--command", "review", "lib.rs"],
+        )
+        .ok();
+    assert_eq!(run.stdout.trim(), "reviewed");
+    let unknown = env.run("ag-prompt", &["-m", &model, "--command", "nope", "x"]);
+    assert_eq!(unknown.code, 4, "{}", unknown.stderr);
+    assert!(
+        unknown.stderr.contains("the commands here: review"),
+        "{}",
+        unknown.stderr
+    );
+}
+
+const MARKDOWN: &str = "# Release plan\\n\\nWe ship **two** things and `ag chat`:\\n\\n- the chat\\n- the ACP server\\n\\n> mind the gap\\n\\n```rust\\nfn main() { let n = 1; }\\n```\\nDone.\\n";
+
+/// The answer as the screen shows it: from the prompt's echo to the line that ends the turn.
+fn answer_region(screen: &str) -> String {
+    let lines: Vec<&str> = screen.lines().collect();
+    let start = lines
+        .iter()
+        .position(|l| l.starts_with("› show me"))
+        .unwrap()
+        + 1;
+    let end = lines.iter().position(|l| l.starts_with("─ done")).unwrap();
+    lines[start..end]
+        .iter()
+        .map(|l| l.trim_end())
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[test]
+fn markdown_is_rendered_for_people_and_plain_under_no_color() {
+    if !tmux::available() {
+        return;
+    }
+    let mut env = env_with(None, "");
+    let model = script(
+        &env,
+        "md.toml",
+        &format!("[[step]]\ntext = \"{MARKDOWN}\"\n"),
+    );
+    // With colour: headings, bullets, quotes and code as a person reads them.
+    env.env.retain(|(k, _)| k != "NO_COLOR");
+    let t = chat(&env, &format!("-m {model}"));
+    t.line("show me");
+    let screen = turns_done(&t, 1);
+    insta::assert_snapshot!("chat_markdown_rendered", answer_region(&screen));
+    assert!(t.screen_escaped().contains("\x1b["), "no colour at all");
+    leave(&t);
+    // NO_COLOR: the model's text as it wrote it, and not one escape sequence.
+    env.set("NO_COLOR", "1");
+    let t = chat(&env, &format!("-m {model}"));
+    t.line("show me");
+    let screen = turns_done(&t, 1);
+    let region = answer_region(&screen);
+    assert!(
+        region.contains("# Release plan") && region.contains("- the chat"),
+        "{region}"
+    );
+    assert!(region.contains("**two**"), "{region}");
+    let escaped = t.screen_escaped();
+    assert!(!escaped.contains('\x1b'), "{escaped:?}");
+    leave(&t);
+}
+
+#[test]
+fn the_chat_reads_plain_lines_without_a_terminal() {
+    let env = env_with(None, "");
+    let model = script(
+        &env,
+        "plain.toml",
+        "[[step]]\ntext = \"plain one\"\n[[step]]\ntext = \"plain two\"\n",
+    );
+    let run = env
+        .run_stdin("ag", &["chat", "-m", &model], "hi\nthere\n/cost\n")
+        .ok();
+    assert!(
+        run.stdout.contains("plain one") && run.stdout.contains("plain two"),
+        "{}",
+        run.stdout
+    );
+    assert!(run.stdout.contains("2 turns"), "{}", run.stdout);
+    assert!(!run.stdout.contains('\x1b'), "{:?}", run.stdout);
+}

@@ -71,7 +71,7 @@ pub(super) struct Chat<'c> {
 /// Run the chat until the person leaves.
 pub(crate) fn run(ctx: &mut Ctx, args: ChatArgs) -> CliResult<()> {
     let cwd = std::fs::canonicalize(std::env::current_dir()?)?;
-    let config = super::load_config(&ctx.out, &cwd)?;
+    let config = ctx.config()?.clone();
     let store = ctx.store()?;
     let session = match (&args.session, args.continue_last) {
         (Some(r), _) => Some(store.resolve(r)?),
@@ -195,7 +195,7 @@ impl Chat<'_> {
             if console.is_plain() {
                 self.wait(sigint);
             }
-            self.reap();
+            self.join_finished();
             let input = console.read();
             if sigint.swap(false, Ordering::SeqCst) {
                 self.interrupt();
@@ -229,7 +229,7 @@ impl Chat<'_> {
     }
 
     /// A finished turn's thread is joined, and what it changed is taken in.
-    fn reap(&mut self) {
+    fn join_finished(&mut self) {
         if self
             .running
             .as_ref()

@@ -190,7 +190,8 @@ pub(super) fn refresh_status(shared: &Shared, store: &Store, env: &ChatEnv, sess
     }
     s.context = context.and_then(|c| c.last_input.map(|n| (n, Some(c.window))));
     let cwd = session.cwd.clone().unwrap_or_default();
-    let room = crate::room::Rooms::open(&env.home).worktree(std::path::Path::new(&cwd));
+    let room =
+        crate::room::Rooms::open(&env.home, &env.config).worktree(std::path::Path::new(&cwd));
     if let Ok(others) = crate::room::roster::roster(store, &room, &session.id) {
         s.here = others
             .into_iter()
@@ -317,7 +318,7 @@ pub(super) fn compact(
         Err(e) => return error(&shared, &e.to_string(), None),
     };
     shared.print(shared.paint("2", "compacting: the model writes the summary…"));
-    let rooms = crate::room::Rooms::open(&env.home);
+    let rooms = crate::room::Rooms::open(&env.home, &env.config);
     let ask = crate::context::by_hand::Ask {
         summary: None,
         keep_turns: 1,

@@ -35,7 +35,7 @@ _ag__prompt() {
 
     case "${cmd}" in
         ag__prompt)
-            opts="-q -v -s -c -a -o -m -y -h -V --home --json --quiet --verbose --color --any --session --continue --name --new --attach --output --schema --output-file --session-id --model --system --no-project-context --tools --agent --max-cost --context-window --max-steps --thinking --title --no-queue --wait --compact --sandbox --net --approval --yes --chat --command --trust --allow-protected --help --version models mcp"
+            opts="-q -v -s -c -a -o -m -y -h -V --home --json --quiet --verbose --color --any --session --continue --name --new --attach --output --schema --output-file --session-id --model --system --no-project-context --tools --agent --max-cost --context-window --max-steps --thinking --title --no-queue --wait --compact --sandbox --net --approval --yes --chat --command --trust --allow-protected --help --version models mcp acp"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

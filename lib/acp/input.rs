@@ -8,7 +8,7 @@ use agent_client_protocol_schema::v1::{ContentBlock, EmbeddedResourceResource};
 use crate::log::ChunkData;
 
 /// What a prompt gives a turn.
-#[derive(Debug)]
+#[derive(Debug, Default)]
 pub(crate) struct Input {
     pub(crate) text: String,
     pub(crate) images: Vec<ChunkData>,

@@ -5,6 +5,7 @@
 //! through the same planning and agent loop as `ag-prompt`, so the sessions are ordinary
 //! sessions in the store that every other command reads while the editor is connected.
 
+mod commands;
 mod input;
 mod mcp;
 mod permission;
@@ -135,8 +136,25 @@ impl Server {
         let result = match req {
             ClientRequest::InitializeRequest(r) => to_value(Ok(self.initialize(r))),
             ClientRequest::AuthenticateRequest(_) => Ok(json!({})),
-            ClientRequest::NewSessionRequest(r) => to_value(self.new_session(r)),
-            ClientRequest::LoadSessionRequest(r) => to_value(self.load_session(r)),
+            ClientRequest::NewSessionRequest(r) => {
+                let made = self.new_session(r);
+                let acp_id = made.as_ref().ok().map(|r| r.session_id.to_string());
+                self.conn.respond(id, to_value(made));
+                if let Some(s) = acp_id {
+                    self.advertise(&s);
+                }
+                return None;
+            }
+            ClientRequest::LoadSessionRequest(r) => {
+                let acp_id = r.session_id.to_string();
+                let loaded = to_value(self.load_session(r));
+                let ok = loaded.is_ok();
+                self.conn.respond(id, loaded);
+                if ok {
+                    self.advertise(&acp_id);
+                }
+                return None;
+            }
             ClientRequest::PromptRequest(r) => {
                 let server = self.clone();
                 return Some(std::thread::spawn(move || {

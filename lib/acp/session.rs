@@ -106,6 +106,11 @@ impl Server {
         interrupt: Arc<AtomicBool>,
     ) -> Result<PromptResponse, RpcError> {
         let input = super::input::read(&r.prompt).map_err(RpcError::invalid_params)?;
+        if let Some(command) =
+            super::commands::parse(&input.text).filter(|_| input.images.is_empty())
+        {
+            return self.command(acp_id, open, command, interrupt);
+        }
         let config = self.config(&open.cwd)?;
         let store = self.store(&config)?;
         let req = self.request(open, &input)?;
@@ -156,7 +161,11 @@ impl Server {
 
     /// The turn asked of the planner: the session (new with its chosen id, else existing),
     /// the command line's model, tools and sandbox.
-    fn request(&self, open: &Open, input: &super::input::Input) -> Result<TurnRequest, RpcError> {
+    pub(super) fn request(
+        &self,
+        open: &Open,
+        input: &super::input::Input,
+    ) -> Result<TurnRequest, RpcError> {
         let mut words: Vec<String> = Vec::new();
         if !open.made {
             words.extend(self.opts.tools.clone().or_else(|| {
@@ -241,7 +250,7 @@ impl Server {
     }
 
     /// The configuration as `ag-prompt` run in `cwd` reads it.
-    fn config(&self, cwd: &Path) -> Result<Config, RpcError> {
+    pub(super) fn config(&self, cwd: &Path) -> Result<Config, RpcError> {
         let config = Config::load(cwd).map_err(|e| RpcError::internal(e.to_string()))?;
         crate::secrets::withdraw(
             config

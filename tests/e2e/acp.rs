@@ -470,3 +470,87 @@ text = "All done."
     let _ = tail.wait();
     assert!(followed, "tail -f showed: {}", read(&tail_out));
 }
+
+/// The editor is told the slash commands, and each is the library's own operation, on a
+/// session whose model is a provider on loopback (LLMock): `/btw` answers from a read-only
+/// side chat and writes nothing to the session, `/fork` forks it, `/compact` compacts it.
+#[test]
+fn slash_commands_side_question_fork_and_compact() {
+    let Some(mock) = crate::peers::Llmock::start(&["--tool-mode", "off"]) else {
+        return;
+    };
+    let mut env = env_with(None, "");
+    mock.point(&mut env);
+    let plan = json!({"steps": [new_session(&env),
+        {"op": "prompt", "text": "first question"},
+        {"op": "prompt", "text": "second question"},
+        {"op": "prompt", "text": "/btw what did I ask first?"},
+        {"op": "prompt", "text": "/fork the other way"},
+        {"op": "prompt", "text": "/compact"}]});
+    let Some(client) = Client::start(&env, &["-m", "anthropic/claude-sonnet-4-5"], plan) else {
+        return;
+    };
+    let seen = client.finish();
+    assert_eq!(event(&seen, "error").len(), 0, "{seen:#?}");
+    let offered = updates(&seen, "available_commands_update");
+    let names: Vec<&Value> = offered[0]["availableCommands"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| &c["name"])
+        .collect();
+    assert_eq!(names, ["btw", "fork", "compact"]);
+    let session = event(&seen, "new")[0]["session"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let results = event(&seen, "prompt");
+    assert_eq!(results.len(), 5);
+    for r in &results {
+        assert_eq!(r["result"]["stopReason"], "end_turn", "{r}");
+    }
+
+    // What the editor was told after each command, in order.
+    let said = |after: usize| -> String {
+        let start = seen
+            .iter()
+            .enumerate()
+            .filter(|(_, v)| v["event"] == "prompt")
+            .nth(after)
+            .map(|(i, _)| i)
+            .unwrap();
+        seen[start + 1..]
+            .iter()
+            .take_while(|v| v["event"] != "prompt")
+            .filter(|v| v["update"]["sessionUpdate"] == "agent_message_chunk")
+            .filter_map(|v| v["update"]["content"]["text"].as_str())
+            .collect()
+    };
+    assert!(!said(1).trim().is_empty(), "/btw gave no answer");
+    let forked = said(2);
+    assert!(forked.starts_with("Forked as session "), "{forked}");
+    assert!(said(3).starts_with("Compacted"), "{}", said(3));
+
+    let sessions: Vec<Value> = env.log(&["ls", "--json"]).ok().json_lines();
+    let side: Vec<&Value> = sessions.iter().filter(|s| s["kind"] == "side").collect();
+    assert_eq!(side.len(), 1, "{sessions:#?}");
+    assert_eq!(side[0]["fork_of"], session.as_str());
+    let fork: Vec<&Value> = sessions
+        .iter()
+        .filter(|s| s["kind"] == "chat" && s["fork_of"] == session.as_str())
+        .collect();
+    assert_eq!(fork.len(), 1, "{sessions:#?}");
+    assert_eq!(fork[0]["title"], "the other way");
+    assert!(forked.contains(fork[0]["id"].as_str().unwrap()), "{forked}");
+
+    // The side question and the commands are not in the session; the compaction is.
+    let chunks = env.chunks(&session);
+    let said_by_user: Vec<&Value> = of_type(&chunks, Some("user"), "text")
+        .iter()
+        .map(|c| &c["data"]["text"])
+        .collect();
+    assert_eq!(said_by_user, ["first question", "second question"]);
+    let compaction = system_kind(&chunks, "compaction");
+    assert_eq!(compaction.len(), 1);
+    assert_eq!(compaction[0]["data"]["trigger"], "manual");
+}

@@ -376,3 +376,74 @@ fn the_chat_reads_plain_lines_without_a_terminal() {
     assert!(run.stdout.contains("2 turns"), "{}", run.stdout);
     assert!(!run.stdout.contains('\x1b'), "{:?}", run.stdout);
 }
+
+#[test]
+fn multi_line_input_history_the_room_and_resume() {
+    if !tmux::available() {
+        return;
+    }
+    let env = env_with(None, "");
+    let model = script(
+        &env,
+        "more.toml",
+        "[[step]]\nreply_to = \"line one\"\ntext = \"got two lines\"\n\
+         [[step]]\nreply_to = \"back again\"\ntext = \"resumed here\"\n",
+    );
+    let t = chat(&env, &format!("-m {model}"));
+    // Alt-Enter starts a new line inside the prompt.
+    t.keys_literal("line one");
+    t.keys(&["M-Enter"]);
+    t.keys_literal("line two");
+    t.wait_for("two lines in the prompt", |s| {
+        s.lines().any(|l| l.trim_end() == "line two")
+    });
+    t.keys(&["Enter"]);
+    turns_done(&t, 1);
+    // /tell speaks in this folder's room as the session.
+    t.line("/tell hello from the chat");
+    // ag-room tell prints the line's id.
+    t.wait_for("the line's id", |s| {
+        s.lines()
+            .any(|l| l.trim().len() == 36 && l.trim().matches('-').count() == 4)
+    });
+    leave(&t);
+    let id = sessions(&env, "chat")[0]["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert_eq!(texts(&env, &id, "user", "text"), ["line one\nline two"]);
+    let said = crate::room::room_lines(&env);
+    let line = said
+        .iter()
+        .find(|l| l["text"] == "hello from the chat")
+        .unwrap_or_else(|| panic!("{said:?}"));
+    assert_eq!(line["from"]["session"], id.as_str(), "{line}");
+    // The history is kept per folder, private.
+    let dir = env.home.join("history");
+    let files: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!(files.len(), 1);
+    let text = std::fs::read_to_string(&files[0]).unwrap();
+    assert!(text.contains("/tell hello from the chat"), "{text}");
+    use std::os::unix::fs::PermissionsExt;
+    let mode = std::fs::metadata(&files[0]).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o600);
+    let mode = std::fs::metadata(&dir).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o700);
+    // A new chat: /resume lists the folder's session and continues it.
+    let t = chat(&env, &format!("-m {model}"));
+    t.line("/resume");
+    t.wait_for("the list", |s| s.contains("/resume N or /resume HANDLE"));
+    t.line("/resume 1");
+    t.wait_for("the resumed session", |s| s.contains("resumed "));
+    t.line("back again");
+    turns_done(&t, 1);
+    leave(&t);
+    assert_eq!(sessions(&env, "chat").len(), 1);
+    assert_eq!(
+        texts(&env, &id, "user", "text"),
+        ["line one\nline two", "back again"]
+    );
+}

@@ -273,7 +273,11 @@ fn room(chat: &Chat<'_>, args: &[&str], extra: &[String]) {
         );
     };
     let mut cmd = std::process::Command::new(program);
-    cmd.args(args).args(extra).current_dir(&chat.env.cwd);
+    // What the person types meanwhile stays for the chat.
+    cmd.args(args)
+        .args(extra)
+        .current_dir(&chat.env.cwd)
+        .stdin(std::process::Stdio::null());
     cmd.env("AG_HOME", &chat.ctx.home.dir);
     if let Some(s) = chat.session() {
         cmd.env("AG_SESSION", &s.id);
@@ -390,6 +394,7 @@ fn export(chat: &Chat<'_>, file: &str) {
     let status = std::process::Command::new(program)
         .args(["export", &s.id, "--format", format, "-o", &file])
         .current_dir(&chat.env.cwd)
+        .stdin(std::process::Stdio::null())
         .env("AG_HOME", &chat.ctx.home.dir)
         .status();
     match status {

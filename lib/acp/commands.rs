@@ -132,9 +132,11 @@ impl Server {
             keep_cache: false,
         };
         let side = side_chat(&store, &config, ask).map_err(internal)?;
-        let agent = side
-            .plan
-            .into_agent(&store, &self.opts.home, &config, &open.cwd, interrupt);
+        let mut agent =
+            side.plan
+                .into_agent(&store, &self.opts.home, &config, &open.cwd, interrupt);
+        agent.tool_ctx.editor =
+            super::files::EditorFiles::offered(&self.state().caps, &self.conn, acp_id);
         let mut relay = super::updates::Relay::new(self.conn.clone(), acp_id, &open.cwd);
         let outcome = agent
             .run_turn(&side.prompt, Vec::new(), &mut |ev| relay.event(ev))

@@ -6,6 +6,7 @@
 //! sessions in the store that every other command reads while the editor is connected.
 
 mod commands;
+mod files;
 mod input;
 mod mcp;
 mod permission;

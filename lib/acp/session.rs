@@ -136,6 +136,8 @@ impl Server {
             &self.opts.home,
             self.opts.notify.clone(),
         );
+        agent.tool_ctx.editor =
+            super::files::EditorFiles::offered(&self.state().caps, &self.conn, acp_id);
         agent.approver = Some(Arc::new(super::permission::EditorApprover {
             conn: self.conn.clone(),
             session: acp_id.to_string(),

@@ -33,6 +33,14 @@ pub(super) fn run(args: &Args<'_>, ctx: &ToolCtx) -> Result<ToolOutput, String> 
     if p.is_dir() {
         return Err(format!("{name} is a directory, not a file"));
     }
+    if let Some(text) = ctx.editor_read(&p) {
+        let text = text.map_err(|e| format!("cannot read {name} in the editor: {e}"))?;
+        let (updated, count) = replace(&text, (old, new, replace_all), &name)?;
+        ctx.editor_write(&p, &updated)
+            .unwrap_or(Ok(()))
+            .map_err(|e| format!("cannot write {name} in the editor: {e}"))?;
+        return Ok(replaced(count, &name));
+    }
     // One descriptor, opened beneath the cwd without following links, is read and written:
     // what is changed is the file that was read.
     let rel = p.strip_prefix(&root).unwrap_or(&p);
@@ -48,6 +56,21 @@ pub(super) fn run(args: &Args<'_>, ctx: &ToolCtx) -> Result<ToolOutput, String> 
     let text = String::from_utf8(text)
         .map_err(|_| format!("{name} is not valid UTF-8 text; edit changes text files only"))?;
 
+    let (updated, count) = replace(&text, (old, new, replace_all), &name)?;
+    file.set_len(0)
+        .and_then(|()| file.rewind())
+        .and_then(|()| file.write_all(updated.as_bytes()))
+        .map_err(|e| format!("cannot write {name}: {e}"))?;
+    Ok(replaced(count, &name))
+}
+
+/// `text` with `old` replaced by `new` (every one with `replace_all`, else the only one), and
+/// how many were replaced.
+fn replace(
+    text: &str,
+    (old, new, replace_all): (&str, &str, bool),
+    name: &str,
+) -> Result<(String, usize), String> {
     let count = text.matches(old).count();
     if count == 0 {
         return Err(format!("old_string not found in {name}"));
@@ -62,14 +85,12 @@ pub(super) fn run(args: &Args<'_>, ctx: &ToolCtx) -> Result<ToolOutput, String> 
     } else {
         text.replacen(old, new, 1)
     };
-    file.set_len(0)
-        .and_then(|()| file.rewind())
-        .and_then(|()| file.write_all(updated.as_bytes()))
-        .map_err(|e| format!("cannot write {name}: {e}"))?;
+    Ok((updated, count))
+}
+
+fn replaced(count: usize, name: &str) -> ToolOutput {
     let plural = if count == 1 { "" } else { "s" };
-    Ok(ToolOutput::ok(format!(
-        "replaced {count} occurrence{plural} in {name}"
-    )))
+    ToolOutput::ok(format!("replaced {count} occurrence{plural} in {name}"))
 }
 
 #[cfg(test)]

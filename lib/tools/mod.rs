@@ -83,6 +83,16 @@ pub(crate) struct ToolCtx {
     pub(crate) running_group: std::sync::Arc<std::sync::Mutex<Option<(i64, i64)>>>,
     /// Existing paths other sessions claim: `bash` sees them read-only in its sandbox.
     pub(crate) claimed_by_others: Vec<PathBuf>,
+    /// An editor holding the files (ACP's `fs/*`): `read`, `write` and `edit` go through it,
+    /// after the same confinement, so they see and change its unsaved buffers.
+    pub(crate) editor: Option<std::sync::Arc<dyn EditorFiles>>,
+}
+
+/// Files as an editor holds them: reads give its buffer's text, saved or not, and writes go
+/// to its buffer. Each method is given a path already confined to the session's directory.
+pub(crate) trait EditorFiles: Send + Sync + std::fmt::Debug {
+    fn read(&self, path: &Path) -> Result<String, String>;
+    fn write(&self, path: &Path, content: &str) -> Result<(), String>;
 }
 
 impl ToolCtx {
@@ -98,7 +108,18 @@ impl ToolCtx {
             allow_protected: false,
             running_group: Default::default(),
             claimed_by_others: Vec::new(),
+            editor: None,
         }
+    }
+
+    /// The editor's text of `path`, when an editor holds the files and reads them.
+    fn editor_read(&self, path: &Path) -> Option<Result<String, String>> {
+        self.editor.as_ref().map(|e| e.read(path))
+    }
+
+    /// Write `path` through the editor, when an editor holds the files and writes them.
+    fn editor_write(&self, path: &Path, content: &str) -> Option<Result<(), String>> {
+        self.editor.as_ref().map(|e| e.write(path, content))
     }
 
     fn set_running_group(&self, group: Option<(i64, i64)>) {

@@ -28,10 +28,21 @@ pub(super) fn run(args: &Args<'_>, ctx: &ToolCtx) -> Result<ToolOutput, String> 
     let p = confine_in(&root, path)?;
     let name = shown(&root, &p);
 
-    let Some(mut reader) = open_text(&root, &p, &name)? else {
-        return Ok(ToolOutput::ok(format!("({name} is empty)")));
+    let (mut out, total) = match ctx.editor_read(&p) {
+        Some(text) => {
+            let text = text.map_err(|e| format!("cannot read {name} in the editor: {e}"))?;
+            if text.is_empty() {
+                return Ok(ToolOutput::ok(format!("({name} is empty)")));
+            }
+            numbered_lines(&mut text.as_bytes(), &name, offset, limit)?
+        }
+        None => {
+            let Some(mut reader) = open_text(&root, &p, &name)? else {
+                return Ok(ToolOutput::ok(format!("({name} is empty)")));
+            };
+            numbered_lines(&mut reader, &name, offset, limit)?
+        }
     };
-    let (mut out, total) = numbered_lines(&mut reader, &name, offset, limit)?;
     if offset > total {
         return Err(format!(
             "{name} has {total} lines; offset {offset} is past the end"

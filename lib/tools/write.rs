@@ -20,6 +20,11 @@ pub(super) fn run(args: &Args<'_>, ctx: &ToolCtx) -> Result<ToolOutput, String> 
     if p.is_dir() {
         return Err(format!("{name} is a directory; give a file path to write"));
     }
+    let existed = p.exists();
+    if let Some(written) = ctx.editor_write(&p, content) {
+        written.map_err(|e| format!("cannot write {name} in the editor: {e}"))?;
+        return Ok(wrote(content, &name, existed));
+    }
     let rel = p.strip_prefix(&root).unwrap_or(&p);
     let failed = |e: std::io::Error| super::beneath::failure("write", &name, &e);
     let dir = Beneath::new(&root).map_err(failed)?;
@@ -46,11 +51,12 @@ pub(super) fn run(args: &Args<'_>, ctx: &ToolCtx) -> Result<ToolOutput, String> 
     };
     file.write_all(content.as_bytes())
         .map_err(|e| format!("cannot write {name}: {e}"))?;
+    Ok(wrote(content, &name, existed))
+}
+
+fn wrote(content: &str, name: &str, existed: bool) -> ToolOutput {
     let what = if existed { "overwrote" } else { "created" };
-    Ok(ToolOutput::ok(format!(
-        "wrote {} bytes to {name} ({what})",
-        content.len()
-    )))
+    ToolOutput::ok(format!("wrote {} bytes to {name} ({what})", content.len()))
 }
 
 #[cfg(test)]

@@ -554,3 +554,61 @@ fn slash_commands_side_question_fork_and_compact() {
     assert_eq!(compaction.len(), 1);
     assert_eq!(compaction[0]["data"]["trigger"], "manual");
 }
+
+/// An editor that offers its files: `read` sees its unsaved buffer, not the disk; `edit`
+/// changes the buffer through `fs/write_text_file` (after the permission), and the file on
+/// disk stays as it was saved.
+#[test]
+fn file_tools_go_through_the_editors_buffers() {
+    let env = env_with(None, "");
+    let notes = env.cwd.join("notes.md");
+    std::fs::write(&notes, "saved: ship on friday\n").unwrap();
+    std::fs::write(env.cwd.join("../outside.md"), "not yours\n").unwrap();
+    let model = script(
+        &env,
+        "buffers.toml",
+        r#"
+[[step]]
+tool_calls = [{ name = "read", arguments = { path = "notes.md" } }]
+
+[[step]]
+tool_calls = [{ name = "edit", arguments = { path = "notes.md", old_string = "monday", new_string = "tuesday" } }]
+
+[[step]]
+tool_calls = [{ name = "read", arguments = { path = "../outside.md" } }]
+
+[[step]]
+text = "Moved to tuesday."
+"#,
+    );
+    let buffers = json!({ notes.to_string_lossy(): "unsaved: ship on monday\n" });
+    let plan = json!({"permissions": ["allow_once"], "fs": {"buffers": buffers},
+                      "steps": [new_session(&env), {"op": "prompt", "text": "move it"}]});
+    let Some(client) = Client::start(&env, &["-m", &model], plan) else {
+        return;
+    };
+    let seen = client.finish();
+    let session = event(&seen, "new")[0]["session"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let chunks = env.chunks(&session);
+    let results = of_type(&chunks, Some("tool"), "tool_result");
+    let read = results[0]["data"]["result"].as_str().unwrap();
+    assert!(read.contains("unsaved: ship on monday"), "{read}");
+    assert_eq!(results[1]["data"]["is_error"], false, "{results:#?}");
+    let writes = event(&seen, "fs_write");
+    assert_eq!(writes.len(), 1, "{seen:#?}");
+    assert_eq!(writes[0]["path"], notes.to_string_lossy().as_ref());
+    assert_eq!(writes[0]["content"], "unsaved: ship on tuesday\n");
+    assert_eq!(
+        std::fs::read_to_string(&notes).unwrap(),
+        "saved: ship on friday\n"
+    );
+    // A path outside the session's directory is refused before the editor is asked.
+    assert_eq!(results[2]["data"]["is_error"], true, "{results:#?}");
+    assert_eq!(event(&seen, "fs_read").len(), 2, "{seen:#?}");
+    assert!(event(&seen, "fs_read")
+        .iter()
+        .all(|r| r["path"] == notes.to_string_lossy().as_ref()));
+}

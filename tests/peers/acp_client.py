@@ -6,6 +6,9 @@
 #
 # PLAN: {"command": [...agent argv...], "cwd": DIR, "client": NAME,
 #        "permissions": ["allow_once" | "allow_always" | "reject_once" | "cancelled", ...],
+#        "fs": {"buffers": {PATH: TEXT}}   (optional: offer fs/read_text_file and
+#              fs/write_text_file over these unsaved buffers; other files are read from disk,
+#              and writes stay in the buffers),
 #        "steps": [{"op": "new", "cwd": DIR, "mcp": [SERVER...]},
 #                  {"op": "load", "session": ID, "cwd": DIR},
 #                  {"op": "prompt", "text": T, "cancel_after": UPDATE_KIND?},
@@ -25,10 +28,13 @@ from acp.schema import (
     ClientCapabilities,
     DeniedOutcome,
     EnvVariable,
+    FileSystemCapabilities,
     HttpMcpServer,
     Implementation,
     McpServerStdio,
+    ReadTextFileResponse,
     RequestPermissionResponse,
+    WriteTextFileResponse,
 )
 
 
@@ -41,7 +47,8 @@ def wire(model):
 
 
 class Recorder:
-    def __init__(self, answers):
+    def __init__(self, answers, fs):
+        self.fs = fs
         self.answers = list(answers)
         self.seen = {}
         self.waiters = []
@@ -71,10 +78,23 @@ class Recorder:
         return fut
 
     async def write_text_file(self, session_id, path, content, **kwargs):
-        raise acp.RequestError.method_not_found("fs/write_text_file")
+        if self.fs is None:
+            raise acp.RequestError.method_not_found("fs/write_text_file")
+        self.fs["buffers"][path] = content
+        emit({"event": "fs_write", "session": session_id, "path": path, "content": content})
+        return WriteTextFileResponse()
 
     async def read_text_file(self, session_id, path, line=None, limit=None, **kwargs):
-        raise acp.RequestError.method_not_found("fs/read_text_file")
+        if self.fs is None:
+            raise acp.RequestError.method_not_found("fs/read_text_file")
+        emit({"event": "fs_read", "session": session_id, "path": path})
+        if path in self.fs["buffers"]:
+            return ReadTextFileResponse(content=self.fs["buffers"][path])
+        try:
+            with open(path) as f:
+                return ReadTextFileResponse(content=f.read())
+        except FileNotFoundError:
+            raise acp.RequestError.resource_not_found(path)
 
 
 def mcp_server(spec):
@@ -98,13 +118,17 @@ async def prompt(conn, rec, session, step):
 
 
 async def run(plan):
-    rec = Recorder(plan.get("permissions", []))
+    rec = Recorder(plan.get("permissions", []), plan.get("fs"))
     env = dict(os.environ)
     env.update(plan.get("env", {}))
     async with acp.spawn_agent_process(rec, *plan["command"], env=env, cwd=plan["cwd"]) as (conn, proc):
         r = await conn.initialize(
             protocol_version=acp.PROTOCOL_VERSION,
-            client_capabilities=ClientCapabilities(),
+            client_capabilities=ClientCapabilities(
+                fs=FileSystemCapabilities(read_text_file=True, write_text_file=True)
+                if rec.fs is not None
+                else FileSystemCapabilities()
+            ),
             client_info=Implementation(name=plan.get("client", "acp-test"), version="1.0"),
         )
         emit({"event": "initialize", "result": wire(r)})

@@ -53,6 +53,16 @@ pub(crate) fn var(name: &str) -> Option<String> {
         .filter(|v| !v.trim().is_empty())
 }
 
+/// [`withdraw`] the key variables `config` names (`api_key_env` of its providers).
+pub(crate) fn withdraw_configured(config: &Config) -> bool {
+    withdraw(
+        config
+            .providers
+            .values()
+            .filter_map(|p| p.api_key_env.as_deref()),
+    )
+}
+
 /// The withdrawn keys, for the one kind of child that needs them explicitly: a summoned
 /// `ag-prompt`, which talks to the provider itself (and withdraws them in turn).
 pub(crate) fn withdrawn() -> Vec<(String, String)> {

@@ -254,12 +254,7 @@ impl Server {
     /// The configuration as `ag-prompt` run in `cwd` reads it.
     pub(super) fn config(&self, cwd: &Path) -> Result<Config, RpcError> {
         let config = Config::load(cwd).map_err(|e| RpcError::internal(e.to_string()))?;
-        crate::secrets::withdraw(
-            config
-                .providers
-                .values()
-                .filter_map(|p| p.api_key_env.as_deref()),
-        );
+        crate::secrets::withdraw_configured(&config);
         for w in &config.warnings {
             (self.opts.notify)(w);
         }

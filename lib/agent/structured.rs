@@ -189,19 +189,10 @@ pub(crate) fn last_step_text(
 }
 
 fn text_of_last_step(chunks: &[Chunk]) -> String {
-    let abandoned: Vec<&str> = chunks
-        .iter()
-        .filter(|c| c.data.system_kind() == Some("attempt_abandoned"))
-        .filter_map(|c| match &c.data {
-            ChunkData::System(m) => m.get("chunk_ids").and_then(Value::as_array),
-            _ => None,
-        })
-        .flatten()
-        .filter_map(Value::as_str)
-        .collect();
+    let abandoned = crate::fold::abandoned_ids(chunks);
     let texts: Vec<(i64, &str)> = chunks
         .iter()
-        .filter(|c| c.role == Role::Assistant && !abandoned.contains(&c.id.as_str()))
+        .filter(|c| c.role == Role::Assistant && !abandoned.contains(c.id.as_str()))
         .filter_map(|c| match &c.data {
             ChunkData::Text { text } => Some((c.step, text.as_str())),
             _ => None,

@@ -228,12 +228,7 @@ pub(crate) fn load_config(out: &Out, cwd: &std::path::Path) -> CliResult<crate::
         e => CliError::cause(e),
     })?;
     // The variables the configuration names as keys leave the environment too.
-    crate::secrets::withdraw(
-        config
-            .providers
-            .values()
-            .filter_map(|p| p.api_key_env.as_deref()),
-    );
+    crate::secrets::withdraw_configured(&config);
     for w in &config.warnings {
         out.warn(w);
     }

@@ -294,7 +294,7 @@ struct Reply<'a> {
 
 /// The ids named by every `attempt_abandoned` record in the log. A record can come after the
 /// chunks it names (it always does), so this is a pass of its own.
-fn abandoned_ids(chunks: &[Chunk]) -> HashSet<&str> {
+pub(crate) fn abandoned_ids(chunks: &[Chunk]) -> HashSet<&str> {
     chunks
         .iter()
         .filter(|c| c.data.system_kind() == Some("attempt_abandoned"))

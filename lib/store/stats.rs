@@ -135,15 +135,13 @@ impl Store {
     }
 
     fn stored_tally(&self, session_id: &str) -> Result<Tally> {
-        let mut t = Tally::default();
-        let mut stmt = self
-            .conn()
-            .prepare_cached("SELECT role, type, count FROM chunk_counts WHERE session_id = ?1")?;
-        let rows = stmt.query_map([session_id], count_row)?;
-        for row in rows {
-            let (k, n) = row?;
-            t.counts.insert(k, n);
-        }
+        let mut t = Tally {
+            counts: self.counts(
+                "SELECT role, type, count FROM chunk_counts WHERE session_id = ?1",
+                [session_id],
+            )?,
+            ..Tally::default()
+        };
         t.usage = self
             .conn()
             .prepare_cached(
@@ -160,16 +158,14 @@ impl Store {
 
     /// The tally of a session's own chunks with `lo < seq <= hi`, counted from the log.
     fn range_tally(&self, session_id: &str, lo: i64, hi: i64) -> Result<Tally> {
-        let mut t = Tally::default();
-        let mut stmt = self.conn().prepare_cached(
-            "SELECT role, type, COUNT(*) FROM chunks WHERE session_id = ?1 AND seq > ?2 \
-             AND seq <= ?3 GROUP BY role, type",
-        )?;
-        let rows = stmt.query_map(params![session_id, lo, hi], count_row)?;
-        for row in rows {
-            let (k, n) = row?;
-            t.counts.insert(k, n);
-        }
+        let mut t = Tally {
+            counts: self.counts(
+                "SELECT role, type, COUNT(*) FROM chunks WHERE session_id = ?1 AND seq > ?2 \
+                 AND seq <= ?3 GROUP BY role, type",
+                params![session_id, lo, hi],
+            )?,
+            ..Tally::default()
+        };
         t.usage = self
             .conn()
             .prepare_cached(
@@ -187,9 +183,17 @@ impl Store {
     }
 }
 
-/// A `(role, type, count)` row.
-fn count_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<((String, String), i64)> {
-    Ok(((r.get(0)?, r.get(1)?), r.get(2)?))
+impl Store {
+    /// The `(role, type, count)` rows `sql` gives, by role and type.
+    fn counts(
+        &self,
+        sql: &str,
+        args: impl rusqlite::Params,
+    ) -> Result<BTreeMap<(String, String), i64>> {
+        let mut stmt = self.conn().prepare_cached(sql)?;
+        let rows = stmt.query_map(args, |r| Ok(((r.get(0)?, r.get(1)?), r.get(2)?)))?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
 }
 
 fn usage_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<UsageTotals> {

@@ -1,7 +1,8 @@
 //! The slash commands an editor offers for a session (`available_commands_update`), each the
 //! library's own operation, as in the chat: `/btw QUESTION` is the side chat (`ag-fork --btw`:
 //! a read-only fork answers, nothing is written to this session), `/fork [TITLE]` is
-//! `ag-fork`, `/compact` is `ag-prompt --compact`.
+//! `ag-fork`, `/compact` is `ag-prompt --compact`; and the custom commands of the session's
+//! folder ([`crate::commands`]), each a prompt that runs as the turn.
 
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
@@ -55,23 +56,45 @@ pub(crate) fn parse(text: &str) -> Option<(Command, &str)> {
     Some((command, arg.trim()))
 }
 
-/// The update that tells the editor which commands there are.
-pub(crate) fn advertised() -> SessionUpdate {
-    let commands = TABLE
+/// The built-ins' names, which no custom command takes.
+fn reserved() -> Vec<&'static str> {
+    TABLE.iter().map(|r| r.1).collect()
+}
+
+/// A prompt that runs a custom command of `cwd`'s: the command's prompt for its arguments.
+pub(crate) fn custom(text: &str, cwd: &std::path::Path) -> Option<String> {
+    let rest = text.trim_start().strip_prefix('/')?;
+    let (word, arg) = rest.split_once(char::is_whitespace).unwrap_or((rest, ""));
+    let commands = crate::commands::Commands::load(cwd, &reserved());
+    commands.get(word).map(|c| c.expand(arg))
+}
+
+/// The update that tells the editor which commands there are: the built-ins, then `custom`.
+pub(crate) fn advertised(custom: &crate::commands::Commands) -> SessionUpdate {
+    let input = |h: &str| AvailableCommandInput::Unstructured(UnstructuredCommandInput::new(h));
+    let builtin = TABLE
         .iter()
-        .map(|(_, name, about, hint)| {
-            let input =
-                hint.map(|h| AvailableCommandInput::Unstructured(UnstructuredCommandInput::new(h)));
-            AvailableCommand::new(*name, *about).input(input)
-        })
-        .collect();
+        .map(|(_, name, about, hint)| AvailableCommand::new(*name, *about).input(hint.map(input)));
+    let files = custom.by_name.values().map(|c| {
+        AvailableCommand::new(c.name.clone(), c.summary())
+            .input(c.argument_hint.as_deref().map(input))
+    });
+    let commands = builtin.chain(files).collect();
     SessionUpdate::AvailableCommandsUpdate(AvailableCommandsUpdate::new(commands))
 }
 
 impl Server {
     /// Tell the editor about the commands of a session it just opened.
     pub(super) fn advertise(&self, acp_id: &str) {
-        super::updates::send(&self.conn, acp_id, advertised());
+        let cwd = self.state().sessions.get(acp_id).map(|o| o.cwd.clone());
+        let custom = match cwd {
+            Some(cwd) => crate::commands::Commands::load(&cwd, &reserved()),
+            None => crate::commands::Commands::default(),
+        };
+        for p in &custom.problems {
+            (self.opts.notify)(p);
+        }
+        super::updates::send(&self.conn, acp_id, advertised(&custom));
     }
 
     /// Run a command sent as a prompt; what it did is said as the agent's message.
@@ -243,7 +266,7 @@ mod tests {
         );
         assert_eq!(parse("/forking"), None);
         assert_eq!(parse("btw /fork"), None);
-        let u = serde_json::to_value(advertised()).unwrap();
+        let u = serde_json::to_value(advertised(&Default::default())).unwrap();
         assert_eq!(u["sessionUpdate"], "available_commands_update");
         assert_eq!(u["availableCommands"][0]["name"], "btw");
         assert_eq!(u["availableCommands"][0]["input"]["hint"], "question");

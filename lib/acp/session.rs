@@ -111,6 +111,10 @@ impl Server {
         {
             return self.command(acp_id, open, command, interrupt);
         }
+        let input = match super::commands::custom(&input.text, &open.cwd) {
+            Some(text) => super::input::Input { text, ..input },
+            None => input,
+        };
         let config = self.config(&open.cwd)?;
         let store = self.store(&config)?;
         let req = self.request(open, &input)?;

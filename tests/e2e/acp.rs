@@ -612,3 +612,45 @@ text = "Moved to tuesday."
         .iter()
         .all(|r| r["path"] == notes.to_string_lossy().as_ref()));
 }
+
+/// A project's custom command (`.ag/commands/NAME.md`) is offered to the editor with its
+/// description and argument hint, and `/NAME ARGS` runs its prompt as the turn.
+#[test]
+fn project_commands_are_offered_and_run_as_prompts() {
+    let env = env_with(None, "");
+    let dir = env.cwd.join(".ag/commands");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join("review.md"),
+        "---\ndescription: Review a file for bugs\nargument-hint: FILE\n---\nReview $ARGUMENTS for bugs.\n",
+    )
+    .unwrap();
+    let model = script(&env, "one.toml", "[[step]]\ntext = \"Looks fine.\"\n");
+    let plan = json!({"steps": [new_session(&env), {"op": "prompt", "text": "/review src/a.rs"}]});
+    let Some(client) = Client::start(&env, &["-m", &model], plan) else {
+        return;
+    };
+    let seen = client.finish();
+    let offered = updates(&seen, "available_commands_update");
+    let review: Vec<&Value> = offered[0]["availableCommands"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["name"] == "review")
+        .collect();
+    assert_eq!(review.len(), 1, "{offered:#?}");
+    assert_eq!(review[0]["description"], "Review a file for bugs");
+    assert_eq!(review[0]["input"]["hint"], "FILE");
+    assert_eq!(
+        event(&seen, "prompt")[0]["result"]["stopReason"],
+        "end_turn"
+    );
+    let session = event(&seen, "new")[0]["session"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let chunks = env.chunks(&session);
+    let asked = of_type(&chunks, Some("user"), "text");
+    assert_eq!(asked[0]["data"]["text"], "Review src/a.rs for bugs.");
+    assert_eq!(message_text(&seen), "Looks fine.");
+}

@@ -1,3 +1,4 @@
+//! `ag-fork` starts `ag` as `ag-fork` (one binary holds every command; see `ag::cli::launch`).
 fn main() -> std::process::ExitCode {
-    ag::cli::fork::main()
+    ag::cli::launch::exec("ag-fork")
 }

@@ -1,3 +1,4 @@
+//! `ag-log` starts `ag` as `ag-log` (one binary holds every command; see `ag::cli::launch`).
 fn main() -> std::process::ExitCode {
-    ag::cli::log::main()
+    ag::cli::launch::exec("ag-log")
 }

@@ -1,3 +1,4 @@
+//! `ag-prompt` starts `ag` as `ag-prompt` (one binary holds every command; see `ag::cli::launch`).
 fn main() -> std::process::ExitCode {
-    ag::cli::prompt::main()
+    ag::cli::launch::exec("ag-prompt")
 }

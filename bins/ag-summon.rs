@@ -1,3 +1,4 @@
+//! `ag-summon` starts `ag` as `ag-summon` (one binary holds every command; see `ag::cli::launch`).
 fn main() -> std::process::ExitCode {
-    ag::cli::summon::main()
+    ag::cli::launch::exec("ag-summon")
 }

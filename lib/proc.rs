@@ -64,17 +64,23 @@ pub(crate) fn kill_group(pgid: impl TryInto<i32>, sig: i32) -> bool {
     }
 }
 
-/// Whether this process has exactly one thread (Linux: `/proc/self/status`); elsewhere
-/// `false`, the safe answer for [`crate::secrets::withdraw`].
+/// Whether this process has exactly one thread (Linux: `num_threads`, the 20th field of
+/// `/proc/self/stat`, which the kernel makes far more cheaply than `/proc/self/status`);
+/// elsewhere `false`, the safe answer for [`crate::secrets::withdraw`].
 pub(crate) fn single_threaded() -> bool {
     #[cfg(target_os = "linux")]
     {
-        std::fs::read_to_string("/proc/self/status")
+        std::fs::read("/proc/self/stat")
             .ok()
             .and_then(|s| {
-                s.lines()
-                    .find_map(|l| l.strip_prefix("Threads:"))
-                    .map(|n| n.trim() == "1")
+                // After the command name in parentheses (which may hold anything), the
+                // fields count from 3: `num_threads` is the 18th.
+                let close = s.iter().rposition(|&b| b == b')')?;
+                let threads = s[close + 1..]
+                    .split(u8::is_ascii_whitespace)
+                    .filter(|f| !f.is_empty())
+                    .nth(17)?;
+                Some(threads == b"1")
             })
             .unwrap_or(false)
     }
@@ -208,6 +214,16 @@ mod tests {
             std::os::unix::process::ExitStatusExt::signal(&status),
             Some(9)
         );
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_second_thread_makes_the_process_not_single_threaded() {
+        let (tx, rx) = std::sync::mpsc::channel::<()>();
+        let other = std::thread::spawn(move || rx.recv());
+        assert!(!single_threaded());
+        drop(tx);
+        let _ = other.join();
     }
 
     #[test]

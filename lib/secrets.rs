@@ -26,14 +26,21 @@ fn withdrawn_map() -> std::sync::MutexGuard<'static, BTreeMap<String, String>> {
 /// thread may read it is unsound, so a multi-threaded caller leaves it as it is (the tools'
 /// own environments are still scrubbed by name). Returns whether the environment was changed.
 pub(crate) fn withdraw<'a>(names: impl IntoIterator<Item = &'a str>) -> bool {
+    let present: Vec<&str> = names
+        .into_iter()
+        .filter(|n| !n.is_empty() && !n.contains(['=', '\0']))
+        .filter(|n| std::env::var_os(n).is_some())
+        .collect();
+    // Nothing to take out: no need to ask the kernel how many threads there are (at every
+    // start of every command).
+    if present.is_empty() {
+        return true;
+    }
     if !crate::proc::single_threaded() {
         return false;
     }
     let mut map = withdrawn_map();
-    for name in names {
-        if name.is_empty() || name.contains(['=', '\0']) {
-            continue;
-        }
+    for name in present {
         if let Some(v) = std::env::var_os(name) {
             if let Ok(v) = v.into_string() {
                 map.insert(name.to_string(), v);

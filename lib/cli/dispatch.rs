@@ -1,7 +1,9 @@
 //! `ag`: one entry point that runs the `ag-*` commands the way git and cargo find their
 //! subcommands. `ag log cat last` runs `ag-log cat last`; `ag help` lists the commands;
-//! `ag help log` is `ag-log --help`. A command is looked for beside `ag` first, then on
-//! `PATH`, so `ag foo` also runs an `ag-foo` someone else wrote.
+//! `ag help log` is `ag-log --help`. `ag` holds the five commands itself and runs one when it
+//! is started under its name (`argv[0]`, which is how the installed `ag-log` starts it); any
+//! other `ag-foo` is looked for beside `ag` first, then on `PATH`, so `ag foo` also runs an
+//! `ag-foo` someone else wrote.
 
 use std::ffi::OsString;
 use std::io::Write;
@@ -71,6 +73,17 @@ pub fn command() -> Command {
 }
 
 pub fn main() -> ExitCode {
+    // One binary, every command: started as `ag-log` (by its launcher, or a link of that
+    // name), it is `ag-log`.
+    let argv0 = std::env::args_os().next().map(PathBuf::from);
+    match argv0.as_deref().and_then(|p| p.file_name()?.to_str()) {
+        Some("ag-log") => return super::log::main(),
+        Some("ag-prompt") => return super::prompt::main(),
+        Some("ag-fork") => return super::fork::main(),
+        Some("ag-room") => return super::room::main(),
+        Some("ag-summon") => return super::summon::main(),
+        _ => {}
+    }
     output::set_program("ag");
     let mut args: Vec<OsString> = std::env::args_os().skip(1).collect();
     let first = args.first().and_then(|a| a.to_str()).map(str::to_string);
@@ -108,7 +121,9 @@ fn help() -> ExitCode {
     ExitCode::from(super::printed("ag", shown))
 }
 
-/// Replace this process with `ag-NAME ARGS…` (`ag chat …` is `ag-prompt --chat …`).
+/// Replace this process with `ag-NAME ARGS…` (`ag chat …` is `ag-prompt --chat …`): this
+/// binary under that name for the commands it holds, else the program found beside it or on
+/// `PATH`.
 fn run(mut args: Vec<OsString>) -> ExitCode {
     let mut name = args.remove(0).to_string_lossy().into_owned();
     if name == "chat" {
@@ -116,7 +131,12 @@ fn run(mut args: Vec<OsString>) -> ExitCode {
         args.insert(0, "--chat".into());
     }
     let program = format!("ag-{name}");
-    let Some(path) = find(&program) else {
+    let ours = COMMANDS
+        .iter()
+        .any(|(n, _)| *n == name)
+        .then(|| std::env::current_exe().ok())
+        .flatten();
+    let Some(path) = ours.or_else(|| find(&program)) else {
         let known: Vec<&str> = COMMANDS.iter().map(|(n, _)| *n).collect();
         let guess = crate::text::closest(&name, known.iter().copied())
             .map(|g| format!("did you mean `ag {g}`? "))

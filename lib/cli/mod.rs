@@ -9,6 +9,7 @@ pub(crate) mod chat;
 pub mod dispatch;
 mod error;
 pub mod fork;
+pub mod launch;
 pub mod log;
 mod mcp_client;
 mod output;

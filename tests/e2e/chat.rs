@@ -375,6 +375,25 @@ fn the_chat_reads_plain_lines_without_a_terminal() {
     );
     assert!(run.stdout.contains("2 turns"), "{}", run.stdout);
     assert!(!run.stdout.contains('\x1b'), "{:?}", run.stdout);
+    // -c continues this folder's latest session; -s names one.
+    let model = script(
+        &env,
+        "more.toml",
+        "[[step]]\nreply_to = \"third\"\ntext = \"three\"\n[[step]]\nreply_to = \"fourth\"\ntext = \"four\"\n",
+    );
+    let id = sessions(&env, "chat")[0]["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    env.run_stdin("ag", &["chat", "-c", "-m", &model], "third\n")
+        .ok();
+    env.run_stdin("ag", &["chat", "-s", &id, "-m", &model], "fourth\n")
+        .ok();
+    assert_eq!(sessions(&env, "chat").len(), 1);
+    assert_eq!(
+        texts(&env, &id, "user", "text"),
+        ["hi", "there", "third", "fourth"]
+    );
 }
 
 #[test]

@@ -466,3 +466,43 @@ fn multi_line_input_history_the_room_and_resume() {
         ["line one\nline two", "back again"]
     );
 }
+
+#[test]
+fn the_chat_against_llmock_in_both_dialects() {
+    if !tmux::available() {
+        return;
+    }
+    let Some(mock) = crate::peers::Llmock::start(&["--tool-mode", "off"]) else {
+        return;
+    };
+    let mut env = env_with(None, "");
+    env.set("OPENAI_BASE_URL", mock.openai_url())
+        .set("OPENAI_API_KEY", "sk-llmock")
+        .set("ANTHROPIC_BASE_URL", mock.anthropic_url())
+        .set("ANTHROPIC_API_KEY", "sk-ant-llmock");
+    for (i, model) in ["openai/gpt-4o-mini", "anthropic/claude-sonnet-4-5"]
+        .iter()
+        .enumerate()
+    {
+        let t = chat(&env, &format!("-m {model}"));
+        t.line("hello there");
+        turns_done(&t, 1);
+        t.line("and a second question");
+        let screen = turns_done(&t, 2);
+        assert!(!screen.contains("error:"), "{screen}");
+        leave(&t);
+        let id = sessions(&env, "chat")[0]["id"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        let answers = texts(&env, &id, "assistant", "text");
+        assert_eq!(answers.len(), 2, "{model}: {answers:?}");
+        assert!(answers.iter().all(|a| !a.trim().is_empty()), "{answers:?}");
+        // The second request carried the first exchange: one session, as a script would see it.
+        let log = mock.requests();
+        let second = &log["requests"].as_array().unwrap()[2 * i + 1];
+        let messages = second["body"]["messages"].as_array().unwrap();
+        let users = messages.iter().filter(|m| m["role"] == "user").count();
+        assert_eq!(users, 2, "{model}: {second}");
+    }
+}

@@ -40,7 +40,11 @@ impl Tmux {
     /// A new server with one 200×50 pane running `program` in `env`'s directory, with exactly
     /// `env`'s environment (and `TERM`).
     pub fn start(env: &TestEnv, program: &[&str]) -> Tmux {
-        let socket = format!("ag-test-{}", std::process::id());
+        // One server per terminal, even for two terminals of one test in turn: a server that
+        // is still going away must not be the next one's.
+        static STARTED: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        let n = STARTED.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        let socket = format!("ag-test-{}-{n}", std::process::id());
         let socket = format!(
             "{socket}-{}",
             env.dir.path().file_name().unwrap().to_string_lossy()

@@ -160,7 +160,7 @@ impl Server {
                 .into_agent(&store, &self.opts.home, &config, &open.cwd, interrupt);
         agent.tool_ctx.editor =
             super::files::EditorFiles::offered(&self.state().caps, &self.conn, acp_id);
-        let mut relay = super::updates::Relay::new(self.conn.clone(), acp_id, &open.cwd);
+        let mut relay = super::updates::Relay::new(self.conn.clone(), acp_id, &open.cwd, None);
         let outcome = agent
             .run_turn(&side.prompt, Vec::new(), &mut |ev| relay.event(ev))
             .map_err(internal)?;
@@ -222,7 +222,7 @@ impl Server {
         };
         let agent = plan.into_agent(&store, &self.opts.home, &config, &open.cwd, interrupt);
         let mut sizes = None;
-        let mut relay = super::updates::Relay::new(self.conn.clone(), acp_id, &open.cwd);
+        let mut relay = super::updates::Relay::new(self.conn.clone(), acp_id, &open.cwd, None);
         let done = agent
             .compact_now(&mut |ev| {
                 if let Event::Compacted {

@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use agent_client_protocol_schema::v1::{
     PermissionOption, PermissionOptionKind, RequestPermissionOutcome, RequestPermissionRequest,
-    RequestPermissionResponse, ToolCallContent, ToolCallStatus, ToolCallUpdate,
+    RequestPermissionResponse, SessionUpdate, ToolCallContent, ToolCallStatus, ToolCallUpdate,
     ToolCallUpdateFields,
 };
 
@@ -56,7 +56,18 @@ impl Approver for EditorApprover {
             .and_then(|v| {
                 serde_json::from_value::<RequestPermissionResponse>(v).map_err(|e| e.to_string())
             });
-        decision(answer, &self.client)
+        let decided = decision(answer, &self.client);
+        if !matches!(decided, Decision::Deny(_)) {
+            // Allowed: the call runs now.
+            let fields = ToolCallUpdateFields::new().status(ToolCallStatus::InProgress);
+            let update = ToolCallUpdate::new(ask.call_id.to_string(), fields);
+            super::updates::send(
+                &self.conn,
+                &self.session,
+                SessionUpdate::ToolCallUpdate(update),
+            );
+        }
+        decided
     }
 }
 

@@ -148,7 +148,12 @@ impl Server {
             client: self.client_name(),
             cwd: agent.tool_ctx.cwd.clone(),
         }));
-        let mut relay = super::updates::Relay::new(self.conn.clone(), acp_id, &agent.tool_ctx.cwd);
+        let mut relay = super::updates::Relay::new(
+            self.conn.clone(),
+            acp_id,
+            &agent.tool_ctx.cwd,
+            Some(&agent.approval),
+        );
         let outcome = agent.run_turn(&input.text, input.images, &mut |ev| relay.event(ev));
         match outcome {
             Ok(Outcome::Done { stop_reason }) => Ok(PromptResponse::new(

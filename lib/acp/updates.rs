@@ -42,25 +42,34 @@ pub(crate) fn stop_reason(r: crate::log::StopReason) -> StopReason {
 }
 
 /// A running turn's events, relayed to the editor as they happen.
-pub(crate) struct Relay {
+pub(crate) struct Relay<'a> {
     conn: Arc<Conn>,
     session: String,
     cwd: PathBuf,
-    /// Tool calls announced and not yet finished, in the order they run.
-    open_calls: Vec<String>,
+    /// Tool calls announced and not yet finished (id and tool), in the order they run.
+    open_calls: Vec<(String, String)>,
+    /// The turn's approvals: a call that waits for the editor's permission is marked running
+    /// by the permission's answer, not before.
+    approval: Option<&'a std::sync::Mutex<crate::agent::Approval>>,
     /// Whether the current attempt has streamed text that a retry would discard.
     streamed: bool,
     /// How the turn ended, once it has.
     pub(crate) stop: Option<crate::log::StopReason>,
 }
 
-impl Relay {
-    pub(crate) fn new(conn: Arc<Conn>, session: &str, cwd: &Path) -> Relay {
+impl<'a> Relay<'a> {
+    pub(crate) fn new(
+        conn: Arc<Conn>,
+        session: &str,
+        cwd: &Path,
+        approval: Option<&'a std::sync::Mutex<crate::agent::Approval>>,
+    ) -> Relay<'a> {
         Relay {
             conn,
             session: session.to_string(),
             cwd: cwd.to_path_buf(),
             open_calls: Vec::new(),
+            approval,
             streamed: false,
             stop: None,
         }
@@ -107,12 +116,12 @@ impl Relay {
                 arguments,
             } => {
                 let call = super::tools::announce(call_id, name, arguments, &self.cwd, true);
-                self.open_calls.push(call_id.clone());
+                self.open_calls.push((call_id.clone(), name.clone()));
                 self.send(SessionUpdate::ToolCall(call));
             }
             ChunkData::ToolResult { call_id, .. } => {
                 self.send(SessionUpdate::ToolCallUpdate(finished(&c.data)));
-                self.open_calls.retain(|id| id != call_id);
+                self.open_calls.retain(|(id, _)| id != call_id);
                 self.start_next();
             }
             // Input that joined the turn at a later step (queued from another shell, a room).
@@ -127,7 +136,13 @@ impl Relay {
 
     /// The next call of the step is running.
     fn start_next(&self) {
-        if let Some(id) = self.open_calls.first() {
+        if let Some((id, tool)) = self.open_calls.first() {
+            let asks = self
+                .approval
+                .is_some_and(|a| a.lock().unwrap_or_else(|e| e.into_inner()).must_ask(tool));
+            if asks {
+                return;
+            }
             let fields = ToolCallUpdateFields::new().status(ToolCallStatus::InProgress);
             self.send(SessionUpdate::ToolCallUpdate(ToolCallUpdate::new(
                 id.clone(),

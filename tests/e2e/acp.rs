@@ -264,11 +264,31 @@ text = "One of two."
     assert_eq!(results[1]["data"]["is_error"], true);
     let why = results[1]["data"]["result"].as_str().unwrap();
     assert!(why.contains("rejected in acp-test"), "{why}");
-    let failed: Vec<&Value> = updates(&seen, "tool_call_update")
-        .into_iter()
-        .filter(|u| u["status"] == "failed")
-        .collect();
-    assert_eq!(failed.len(), 1);
+    // Each call waits, shown pending, for the answer; an allowed one then runs, a rejected
+    // one fails without running.
+    let story = |id: &Value| -> Vec<String> {
+        seen.iter()
+            .filter_map(|v| match v["event"].as_str() {
+                Some("permission") if &v["toolCall"]["toolCallId"] == id => Some("asked".into()),
+                Some("update") if &v["update"]["toolCallId"] == id => Some(
+                    v["update"]["status"]
+                        .as_str()
+                        .unwrap_or("announced")
+                        .to_string(),
+                ),
+                _ => None,
+            })
+            .collect()
+    };
+    let calls = updates(&seen, "tool_call");
+    assert_eq!(
+        story(&calls[0]["toolCallId"]),
+        ["announced", "asked", "in_progress", "completed"]
+    );
+    assert_eq!(
+        story(&calls[1]["toolCallId"]),
+        ["announced", "asked", "failed"]
+    );
 }
 
 /// `session/cancel` while the model is answering ends the turn at once with `cancelled`; the
@@ -442,7 +462,10 @@ text = "All done."
         .as_str()
         .unwrap()
         .to_string();
-    client.until("the first chunk", |v| v["event"] == "update");
+    // The turn is running (the session is in the store) once its answer starts.
+    client.until("the first chunk", |v| {
+        v["update"]["sessionUpdate"] == "agent_message_chunk"
+    });
     let tail_out = env.dir.path().join("tail.out");
     let mut tail = env
         .command("ag-log")
@@ -653,4 +676,50 @@ fn project_commands_are_offered_and_run_as_prompts() {
     let asked = of_type(&chunks, Some("user"), "text");
     assert_eq!(asked[0]["data"]["text"], "Review src/a.rs for bugs.");
     assert_eq!(message_text(&seen), "Looks fine.");
+}
+
+/// A turn against a provider on loopback (LLMock, which calls the tool it is offered and then
+/// answers): the call streams to the editor as an `edit` with its diff, waits for the
+/// permission, runs, and its result goes back to the provider.
+#[test]
+fn a_provider_on_loopback_calls_a_tool_the_editor_allows() {
+    let Some(mock) = crate::peers::Llmock::start(&[]) else {
+        return;
+    };
+    let mut env = env_with(None, "");
+    mock.point(&mut env);
+    let plan = json!({"permissions": ["allow_once"],
+                      "steps": [new_session(&env), {"op": "prompt", "text": "write something"}]});
+    let args = ["-m", "anthropic/claude-sonnet-4-5", "--tools", "write"];
+    let Some(client) = Client::start(&env, &args, plan) else {
+        return;
+    };
+    let seen = client.finish();
+    let call = updates(&seen, "tool_call");
+    assert_eq!(call.len(), 1, "{seen:#?}");
+    assert_eq!(call[0]["kind"], "edit");
+    let path = call[0]["rawInput"]["path"].as_str().unwrap();
+    let content = call[0]["rawInput"]["content"].as_str().unwrap();
+    assert_eq!(call[0]["content"][0]["type"], "diff");
+    assert_eq!(call[0]["content"][0]["newText"], content);
+    assert_eq!(event(&seen, "permission").len(), 1);
+    assert_eq!(
+        std::fs::read_to_string(env.cwd.join(path)).unwrap(),
+        content
+    );
+    let done = updates(&seen, "tool_call_update");
+    assert_eq!(done.last().unwrap()["status"], "completed", "{done:#?}");
+    assert!(!message_text(&seen).is_empty());
+    assert_eq!(
+        event(&seen, "prompt")[0]["result"]["stopReason"],
+        "end_turn"
+    );
+    let log = mock.requests();
+    let requests = log["requests"].as_array().unwrap();
+    assert_eq!(requests.len(), 2, "{log}");
+    assert!(
+        requests[1]["body"].to_string().contains("wrote "),
+        "the tool's result went back: {}",
+        requests[1]["body"]
+    );
 }

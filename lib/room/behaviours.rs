@@ -152,7 +152,8 @@ fn a_running_sessions_inbox_is_its_own() {
     };
     let running = w.store.session(&w.a.id).unwrap();
     let why = inbox::may_consume(&running, None).unwrap_err();
-    assert!(why.contains("is running"), "{why}");
+    assert_eq!(why.handle, running.handle);
+    assert!(why.to_string().contains("is running"), "{why}");
     assert!(inbox::may_consume(&running, Some(&w.b.id)).is_err());
     assert!(
         inbox::may_consume(&running, Some(&w.a.id)).is_ok(),

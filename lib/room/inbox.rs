@@ -68,19 +68,27 @@ pub(crate) fn read_new(
     Ok(cursors)
 }
 
+/// A running session's inbox, which another reader may not consume.
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "session {handle} is running: reading its inbox would take its messages from it and write \
+     receipts in its name"
+)]
+pub(crate) struct InboxInUse {
+    pub(crate) handle: String,
+}
+
 /// Whether a reader may consume the inbox of session `s`: reading is consuming (it takes the
 /// messages out of the session's next step and writes receipts in its name), so a session
 /// that runs now keeps its inbox to itself, unless the reader is that session (`own`, the
-/// `AG_SESSION` of the process asking). `Err` says why not.
-pub(crate) fn may_consume(s: &crate::store::Session, own: Option<&str>) -> Result<(), String> {
+/// `AG_SESSION` of the process asking).
+pub(crate) fn may_consume(s: &crate::store::Session, own: Option<&str>) -> Result<(), InboxInUse> {
     if own.is_some_and(|id| id.trim() == s.id) || !super::presence::is_live(s) {
         return Ok(());
     }
-    Err(format!(
-        "session {} is running: reading its inbox would take its messages from it and write \
-         receipts in its name",
-        s.handle
-    ))
+    Err(InboxInUse {
+        handle: s.handle.clone(),
+    })
 }
 
 /// What a reader took from its inbox, in order.

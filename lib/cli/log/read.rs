@@ -133,6 +133,9 @@ pub(crate) fn tail(ctx: &mut Ctx, args: TailArgs) -> CliResult<()> {
             }
             Ok(())
         };
+    // The view's length before the read: a chunk written after the read began is then either
+    // read or followed, never skipped.
+    let before = store.view_len(&session)?;
     {
         let out = &mut ctx.out;
         store.for_each_chunk(&session, &page, |c| -> CliResult<()> {
@@ -140,7 +143,7 @@ pub(crate) fn tail(ctx: &mut Ctx, args: TailArgs) -> CliResult<()> {
             emit(out, c, &mut transcript)
         })?;
     }
-    last = last.max(store.view_len(&session)?);
+    last = last.max(before);
     ctx.out.flush()?;
     if !args.follow {
         return Ok(());

@@ -377,11 +377,16 @@ text = "It says ex."
     assert_eq!(system_kind(&chunks, "turn_end").len(), 2);
     let load = event(&seen, "load");
     assert_eq!(load.len(), 1);
-    // An id nobody made is refused with the protocol's "not found".
-    let plan = json!({"steps": [{"op": "load", "session": "0000", "cwd": env.cwd}]});
+    // An id nobody made is refused with the protocol's "not found"; a directory that is not
+    // absolute, with "invalid params" saying which.
+    let plan = json!({"steps": [{"op": "load", "session": "0000", "cwd": env.cwd},
+                                {"op": "new", "cwd": "relative/dir"}]});
     let seen = Client::start(&env, &["-m", &again], plan).unwrap().finish();
     let err = event(&seen, "error");
     assert_eq!(err[0]["code"], -32002, "{seen:#?}");
+    assert_eq!(err[1]["code"], -32602, "{seen:#?}");
+    let why = err[1]["message"].as_str().unwrap();
+    assert!(why.contains("relative/dir"), "{why}");
 }
 
 /// An MCP server the editor passes with `session/new` (the official Python SDK's server,

@@ -189,7 +189,7 @@ fn btw(ctx: &mut Ctx, cli: &Cli, question: &str) -> CliResult<()> {
     let store = ctx.store()?;
     let source = store.resolve(&cli.session)?;
     let cwd_now = std::fs::canonicalize(std::env::current_dir()?)?;
-    let config = super::load_config(&ctx.out, &cwd_now)?;
+    let config = ctx.config()?.clone();
     let ask = SideAsk {
         source: &source,
         question: &question,

@@ -105,8 +105,7 @@ fn project_file_warning(ctx: &Ctx, config: &Config) {
 
 /// `ag-prompt mcp list`: each server, whether it starts, and its tools.
 pub(super) fn list(ctx: &mut Ctx) -> CliResult<()> {
-    let cwd = std::env::current_dir()?;
-    let config = super::load_config(&ctx.out, &cwd)?;
+    let config = ctx.config()?.clone();
     project_file_warning(ctx, &config);
     for u in &config.mcp_unapproved {
         ctx.out.warn(&format!(

@@ -129,7 +129,7 @@ fn report_problems(ctx: &Ctx, catalog: &Catalog) {
 
 fn agents(ctx: &mut Ctx) -> CliResult<()> {
     let cwd = std::env::current_dir()?;
-    let config = super::load_config(&ctx.out, &cwd)?;
+    let config = ctx.config()?.clone();
     let catalog = Catalog::load(&cwd);
     report_problems(ctx, &catalog);
     let users = config.user_agents_allowed();

@@ -29,12 +29,7 @@ pub(crate) fn run(ctx: &mut Ctx, args: Args) -> CliResult<()> {
     let session = store.resolve(&args.session)?;
     let keep = match args.keep {
         Some(k) => k,
-        None => {
-            let here = std::env::current_dir()?;
-            crate::cli::load_config(&ctx.out, &here)?
-                .context
-                .keep_tool_results
-        }
+        None => ctx.config()?.context.keep_tool_results,
     };
     // What the fold reads (from the latest compaction on); a running session's loop picks
     // the record up at its next step.

@@ -29,7 +29,7 @@ struct Shown {
 pub(crate) fn show(ctx: &mut Ctx, args: ShowArgs) -> CliResult<()> {
     let store = ctx.read_store()?;
     let session = store.reaped(store.resolve(&args.session)?);
-    let config = crate::cli::load_config(&ctx.out, &std::env::current_dir()?)?;
+    let config = ctx.config()?.clone();
     let shown = Shown {
         len: store.view_len(&session)?,
         lineage: store.lineage(&session)?,

@@ -48,7 +48,7 @@ struct Row {
 
 pub(crate) fn run(ctx: &mut Ctx, args: UsageArgs) -> CliResult<()> {
     let store = ctx.read_store()?;
-    let config = crate::cli::load_config(&ctx.out, &std::env::current_dir()?)?;
+    let config = ctx.config()?.clone();
     let mut rows: BTreeMap<String, Row> = BTreeMap::new();
     for t in store.ended_turns(args.since.unwrap_or(0))? {
         let row = rows.entry(key(&t, args.by)).or_default();

@@ -305,7 +305,7 @@ fn prompt(ctx: &mut Ctx, args: RunArgs) -> CliResult<()> {
     }
     let store = ctx.store()?;
     let cwd_now = std::fs::canonicalize(std::env::current_dir()?)?;
-    let config = super::load_config(&ctx.out, &cwd_now)?;
+    let config = ctx.config()?.clone();
     let agent = match &args.agent {
         Some(slug) => Some(agent_def(ctx, &cwd_now, slug)?),
         None => None,

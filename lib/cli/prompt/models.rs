@@ -36,8 +36,7 @@ pub(super) fn forget(ctx: &mut Ctx, model: &str) -> CliResult<()> {
 }
 
 pub(super) fn list(ctx: &mut Ctx) -> CliResult<()> {
-    let cwd = std::env::current_dir()?;
-    let config = crate::cli::load_config(&ctx.out, &cwd)?;
+    let config = ctx.config()?.clone();
     let learned = ctx.store()?.learned_windows()?;
     let scales = ctx.store()?.model_scales()?;
     let listing = Listing {

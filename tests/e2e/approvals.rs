@@ -124,7 +124,7 @@ fn a_person_allows_once_denies_with_a_reason_and_allows_for_the_session() {
     }
     let env = env_with(None, "");
     let model = four_calls(&env);
-    let term = Tmux::start(&env, &["sh"]);
+    let term = Tmux::shell(&env);
     term.line(&format!(
         "ag-prompt -m {model} --tools +write,+bash --approval ask go 2>../err; echo END-$?"
     ));

@@ -11,7 +11,7 @@ use crate::tmux::{self, Tmux};
 
 /// A chat started from a shell in tmux; the shell prints `CHAT-END-<status>` when it ends.
 fn chat(env: &TestEnv, args: &str) -> Tmux {
-    let t = Tmux::start(env, &["sh"]);
+    let t = Tmux::shell(env);
     t.line(&format!("ag-prompt {args} 2>../chat.err; echo CHAT-END-$?"));
     t.wait_for("the chat's greeting", |s| s.contains("Ctrl-D leaves"));
     t

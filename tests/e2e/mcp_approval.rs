@@ -68,7 +68,7 @@ fn a_server_added_to_a_trusted_mcp_json_is_not_started_until_approved() {
         return;
     }
     let model = caller("tty.toml");
-    let term = Tmux::start(&env, &["sh"]);
+    let term = Tmux::shell(&env);
     term.line(&format!(
         "ag-prompt -m {model} --tools 'mcp__*' go; echo END-$?"
     ));

@@ -35,7 +35,7 @@ fn sandbox_command_cannot_type_into_or_retitle_the_users_terminal() {
     }
     let env = env_with(None, "");
     let model = bash_model(&env, "attack.toml", &[ATTACK]);
-    let term = Tmux::start(&env, &["sh"]);
+    let term = Tmux::shell(&env);
     for mode in ["read-only", "workspace-write"] {
         term.line(&format!(
             "ag-prompt -m {model} --tools bash --sandbox {mode} go >/dev/null 2>../{mode}.err; echo END-{mode}-$?"

@@ -65,6 +65,18 @@ impl Tmux {
         t
     }
 
+    /// A shell in `env`, once it shows its prompt: what is typed before the shell reads its
+    /// terminal can be lost on a loaded machine.
+    pub fn shell(env: &TestEnv) -> Tmux {
+        let t = Tmux::start(env, &["sh"]);
+        t.wait_for("the shell's prompt", |s| {
+            s.lines().any(|l| {
+                matches!(l.trim_end(), "#" | "$") || l.ends_with("# ") || l.ends_with("$ ")
+            })
+        });
+        t
+    }
+
     fn tmux(&self, args: &[&str]) -> Output {
         let out = Command::new("tmux")
             .env("TMUX_TMPDIR", &self.tmpdir)

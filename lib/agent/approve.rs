@@ -29,9 +29,7 @@ pub(crate) enum Preview {
 /// A call waiting for a decision. The terminal shows the preview; an editor also gets the
 /// call's id and input (ACP's permission request names the tool call).
 #[derive(Debug)]
-#[allow(dead_code)]
 pub(crate) struct Ask<'a> {
-    pub(crate) session: &'a str,
     pub(crate) call_id: &'a str,
     pub(crate) tool: &'a str,
     pub(crate) input: &'a Value,
@@ -180,7 +178,6 @@ impl super::Agent<'_> {
             return Ok(Some(nobody_to_ask(tool)));
         };
         let ask = Ask {
-            session: &self.session.id,
             call_id,
             tool,
             input,

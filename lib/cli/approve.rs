@@ -34,10 +34,7 @@ impl TerminalApprover {
 
 /// The call as the person reads it: every word of it is the model's, so escaped.
 pub(crate) fn describe(ask: &Ask<'_>, color: bool) -> String {
-    let paint = |sgr: &str, s: &str| match color {
-        true => format!("\x1b[{sgr}m{s}\x1b[0m"),
-        false => s.to_string(),
-    };
+    let paint = |sgr: &str, s: &str| crate::cli::paint(color, sgr, s);
     let mut s = format!(
         "{} {}\n",
         paint("1;33", "approve?"),

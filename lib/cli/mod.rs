@@ -22,7 +22,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 pub(crate) use error::{CliError, CliResult, Exit};
-pub(crate) use output::{escape_controls, program, Out};
+pub(crate) use output::{escape_controls, paint, program, Out};
 
 use crate::paths::Home;
 use crate::store::Store;

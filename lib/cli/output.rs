@@ -268,7 +268,8 @@ impl Out {
     }
 }
 
-fn paint(on: bool, sgr: &str, s: &str) -> String {
+/// `s` in SGR colour `sgr` when `on`, else as it is.
+pub(crate) fn paint(on: bool, sgr: &str, s: &str) -> String {
     if on {
         format!("\x1b[{sgr}m{s}\x1b[0m")
     } else {

@@ -4,7 +4,7 @@
 //! is added; without colour (`NO_COLOR`, `TERM=dumb`, `--color never`) a line is the model's
 //! text as it wrote it.
 
-use crate::cli::escape_controls;
+use crate::cli::{escape_controls, paint as sgr};
 use crate::export::highlight::{tokens, Class};
 
 /// Renders lines in order, remembering whether it is inside a fenced code block.
@@ -13,13 +13,6 @@ pub(super) struct Markdown {
     color: bool,
     /// The open fence (its marker and language), inside a code block.
     fence: Option<(String, String)>,
-}
-
-fn sgr(on: bool, code: &str, s: &str) -> String {
-    match on {
-        true => format!("\x1b[{code}m{s}\x1b[0m"),
-        false => s.to_string(),
-    }
 }
 
 impl Markdown {

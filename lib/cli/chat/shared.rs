@@ -75,10 +75,7 @@ impl Shared {
     }
 
     pub(super) fn paint(&self, sgr: &str, s: &str) -> String {
-        match self.color {
-            true => format!("\x1b[{sgr}m{s}\x1b[0m"),
-            false => s.to_string(),
-        }
+        crate::cli::paint(self.color, sgr, s)
     }
 
     pub(super) fn status(&self) -> std::sync::MutexGuard<'_, Status> {

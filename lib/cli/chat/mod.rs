@@ -142,14 +142,22 @@ impl Chat<'_> {
     /// The first lines: the session continued (or that the first prompt starts one), the
     /// model, and how to get help.
     fn greet(&mut self, store: &crate::store::Store) {
-        let model = self
-            .args
-            .model
-            .clone()
-            .or_else(|| self.session().and_then(|s| s.model))
-            .or_else(|| std::env::var("AG_MODEL").ok())
-            .or_else(|| self.env.config.model.clone())
-            .unwrap_or_else(|| "(no model: /model NAME)".into());
+        // The model a turn would run on, chosen as the turn chooses it.
+        let session_model = self.session().and_then(|s| s.model);
+        let sources = crate::provider::ModelSources {
+            flag: self.args.model.as_deref(),
+            definition: self
+                .args
+                .agent
+                .as_ref()
+                .map(|d| (d.slug.as_str(), d.models.as_slice())),
+            session: session_model.as_deref(),
+            ..crate::provider::ModelSources::with_env()
+        };
+        let model = match crate::provider::choose(&sources, &self.env.config) {
+            Ok(chosen) => chosen.model,
+            Err(_) => "(no model: /model NAME)".into(),
+        };
         self.shared.status().model = model;
         let line = match self.session() {
             Some(s) => {

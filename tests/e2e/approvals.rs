@@ -13,8 +13,9 @@ use crate::sandbox::results;
 use crate::support::{Run, TestEnv};
 use crate::tmux::{self, Tmux};
 
-/// A script whose one turn writes `a.txt`, runs `touch b.txt`, writes `c.txt`, then `d.txt`.
-fn four_calls(env: &TestEnv) -> String {
+/// A script whose first turn writes `a.txt`, runs `touch b.txt`, writes `c.txt`, then `d.txt`;
+/// its second writes `e.txt`. The chat's approval test plays it too.
+pub(crate) fn four_calls(env: &TestEnv) -> String {
     script(
         env,
         "four.toml",

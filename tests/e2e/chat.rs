@@ -181,26 +181,7 @@ fn approvals_in_the_chat_once_denied_and_for_the_session() {
         return;
     }
     let env = env_with(None, "");
-    let model = script(
-        &env,
-        "approve.toml",
-        r#"
-[[step]]
-tool_calls = [{ name = "write", arguments = { path = "a.txt", content = "alpha\n" } }]
-[[step]]
-tool_calls = [{ name = "bash", arguments = { command = "touch b.txt" } }]
-[[step]]
-tool_calls = [{ name = "write", arguments = { path = "c.txt", content = "gamma\n" } }]
-[[step]]
-tool_calls = [{ name = "write", arguments = { path = "d.txt", content = "delta\n" } }]
-[[step]]
-text = "all done"
-[[step]]
-tool_calls = [{ name = "write", arguments = { path = "e.txt", content = "epsilon\n" } }]
-[[step]]
-text = "done again"
-"#,
-    );
+    let model = crate::approvals::four_calls(&env);
     let t = chat(
         &env,
         &format!("-m {model} --tools +write,+bash --approval ask"),

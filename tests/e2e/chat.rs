@@ -487,3 +487,47 @@ fn the_chat_against_llmock_in_both_dialects() {
         assert_eq!(users, 2, "{model}: {second}");
     }
 }
+
+#[test]
+fn slash_commands_compact_export_model_tools_and_the_room() {
+    let env = env_with(None, "[context]\ncompact_model = \"echo\"\n");
+    let model = script(
+        &env,
+        "slash.toml",
+        "[[step]]\ntext = \"answer one\"\n[[step]]\ntext = \"answer two\"\n",
+    );
+    let lines = "one\ntwo\n/compact keep the numbers\n/export out.md\n/model echo\nthree\n\
+                 /tools\n/who\n/claims\n/inbox\n/nope\n";
+    let run = env.run_stdin("ag", &["chat", "-m", &model], lines).ok();
+    let out = &run.stdout;
+    assert!(out.contains("compacted "), "{out}");
+    assert!(out.contains("wrote out.md"), "{out}");
+    assert!(out.contains("the next turns run on echo"), "{out}");
+    assert!(out.contains("tools: read, glob, grep"), "{out}");
+    assert!(out.contains("no command /nope"), "{out}");
+    let id = sessions(&env, "chat")[0]["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    // The compaction is in the session; the export holds the session; the third turn ran on echo.
+    let chunks = env.chunks(&id);
+    assert!(
+        chunks.iter().any(|c| c["data"]["kind"] == "compaction"),
+        "{chunks:?}"
+    );
+    let exported = std::fs::read_to_string(env.cwd.join("out.md")).unwrap();
+    assert!(exported.contains("answer two"), "{exported}");
+    let show = env.log(&["show", &id, "--json"]).ok().json();
+    assert_eq!(show["model"], "echo", "{show}");
+    assert_eq!(
+        texts(&env, &id, "assistant", "text").last().unwrap(),
+        "three"
+    );
+    // The room commands ran as ag-room would, in this folder's room (their notes on stderr).
+    assert!(
+        run.stderr.contains("no live session in this worktree")
+            && run.stderr.contains("no active claims in this worktree"),
+        "{}",
+        run.stderr
+    );
+}

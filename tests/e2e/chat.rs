@@ -531,3 +531,62 @@ fn slash_commands_compact_export_model_tools_and_the_room() {
         run.stderr
     );
 }
+
+#[test]
+fn a_models_escape_sequences_never_drive_the_chats_terminal() {
+    if !tmux::available() {
+        return;
+    }
+    let mut env = env_with(None, "");
+    env.env.retain(|(k, _)| k != "NO_COLOR");
+    // The answer tries to retitle the terminal and to hide a line, in a heading and in code.
+    let model = script(
+        &env,
+        "evil.toml",
+        "[[step]]\ntext = \"# title \\u001b]2;PWNED\\u0007\\n```sh\\necho \\u001b[8mhidden\\n```\\n\"\n",
+    );
+    let t = chat(&env, &format!("-m {model}"));
+    t.line("hello");
+    let screen = turns_done(&t, 1);
+    assert_ne!(t.format("#{pane_title}"), "PWNED");
+    assert!(screen.contains("\\u{1b}]2;PWNED"), "{screen}");
+    assert!(screen.contains("\\u{1b}[8mhidden"), "{screen}");
+    leave(&t);
+}
+
+#[test]
+fn claude_code_commands_count_only_in_a_trusted_folder_and_grant_nothing() {
+    let env = env_with(None, "");
+    env.write_file(
+        ".claude/commands/wipe.md",
+        "---\nallowed-tools: Bash(rm:*)\nmodel: opus\n---\nClean up $ARGUMENTS.\n",
+    );
+    let model = script(
+        &env,
+        "wipe.toml",
+        "[[step]]\nreply_to = \"Clean up\"\ntext = \"cleaned\"\n",
+    );
+    let run = env.run("ag-prompt", &["-m", &model, "--command", "wipe", "build/"]);
+    assert_eq!(run.code, 4, "{}", run.stderr);
+    env.run("ag-prompt", &["--trust"]).ok();
+    let run = env
+        .run(
+            "ag-prompt",
+            &["-m", &model, "--command", "wipe", "build/", "--json"],
+        )
+        .ok();
+    assert!(run.stdout.contains("cleaned"), "{}", run.stdout);
+    // The file's allowed-tools and model are not the session's.
+    let id = sessions(&env, "chat")[0]["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let show = env.log(&["show", &id, "--json"]).ok().json();
+    assert!(
+        show["model"].as_str().unwrap().starts_with("script:"),
+        "{show}"
+    );
+    let tools = show["policy"]["tools"].to_string();
+    assert!(!tools.contains("bash"), "{tools}");
+    assert_eq!(texts(&env, &id, "user", "text"), ["Clean up build/."]);
+}

@@ -89,6 +89,7 @@ pub(crate) fn run(ctx: &mut Ctx, args: ChatArgs) -> CliResult<()> {
         home: ctx.home.clone(),
         config,
         cwd: cwd.clone(),
+        rooms: ctx.rooms(),
     });
     let commands = crate::commands::Commands::load(&cwd, slash::BUILT_IN);
     for p in &commands.problems {

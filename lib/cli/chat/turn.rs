@@ -23,6 +23,8 @@ pub(super) struct ChatEnv {
     pub(super) home: Home,
     pub(super) config: Config,
     pub(super) cwd: PathBuf,
+    /// The chat's participant in rooms, made once (on shared rooms, one connection).
+    pub(super) rooms: crate::room::Rooms,
 }
 
 impl ChatEnv {
@@ -190,8 +192,7 @@ pub(super) fn refresh_status(shared: &Shared, store: &Store, env: &ChatEnv, sess
     }
     s.context = context.and_then(|c| c.last_input.map(|n| (n, Some(c.window))));
     let cwd = session.cwd.clone().unwrap_or_default();
-    let room =
-        crate::room::Rooms::open(&env.home, &env.config).worktree(std::path::Path::new(&cwd));
+    let room = env.rooms.worktree(std::path::Path::new(&cwd));
     if let Ok(others) = crate::room::roster::roster(store, &room, &session.id) {
         s.here = others
             .into_iter()
@@ -318,14 +319,13 @@ pub(super) fn compact(
         Err(e) => return error(&shared, &e.to_string(), None),
     };
     shared.print(shared.paint("2", "compacting: the model writes the summary…"));
-    let rooms = crate::room::Rooms::open(&env.home, &env.config);
     let ask = crate::context::by_hand::Ask {
         summary: None,
         keep_turns: 1,
         instructions,
         queue: false,
     };
-    match crate::context::by_hand::by_hand(&store, &rooms, &env.config, &session, ask) {
+    match crate::context::by_hand::by_hand(&store, &env.rooms, &env.config, &session, ask) {
         Ok(crate::context::by_hand::Outcome::Done(done)) => shared.print(shared.paint(
             "2",
             &format!(

@@ -237,6 +237,13 @@ impl Chat<'_> {
         }
     }
 
+    /// Whether a turn (or a compaction) is still at work.
+    fn turn_runs(&self) -> bool {
+        self.running
+            .as_ref()
+            .is_some_and(|r| !r.handle.is_finished())
+    }
+
     /// A finished turn's thread is joined, and what it changed is taken in.
     fn join_finished(&mut self) {
         if self
@@ -302,11 +309,7 @@ impl Chat<'_> {
 
     /// A prompt: typed ahead into the running turn, or a new turn.
     fn prompt(&mut self, text: String) -> CliResult<()> {
-        let busy = self
-            .running
-            .as_ref()
-            .is_some_and(|r| !r.handle.is_finished());
-        if busy {
+        if self.turn_runs() {
             if let Some(s) = self.session() {
                 let store = self.ctx.store()?;
                 if crate::agent::type_ahead(&store, &s.id, &text)?.is_some() {

@@ -21,7 +21,6 @@ pub(super) struct Status {
     pub(super) context: Option<(u64, Option<u64>)>,
     pub(super) cost_usd: f64,
     pub(super) here: Vec<String>,
-    pub(super) running: bool,
     /// Lines typed ahead and not yet taken by the turn.
     pub(super) queued: usize,
 }

@@ -122,10 +122,7 @@ fn needs_session(chat: &Chat<'_>, what: &str) -> Option<Session> {
 }
 
 fn busy(chat: &Chat<'_>, what: &str) -> bool {
-    let busy = chat
-        .running
-        .as_ref()
-        .is_some_and(|r| !r.handle.is_finished());
+    let busy = chat.turn_runs();
     if busy {
         chat.print(chat.dim(&format!(
             "{what} waits for the running turn to end (Ctrl-C stops it)"

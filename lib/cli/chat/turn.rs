@@ -68,9 +68,7 @@ pub(super) struct TurnJob {
 /// Run a turn to its end.
 pub(super) fn run(job: TurnJob) {
     let shared = job.shared.clone();
-    shared.status().running = true;
     let end = turn(job);
-    shared.status().running = false;
     // The line that ends the turn also draws the prompt again, with the status of now.
     if let Some(end) = end {
         shared.print(end);

@@ -25,8 +25,6 @@ pub(super) struct TurnView<'a> {
     prefix: String,
     /// Held back rather than printed (the side chat prints its answer whole).
     pub(super) held: Option<Vec<String>>,
-    /// Whether any answer text was shown.
-    pub(super) answered: bool,
     /// What the turn used and cost, once it is done.
     pub(super) done: Option<(crate::reduce::Usage, Option<f64>)>,
 }
@@ -41,7 +39,6 @@ impl<'a> TurnView<'a> {
             calls: HashMap::new(),
             prefix: String::new(),
             held: None,
-            answered: false,
             done: None,
         }
     }
@@ -74,7 +71,6 @@ impl<'a> TurnView<'a> {
                 text,
                 ..
             } => {
-                self.answered = true;
                 self.partial.push_str(&text);
                 while let Some(n) = self.partial.find('\n') {
                     let line: String = self.partial.drain(..=n).collect();

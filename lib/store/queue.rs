@@ -47,11 +47,7 @@ impl Store {
             if status != "running" {
                 return Ok(None);
             }
-            tx.execute(
-                "INSERT INTO queued_input (session_id, text, created_at) VALUES (?1, ?2, ?3)",
-                params![session_id, text, crate::clock::now_ms()],
-            )?;
-            Ok(Some(tx.last_insert_rowid()))
+            Ok(Some(queue_in(tx, session_id, text)?))
         })
     }
 
@@ -65,6 +61,15 @@ impl Store {
     ) -> Result<Vec<Chunk>> {
         self.write(|tx| drain_in(tx, session_id, turn, step))
     }
+}
+
+/// Inside an open write transaction: queue `text` for the session; its queue id.
+pub(super) fn queue_in(tx: &rusqlite::Connection, session_id: &str, text: &str) -> Result<i64> {
+    tx.execute(
+        "INSERT INTO queued_input (session_id, text, created_at) VALUES (?1, ?2, ?3)",
+        params![session_id, text, crate::clock::now_ms()],
+    )?;
+    Ok(tx.last_insert_rowid())
 }
 
 /// Inside an open write transaction: move the session's queued input into its log, in queue

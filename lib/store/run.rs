@@ -131,16 +131,10 @@ impl Store {
             if status == "running" {
                 if let Some(owner) = pid.filter(|p| *p != me && proc::alive(*p, start)) {
                     let claim = match text {
-                        Some(t) => {
-                            tx.execute(
-                                "INSERT INTO queued_input (session_id, text, created_at) VALUES (?1, ?2, ?3)",
-                                params![session_id, t, clock::now_ms()],
-                            )?;
-                            Claim::Queued {
-                                id: tx.last_insert_rowid(),
-                                owner,
-                            }
-                        }
+                        Some(t) => Claim::Queued {
+                            id: super::queue::queue_in(tx, session_id, t)?,
+                            owner,
+                        },
                         None => Claim::Busy { owner },
                     };
                     return Ok(claim);

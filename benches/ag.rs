@@ -16,6 +16,7 @@ mod memory;
 mod prompt;
 mod recall;
 mod scale;
+mod uncompacted;
 
 use std::fmt::Write as _;
 use std::fs::File;
@@ -54,8 +55,19 @@ const BIG: &[&str] = &[
 
 /// The scenario names `--only` takes.
 const SCENARIOS: &[&str] = &[
-    "append", "cat", "rss", "fold", "prompt", "fork", "context", "mcp", "recall", "foldrss",
-    "turnrss", "scale",
+    "append",
+    "cat",
+    "rss",
+    "fold",
+    "prompt",
+    "fork",
+    "context",
+    "uncompacted",
+    "mcp",
+    "recall",
+    "foldrss",
+    "turnrss",
+    "scale",
 ];
 
 impl Config {
@@ -859,7 +871,16 @@ fn main() {
     }
     let cfg = Config::from_args();
     let log_figures = [
-        "append", "cat", "rss", "fold", "fork", "recall", "foldrss", "turnrss", "scale",
+        "append",
+        "cat",
+        "rss",
+        "fold",
+        "fork",
+        "recall",
+        "foldrss",
+        "turnrss",
+        "scale",
+        "uncompacted",
     ]
     .iter()
     .any(|s| cfg.wants(s));
@@ -867,6 +888,7 @@ fn main() {
     let bin = log_figures.then(ag_log_path);
     let prompt_bin = (cfg.wants("prompt")
         || cfg.wants("context")
+        || cfg.wants("uncompacted")
         || cfg.wants("mcp")
         || cfg.wants("turnrss")
         || cfg.wants("scale"))
@@ -907,8 +929,18 @@ fn main() {
     let mut stage = Stages {
         // The big session is built once for cat and rss, as a stage of its own.
         n: [
-            "append", "rss", "fold", "prompt", "fork", "context", "mcp", "recall", "foldrss",
-            "turnrss", "scale",
+            "append",
+            "rss",
+            "fold",
+            "prompt",
+            "fork",
+            "context",
+            "uncompacted",
+            "mcp",
+            "recall",
+            "foldrss",
+            "turnrss",
+            "scale",
         ]
         .iter()
         .filter(|s| cfg.wants(s))
@@ -1298,6 +1330,12 @@ fn main() {
     if cfg.wants("context") {
         stage.next("ag-prompt per step on a compacted 100k-chunk session vs. a 1k one");
         context::run(&cfg, &mut rows, &mut notes);
+    }
+
+    // 7′. Per step on a session that never compacts: 100k chunks vs. 1k. --------------------
+    if cfg.wants("uncompacted") {
+        stage.next("ag-prompt per step on an uncompacted 100k-chunk session vs. a 1k one");
+        uncompacted::run(&cfg, &mut rows, &mut notes);
     }
 
     // 8. An MCP tool call through ag-prompt vs. the same call from a minimal rmcp client. ----

@@ -5,7 +5,8 @@
 #   bash benches/run.sh --quick          # sizes ÷10 and 3 ag-prompt runs, a smoke run
 #   bash benches/run.sh --reps 9         # more repetitions per figure
 #   bash benches/run.sh --only prompt    # some scenarios only: append, cat, rss, fold, prompt, fork,
-#                                        # context, mcp, recall, foldrss, turnrss, scale
+#                                        # context, uncompacted, mcp, recall, foldrss, turnrss,
+#                                        # scale
 # With no arguments it also runs room.sh, size.sh and import.sh. A run with no arguments (or PUBLISH=1) replaces the "Latest run" section of benches/README.md
 # with what it printed, so the published figures are always a run's own output.
 set -euo pipefail

@@ -36,6 +36,8 @@ pub(crate) struct View {
     measured: Option<(i64, u64)>,
     /// An automatic compaction failed in this turn: do not try again before the next turn.
     auto_failed: bool,
+    /// The messages of the run's earlier requests that later chunks cannot change.
+    pub(crate) folded: crate::fold::incremental::Folded,
 }
 
 impl View {
@@ -90,6 +92,7 @@ impl Agent<'_> {
             last_seq,
             measured,
             auto_failed: false,
+            folded: Default::default(),
         })
     }
 
@@ -145,7 +148,8 @@ impl Agent<'_> {
                 let added = view
                     .chunks
                     .iter()
-                    .filter(|c| c.seq > seq)
+                    .rev()
+                    .take_while(|c| c.seq > seq)
                     .map(cut::tokens)
                     .sum::<u64>();
                 tokens + scaled(added, scale)

@@ -23,7 +23,7 @@ use std::time::{Duration, Instant};
 use serde_json::{json, Value};
 
 use crate::config::Network;
-use crate::fold::{fold, FoldOptions};
+
 use crate::log::{Chunk, ChunkData, NewChunk, Role, StopReason};
 use crate::policy::{self, Policy, Verdict};
 use crate::provider::Provider;
@@ -512,29 +512,6 @@ impl Agent<'_> {
             completion_tokens: m.and_then(|m| m.max_completion_tokens),
             reasoning: m.and_then(|m| m.reasoning),
         }
-    }
-
-    /// The request for the next step: the fold of the view.
-    fn request(&self, view: &View) -> Result<Value, AgentError> {
-        let chunks = &view.chunks;
-        let opts = FoldOptions {
-            model: Some(self.provider.api_model().to_string()),
-            system: self.opts.system.clone(),
-            tools: self.offered_specs(),
-            // The API wants room for the answer beyond the thinking budget.
-            max_tokens: Some({
-                let answer = self.answer_tokens();
-                match self.opts.thinking_budget {
-                    // Thinking counts in `max_tokens`, which stays within the model's output.
-                    Some(b) if answer <= b => (b + answer).min(self.max_output().max(b + 1)),
-                    _ => answer,
-                }
-            }),
-            thinking_budget: self.opts.thinking_budget,
-            stream: true,
-            openai: self.openai_params(),
-        };
-        Ok(self.with_schema(fold(chunks, self.provider.dialect(), &opts)))
     }
 
     /// Run a step's tool calls through the guard, in order, writing each result as it

@@ -1,13 +1,17 @@
 //! One step: fold, stream from the provider with retries, write each block as it seals.
 
 use std::sync::mpsc::{self, RecvTimeoutError};
+use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::{json, Value};
 
 use super::{Agent, AgentError, Event, View};
 use crate::context::window;
+use crate::fold::incremental::{self, Folded};
+use crate::fold::FoldOptions;
 use crate::log::{ChunkData, NewChunk, Role};
+use crate::provider::Sizes;
 use crate::provider::{backoff, AttemptError};
 use crate::reduce::{ChunkOp, StepEnd};
 
@@ -53,9 +57,13 @@ impl Agent<'_> {
                 .measured_tokens()
                 .is_none()
                 .then(|| self.raw_estimate(view));
-            let body = self.request(view)?;
+            let opts = self.fold_options();
+            let (body, sizes) = self.request(view, &opts);
+            let body = Arc::new(body);
             on(Event::Waiting);
-            let (outcome, sealed) = self.attempt(turn, step, body, on)?;
+            let attempted = self.attempt(turn, step, Arc::clone(&body), sizes, on);
+            self.give_back(view, &opts, body);
+            let (outcome, sealed) = attempted?;
             if !matches!(outcome, AttemptResult::Interrupted) {
                 on(Event::AttemptEnd {
                     ok: matches!(outcome, AttemptResult::Ok(..)),
@@ -112,6 +120,50 @@ impl Agent<'_> {
                     }
                 }
             }
+        }
+    }
+
+    /// What every request of the run carries besides the conversation.
+    fn fold_options(&self) -> FoldOptions {
+        FoldOptions {
+            model: Some(self.provider.api_model().to_string()),
+            system: self.opts.system.clone(),
+            tools: self.offered_specs(),
+            // The API wants room for the answer beyond the thinking budget.
+            max_tokens: Some({
+                let answer = self.answer_tokens();
+                match self.opts.thinking_budget {
+                    // Thinking counts in `max_tokens`, which stays within the model's output.
+                    Some(b) if answer <= b => (b + answer).min(self.max_output().max(b + 1)),
+                    _ => answer,
+                }
+            }),
+            thinking_budget: self.opts.thinking_budget,
+            stream: true,
+            openai: self.openai_params(),
+        }
+    }
+
+    /// The request for the next step: the fold of the view, built on the messages kept from
+    /// the run's earlier requests ([`Folded`]), and the sizes of its messages.
+    fn request(&self, view: &mut View, opts: &FoldOptions) -> (Value, Sizes) {
+        let dialect = self.provider.dialect();
+        let (messages, tally) = view.folded.messages(&view.chunks, dialect);
+        let (body, sizes) = incremental::body(dialect, opts, messages, tally);
+        (self.with_schema(body), sizes)
+    }
+
+    /// The request's body, back from its attempt: its messages are kept for the next one. A
+    /// body still held by an attempt that was given up on is not waited for; the next
+    /// request folds the whole view.
+    fn give_back(&self, view: &mut View, opts: &FoldOptions, body: Arc<Value>) {
+        match Arc::try_unwrap(body) {
+            Ok(body) => view.folded.keep(incremental::messages_of(
+                self.provider.dialect(),
+                opts,
+                body,
+            )),
+            Err(_) => view.folded = Folded::default(),
         }
     }
 
@@ -229,16 +281,19 @@ impl Agent<'_> {
         &self,
         turn: &str,
         step: i64,
-        body: Value,
+        body: Arc<Value>,
+        sizes: Sizes,
         on: &mut dyn FnMut(Event),
     ) -> Result<(AttemptResult, Vec<String>), AgentError> {
         let (tx, rx) = mpsc::channel();
         let provider = self.provider.clone();
         std::thread::spawn(move || {
             let tx2 = tx.clone();
-            let result = provider.attempt(&body, &mut |op| {
+            let result = provider.attempt_sized(&body, &sizes, &mut |op| {
                 let _ = tx2.send(Msg::Op(op));
             });
+            // Let go of the body before saying so, so the loop can keep its messages.
+            drop(body);
             let _ = tx.send(Msg::Done(result));
         });
         let mut blocks = Blocks::default();

@@ -308,6 +308,15 @@ pub(super) struct Builder<'a> {
 }
 
 impl<'a> Builder<'a> {
+    /// A builder that continues a conversation whose earlier messages went out already
+    /// (`started`): no conversation-start message goes before its first.
+    pub(super) fn continuing(started: bool) -> Builder<'a> {
+        Builder {
+            last: None,
+            started,
+        }
+    }
+
     pub(super) fn item(&mut self, item: Item<'a>, out: &mut impl FnMut(Msg<'a>)) {
         match item {
             Item::User(text) => self.push(Side::User, ABlock::Text(text), out),
@@ -347,6 +356,12 @@ impl<'a> Builder<'a> {
                 .iter()
                 .rposition(|b| !matches!(b, ABlock::Thinking { .. } | ABlock::Redacted(_)));
         }
+        self.emit(last, out);
+    }
+
+    /// The last message as it is, without the breakpoint: later messages will follow it.
+    pub(super) fn end(mut self, out: &mut impl FnMut(Msg<'a>)) {
+        let last = self.last.take();
         self.emit(last, out);
     }
 

@@ -24,6 +24,7 @@ use crate::log::{Chunk, ChunkData, Role};
 mod anthropic;
 pub mod compaction;
 mod ids;
+pub(crate) mod incremental;
 mod openai;
 pub(crate) mod peer;
 pub mod prune;

@@ -10,7 +10,7 @@ use super::testkit::{strip_all, Log};
 use super::*;
 
 #[derive(Debug, Clone)]
-struct StepSpec {
+pub(super) struct StepSpec {
     /// A broken attempt before the step: (thinking, text, calls).
     abandoned: Option<(bool, bool, usize)>,
     /// Some(empty text?).
@@ -29,7 +29,7 @@ struct StepSpec {
 }
 
 #[derive(Debug, Clone)]
-struct TurnSpec {
+pub(super) struct TurnSpec {
     user: bool,
     steps: Vec<StepSpec>,
     turn_end: bool,
@@ -79,7 +79,7 @@ fn step_spec() -> impl Strategy<Value = StepSpec> {
         )
 }
 
-fn turns() -> impl Strategy<Value = Vec<TurnSpec>> {
+pub(super) fn turns() -> impl Strategy<Value = Vec<TurnSpec>> {
     let turn = (
         prop::bool::weighted(0.9),
         prop::collection::vec(step_spec(), 1..=4),
@@ -93,15 +93,15 @@ fn turns() -> impl Strategy<Value = Vec<TurnSpec>> {
     prop::collection::vec(turn, 1..=3)
 }
 
-struct Built {
-    log: Log,
+pub(super) struct Built {
+    pub(super) log: Log,
     /// Lengths at which a request is built: after a user text, after a whole step.
     boundaries: Vec<usize>,
     /// Calls that never get a result in the whole log.
     unmatched: usize,
 }
 
-fn build(turns: &[TurnSpec]) -> Built {
+pub(super) fn build(turns: &[TurnSpec]) -> Built {
     let mut log = Log::new();
     let mut boundaries = vec![0];
     let mut unmatched = 0;

@@ -65,6 +65,39 @@ pub trait Provider: Send + Sync {
     /// breaks before its stop event is a failed attempt, never a finished step.
     fn attempt(&self, body: &Value, sink: &mut dyn FnMut(ChunkOp))
         -> Result<StepEnd, AttemptError>;
+    /// [`Provider::attempt`] for a body whose messages the loop has measured already: a model
+    /// that reads their sizes (the offline ones) takes them rather than walking the body, so a
+    /// step costs the same on a long session as on a short one.
+    fn attempt_sized(
+        &self,
+        body: &Value,
+        sizes: &Sizes,
+        sink: &mut dyn FnMut(ChunkOp),
+    ) -> Result<StepEnd, AttemptError> {
+        let _ = sizes;
+        self.attempt(body, sink)
+    }
+}
+
+/// What a request's `messages` array holds, known without walking it: the characters of its
+/// compact JSON text and how many assistant messages it has.
+#[derive(Debug, Default, Clone, Copy, PartialEq)]
+pub struct Sizes {
+    pub(crate) message_chars: usize,
+    pub(crate) assistant_messages: usize,
+}
+
+impl Sizes {
+    /// The sizes of `body`'s messages, by walking them.
+    pub(crate) fn of(body: &Value) -> Sizes {
+        let messages = &body["messages"];
+        Sizes {
+            message_chars: messages.to_string().chars().count(),
+            assistant_messages: messages.as_array().map_or(0, |ms| {
+                ms.iter().filter(|m| m["role"] == "assistant").count()
+            }),
+        }
+    }
 }
 
 #[derive(Debug, thiserror::Error)]

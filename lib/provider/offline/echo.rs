@@ -5,6 +5,7 @@ use serde_json::Value;
 use super::{step_end, Emitter};
 use crate::fold::Dialect;
 use crate::log::StopReason;
+use crate::provider::Sizes;
 use crate::provider::{AttemptError, Provider};
 use crate::reduce::{ChunkOp, StepEnd};
 
@@ -39,10 +40,19 @@ impl Provider for EchoProvider {
         body: &Value,
         sink: &mut dyn FnMut(ChunkOp),
     ) -> Result<StepEnd, AttemptError> {
+        self.attempt_sized(body, &Sizes::of(body), sink)
+    }
+
+    fn attempt_sized(
+        &self,
+        body: &Value,
+        sizes: &Sizes,
+        sink: &mut dyn FnMut(ChunkOp),
+    ) -> Result<StepEnd, AttemptError> {
         let answer = last_user_words(body).unwrap_or_else(|| NOTHING_TO_ECHO.to_owned());
         let mut out = Emitter::new(sink);
         out.text(&answer);
-        Ok(step_end(StopReason::EndTurn, body, out.chars, "echo"))
+        Ok(step_end(StopReason::EndTurn, sizes, out.chars, "echo"))
     }
 }
 

@@ -12,6 +12,7 @@ pub(crate) use script::ScriptProvider;
 use serde_json::Value;
 
 use crate::log::{ChunkData, ChunkType, Role, StopReason};
+use crate::provider::Sizes;
 use crate::reduce::{ChunkOp, StepEnd, Usage};
 
 /// Streams blocks as ops, numbering them like a reducer does, and counts what it said.
@@ -103,8 +104,8 @@ fn word_groups(text: &str) -> Vec<&str> {
 }
 
 /// Deterministic usage: a quarter of the characters each way, the usual rough token size.
-fn step_end(stop_reason: StopReason, body: &Value, output_chars: usize, model: &str) -> StepEnd {
-    let input_chars = body["messages"].to_string().chars().count();
+fn step_end(stop_reason: StopReason, sizes: &Sizes, output_chars: usize, model: &str) -> StepEnd {
+    let input_chars = sizes.message_chars;
     StepEnd {
         stop_reason,
         usage: Usage {

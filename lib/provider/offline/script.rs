@@ -9,6 +9,7 @@ use serde_json::{Map, Value};
 use super::{step_end, Emitter};
 use crate::fold::Dialect;
 use crate::log::StopReason;
+use crate::provider::Sizes;
 use crate::provider::{AttemptError, ModelError, Provider};
 use crate::reduce::{ChunkOp, StepEnd};
 
@@ -114,15 +115,14 @@ impl ScriptProvider {
 }
 
 impl ScriptProvider {
-    /// The request's place in the script: one assistant message per answered step, so a
+    /// The request's place in the script (`assistants`: its assistant messages): one
+    /// assistant message per answered step, so a
     /// retried attempt gets the same step again. After a compaction the request holds fewer
     /// assistant messages than the run answered: it gets the step after the last one served.
     /// A summarizer's request (it ends with the summary prompt) is placed by its own count.
-    fn place(&self, body: &Value) -> usize {
+    fn place(&self, body: &Value, assistants: usize) -> usize {
         let messages = body["messages"].as_array();
-        let n = messages.map_or(0, |ms| {
-            ms.iter().filter(|m| m["role"] == "assistant").count()
-        });
+        let n = assistants;
         let summary = messages.and_then(|ms| ms.last()).is_some_and(|m| {
             m.to_string()
                 .contains(&crate::context::compact::SUMMARY_PROMPT[..23])
@@ -181,10 +181,19 @@ impl Provider for ScriptProvider {
         body: &Value,
         sink: &mut dyn FnMut(ChunkOp),
     ) -> Result<StepEnd, AttemptError> {
+        self.attempt_sized(body, &Sizes::of(body), sink)
+    }
+
+    fn attempt_sized(
+        &self,
+        body: &Value,
+        sizes: &Sizes,
+        sink: &mut dyn FnMut(ChunkOp),
+    ) -> Result<StepEnd, AttemptError> {
         let keyed = self.keyed(body);
         let n = match keyed {
             Some(_) => 0,
-            None => self.place(body),
+            None => self.place(body, sizes.assistant_messages),
         };
         let Some(step) = keyed.or_else(|| self.steps.get(n)) else {
             return Err(AttemptError {
@@ -231,7 +240,7 @@ impl Provider for ScriptProvider {
         } else {
             StopReason::ToolUse
         };
-        Ok(step_end(stop, body, out.chars, "script"))
+        Ok(step_end(stop, sizes, out.chars, "script"))
     }
 }
 

@@ -25,6 +25,9 @@ use super::{anthropic, ids, openai, part, prune, walk, Dialect, FoldOptions, Par
 use crate::log::{Chunk, ChunkData};
 use crate::provider::Sizes;
 
+/// How many places a request looks at for a new cut before it keeps the old one.
+const TRIES: usize = 8;
+
 /// The messages of a view kept between the requests of a run.
 #[derive(Debug, Default)]
 pub(crate) struct Folded {
@@ -155,7 +158,7 @@ impl Folded {
         }
         let started = !self.messages.is_empty();
         let scan = Scan::new(tail, self);
-        if let Some(p) = scan.latest_cut(tail) {
+        if let Some(p) = self.choose(tail, &scan.cuts(tail, TRIES), dialect) {
             let a = fold_part(&tail[..p], dialect, started, false);
             let b = fold_part(&tail[p..], dialect, started || !a.is_empty(), true);
             if joins(self.messages.last(), &a, &b) {
@@ -187,6 +190,22 @@ impl Folded {
             last_key: self.last_key.take(),
         });
         Some(self.joined(Vec::new(), b, Tally::default()))
+    }
+
+    /// The latest of `cuts` (latest first) where the messages on either side have different
+    /// roles, found by folding only what comes after it and the stretch to the cut before it
+    /// (that stretch ends with the same message as everything before the cut does).
+    fn choose(&self, tail: &[Chunk], cuts: &[usize], dialect: Dialect) -> Option<usize> {
+        cuts.iter().enumerate().find_map(|(i, &p)| {
+            let after = fold_part(&tail[p..], dialect, true, false);
+            let first = after.first()?;
+            let before = cuts[i + 1..]
+                .iter()
+                .chain(std::iter::once(&0))
+                .find_map(|&q| fold_part(&tail[q..p], dialect, true, false).pop())
+                .or_else(|| self.messages.last().cloned());
+            before.is_none_or(|m| role(&m) != role(first)).then_some(p)
+        })
     }
 
     /// The kept messages, then `a` (tallied as `added`), then `b`.
@@ -326,9 +345,10 @@ impl<'c> Scan<'c> {
         }
     }
 
-    /// The latest position after the first where the tail can be cut, by the chunk-side
-    /// conditions.
-    fn latest_cut(&self, tail: &[Chunk]) -> Option<usize> {
+    /// The positions after the first where the tail can be cut by the chunk-side
+    /// conditions, latest first, at most `max` of them.
+    fn cuts(&self, tail: &[Chunk], max: usize) -> Vec<usize> {
+        let mut found = Vec::new();
         // Over the part after `p`, as `p` moves back: the earliest call a result in it
         // answers, the earliest record before it naming one of its chunks, whether it holds
         // a compaction, and the names its records give that it does not hold.
@@ -351,14 +371,14 @@ impl<'c> Scan<'c> {
             if let Some(&at) = self.named_at.get(c.id.as_str()) {
                 earliest_naming = earliest_naming.min(at);
             }
-            if compaction {
-                return None;
+            if compaction || found.len() == max {
+                break;
             }
             if self.starts[p] && earliest_call >= p && earliest_naming >= p && missing.is_empty() {
-                return Some(p);
+                found.push(p);
             }
         }
-        None
+        found
     }
 
     /// The kept state for a cut at `p` of the tail: names before it, calls still open at it,

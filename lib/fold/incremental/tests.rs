@@ -282,3 +282,29 @@ fn a_cut_whose_chunk_is_abandoned_later_does_not_split_its_step() {
         }
     }
 }
+
+#[test]
+fn a_turn_that_stopped_after_a_result_still_leaves_a_cut_before_its_last_step() {
+    // The last turn ended on a result (out of steps), and the new question joins that
+    // result's user message: the cut goes one step further back.
+    let mut log = long_log();
+    log.turn("t10").step(0);
+    log.user("question 10");
+    log.step(1);
+    let last_step = log.len();
+    log.text("looking");
+    log.call("y", "read", json!({}));
+    log.result("y", json!("out"), false);
+    log.turn_end();
+    log.turn("t11").step(0);
+    log.user("go on");
+    for dialect in Dialect::ALL {
+        let mut folded = Folded::default();
+        request(&mut folded, &log.chunks, dialect, false).unwrap();
+        assert!(
+            folded.cut >= last_step,
+            "{dialect}: the first request cut at {}, before the last step at {last_step}",
+            folded.cut
+        );
+    }
+}

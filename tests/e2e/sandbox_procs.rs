@@ -10,7 +10,7 @@ use serde_json::Value;
 
 use crate::prompt::env_with;
 use crate::sandbox::{bash_model, run_bash};
-use crate::support::TestEnv;
+use crate::support::{Run, TestEnv};
 
 /// Running (not zombie) processes whose command line holds `marker`, waited for with a
 /// deadline until there are none.
@@ -193,4 +193,54 @@ fn sandbox_sigterm_sighup_and_ctrl_c_end_the_command_and_everything_it_started()
         assert_eq!(status.code(), Some(130), "SIG{sig}");
         assert_eq!(left_running(&marker), Vec::<String>::new(), "SIG{sig}");
     }
+}
+
+#[test]
+fn sandbox_a_command_gets_no_descriptor_of_ag_prompt_or_of_the_shell_that_ran_it() {
+    // The attack: `ag-prompt` holds the store (the database, its WAL and shared memory) open,
+    // and the shell that started it may pass more, here a file outside the workspace on
+    // descriptor 7. A command that finds either can write where the sandbox forbids.
+    let env = env_with(None, "");
+    let outside = env.dir.path().join("outside.txt");
+    std::fs::write(&outside, "").unwrap();
+    let model = bash_model(
+        &env,
+        "fds.toml",
+        &["ls -l /proc/$$/fd; echo escaped >&7; echo escaped >&5"],
+    );
+    for mode in ["workspace-write", "read-only", "off"] {
+        let ag = env.command("ag-prompt");
+        let run = Run::from_output(
+            Command::new("sh")
+                .arg("-c")
+                .arg("exec \"$0\" \"$@\" 7>>\"$OUTSIDE\" 5>>\"$OUTSIDE\"")
+                .arg(ag.get_program())
+                .args(["-m", &model, "--tools", "bash", "--sandbox", mode, "go"])
+                .env_clear()
+                .envs(ag.get_envs().filter_map(|(k, v)| Some((k, v?))))
+                .env("OUTSIDE", &outside)
+                .current_dir(&env.cwd)
+                .stdin(std::process::Stdio::null())
+                .output()
+                .unwrap(),
+        )
+        .ok();
+        let r = crate::sandbox::results(&env, &crate::prompt::session_id(&run));
+        let listing = &r[0].0;
+        // `ls` itself holds the directory it lists open, as one more descriptor into /proc.
+        let held: Vec<&str> = listing
+            .lines()
+            .filter_map(|l| l.split_once(" -> "))
+            .map(|(left, target)| (left.rsplit(' ').next().unwrap_or(""), target))
+            .filter(|(fd, target)| !["0", "1", "2"].contains(fd) && !target.starts_with("/proc/"))
+            .map(|(_, target)| target)
+            .collect();
+        assert_eq!(held, Vec::<&str>::new(), "{mode}: {listing}");
+        assert!(
+            listing.contains("7: Bad file descriptor"),
+            "{mode}: {listing}"
+        );
+        assert!(!listing.contains("ag.db"), "{mode}: {listing}");
+    }
+    assert_eq!(std::fs::read_to_string(&outside).unwrap(), "");
 }

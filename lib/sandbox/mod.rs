@@ -7,6 +7,7 @@
 //! forks and children, which may tighten them but never loosen them.
 
 pub(crate) mod jail;
+mod nested;
 mod protect;
 
 use std::path::{Path, PathBuf};

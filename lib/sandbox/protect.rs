@@ -27,27 +27,10 @@ use std::ffi::OsString;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
+use super::nested::git_entries;
+
 /// How deep `.git/modules` is searched for nested submodule git directories.
 const MAX_MODULE_DEPTH: usize = 6;
-/// How deep, and through how many directories, the workspace is searched for nested
-/// repositories (a `.git` below the top): `.git`, `a/.git` and `a/b/.git`. The
-/// search runs before and after every call, so it is kept to what a project's top holds;
-/// folders of dependencies and build output are not searched.
-const MAX_NESTED_DEPTH: usize = 3;
-const MAX_NESTED_DIRS: usize = 256;
-const NOT_SEARCHED: &[&str] = &[
-    "node_modules",
-    "target",
-    ".venv",
-    "venv",
-    "__pycache__",
-    ".tox",
-    ".mypy_cache",
-    ".cache",
-    "dist",
-    "build",
-];
-
 /// What stays writable in a git directory: what commits, branches and merges write. Lock
 /// files (`index.lock`, …) are written too, but are removed if one outlives the command.
 pub(crate) const GIT_WRITABLE: &[&str] = &[
@@ -340,37 +323,6 @@ fn remove(p: &Path, what: &str) -> String {
             p.display()
         ),
     }
-}
-
-/// The `.git` entries of `workspace`, at its top and below (not inside a git directory), as
-/// deep and as many as the limits allow, in a stable order.
-fn git_entries(workspace: &Path) -> Vec<PathBuf> {
-    let mut found = Vec::new();
-    let mut queue = std::collections::VecDeque::from([(workspace.to_path_buf(), 0usize)]);
-    let mut visited = 0;
-    while let Some((dir, depth)) = queue.pop_front() {
-        visited += 1;
-        if visited > MAX_NESTED_DIRS {
-            break;
-        }
-        let Ok(entries) = std::fs::read_dir(&dir) else {
-            continue;
-        };
-        for e in entries.flatten() {
-            let name = e.file_name();
-            let Ok(t) = e.file_type() else { continue };
-            if name == ".git" {
-                found.push(e.path());
-            } else if t.is_dir()
-                && depth + 1 < MAX_NESTED_DEPTH
-                && !name.to_str().is_some_and(|n| NOT_SEARCHED.contains(&n))
-            {
-                queue.push_back((e.path(), depth + 1));
-            }
-        }
-    }
-    found.sort();
-    found
 }
 
 #[cfg(test)]

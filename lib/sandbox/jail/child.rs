@@ -40,7 +40,7 @@ pub(super) struct ChildPlan {
     /// user, which they are only while we are dumpable.
     pub(crate) dumpable_for_maps: bool,
     pub(crate) network: bool,
-    /// The shared user and network namespaces to join first ([`enter_main`]): the init is then
+    /// The shared user and network namespaces to join first ([`super::enter`]): the init is then
     /// in a user namespace whose id maps are already written.
     pub(crate) join: Option<[i32; 2]>,
     pub(crate) mounts: Vec<MountOp>,
@@ -55,10 +55,16 @@ pub(super) struct ChildPlan {
     pub(crate) out_w: i32,
     pub(crate) err_w: i32,
     pub(crate) sync_r: i32,
+    /// The parent's end of the sync pipe: the call's first process says go on it
+    /// ([`super::enter`]).
+    pub(crate) sync_w: i32,
     pub(crate) status_w: i32,
     /// The parent's ends, which the clone copied: closed at once, or the sync pipe would
     /// never report the parent gone.
     pub(crate) parent_ends: [i32; 4],
+    /// The signal mask of the thread that starts the call, which the init restores (the
+    /// call's first process runs with every signal blocked).
+    pub(crate) sigmask: libc::sigset_t,
 }
 
 /// A new process from a raw `clone`: glibc's `fork` would take malloc's locks, which another
@@ -85,7 +91,7 @@ fn errno() -> i32 {
     std::io::Error::last_os_error().raw_os_error().unwrap_or(0)
 }
 
-unsafe fn write_all(fd: i32, mut data: &[u8]) {
+pub(super) unsafe fn write_all(fd: i32, mut data: &[u8]) {
     // SAFETY: `write` reads at most `data.len()` bytes from a live slice.
     unsafe {
         while !data.is_empty() {
@@ -102,7 +108,7 @@ unsafe fn write_all(fd: i32, mut data: &[u8]) {
 }
 
 /// Report a setup failure and end the init.
-unsafe fn fail(p: &ChildPlan, what: &[u8]) -> ! {
+pub(super) unsafe fn fail(p: &ChildPlan, what: &[u8]) -> ! {
     // SAFETY: `write_all` on the plan's status pipe, then `_exit`: both async-signal-safe.
     unsafe {
         let e = errno().to_ne_bytes();
@@ -122,6 +128,7 @@ pub(super) unsafe fn init_main(p: &ChildPlan) -> ! {
     // on the plan's buffers and descriptors, built before the clone and mapped in this copy of the
     // parent's memory; nothing allocates, locks or unwinds.
     unsafe {
+        libc::pthread_sigmask(libc::SIG_SETMASK, &p.sigmask, std::ptr::null_mut());
         for fd in p.parent_ends {
             libc::close(fd);
         }
@@ -152,7 +159,8 @@ pub(super) unsafe fn init_main(p: &ChildPlan) -> ! {
             write_all(p.status_w, &[MAPS]);
         }
         // Wait until the parent has written the user namespace's id maps (or, having joined
-        // the shared ones, until it has read the init's pid).
+        // the shared ones, until the call's first process has reported our pid, so that the
+        // pid comes first on the status pipe).
         let mut go = 0u8;
         let got = libc::read(p.sync_r, &mut go as *mut u8 as *mut c_void, 1);
         if p.dumpable_for_maps && p.join.is_none() {
@@ -201,42 +209,6 @@ pub(super) unsafe fn init_main(p: &ChildPlan) -> ! {
         let s = status.unwrap_or(libc::SIGKILL).to_ne_bytes();
         write_all(p.status_w, &[EXITED, s[0], s[1], s[2], s[3]]);
         // When the init of a PID namespace exits, the kernel kills everything left in it.
-        libc::_exit(0)
-    }
-}
-
-/// The call's first process when the shared namespaces exist: join them (no network
-/// namespace when `net` is -1), then clone the init
-/// (in new mount, PID and IPC namespaces) as a child of the parent, report its pid, and exit.
-///
-/// # Safety
-/// Called only in a freshly cloned child; never returns.
-pub(super) unsafe fn enter_main(p: &ChildPlan, [user, net]: [i32; 2]) -> ! {
-    // SAFETY: as for `init_main`: system calls on the plan's descriptors, in a freshly cloned
-    // (single-threaded) child, which `setns` into a user namespace requires.
-    unsafe {
-        if libc::setns(user, libc::CLONE_NEWUSER) != 0 {
-            fail(p, b"joining the sandbox's user namespace");
-        }
-        if net >= 0 && libc::setns(net, libc::CLONE_NEWNET) != 0 {
-            fail(p, b"joining the sandbox's network namespace");
-        }
-        // Nothing started from here on holds the namespaces' descriptors.
-        libc::close(user);
-        if net >= 0 {
-            libc::close(net);
-        }
-        let flags =
-            libc::CLONE_NEWNS | libc::CLONE_NEWPID | libc::CLONE_NEWIPC | libc::CLONE_PARENT;
-        let init = clone_process(flags);
-        if init == 0 {
-            init_main(p);
-        }
-        if init < 0 {
-            fail(p, b"starting the sandbox's init");
-        }
-        let b = init.to_ne_bytes();
-        write_all(p.status_w, &[JOINED, b[0], b[1], b[2], b[3]]);
         libc::_exit(0)
     }
 }

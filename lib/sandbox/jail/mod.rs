@@ -22,6 +22,7 @@
 //! has `PR_SET_PDEATHSIG`.
 
 mod child;
+mod enter;
 mod netns;
 #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
 mod seccomp;
@@ -110,6 +111,8 @@ pub(crate) struct Running {
     protected: Option<Protected>,
     exit: Option<ExitStatus>,
     reaped: bool,
+    /// The call's first process, when it joined the shared namespaces: reaped with the init.
+    enter: Option<libc::pid_t>,
 }
 
 fn cstring(s: impl AsRef<OsStr>) -> Result<CString, JailError> {
@@ -393,6 +396,7 @@ fn spawn_in(job: &Job<'_>, sandboxed: bool, tmp: tmp::PrivateTmp) -> Result<Runn
         protected: conf.protected,
         exit: None,
         reaped: false,
+        enter: None,
     };
     running.start(settings.mode, sandboxed, plan.join.is_some())?;
     Ok(running)
@@ -428,6 +432,7 @@ fn child_plan(
         out_w: pipes.out.1.as_raw_fd(),
         err_w: pipes.err.1.as_raw_fd(),
         sync_r: pipes.sync.0.as_raw_fd(),
+        sync_w: pipes.sync.1.as_raw_fd(),
         status_w: pipes.status.1.as_raw_fd(),
         parent_ends: [
             pipes.out.0.as_raw_fd(),
@@ -435,6 +440,7 @@ fn child_plan(
             pipes.sync.1.as_raw_fd(),
             pipes.status.0.as_raw_fd(),
         ],
+        sigmask: enter::current_sigmask(),
     })
 }
 
@@ -447,7 +453,8 @@ fn clone_init(
 ) -> Result<libc::pid_t, JailError> {
     let flags = match (sandboxed, settings.network) {
         (false, _) => 0,
-        // The call's first process joins the shared namespaces and clones the init.
+        // The call's first process joins the shared namespaces and clones the init
+        // ([`enter`]).
         (true, _) if plan.join.is_some() => 0,
         (true, net) => {
             libc::CLONE_NEWUSER
@@ -457,17 +464,20 @@ fn clone_init(
                 | if net { 0 } else { libc::CLONE_NEWNET }
         }
     };
-    // SAFETY: the child runs only `init_main`, which makes system calls on `plan` and never
-    // returns; the parent continues as usual.
-    let pid = unsafe { child::clone_process(flags) };
-    if pid == 0 {
-        match plan.join {
-            // SAFETY: this is the freshly cloned child, as `enter_main` requires.
-            Some(fds) => unsafe { child::enter_main(plan, fds) },
-            // SAFETY: this is the freshly cloned child, as `init_main` requires.
-            None => unsafe { child::init_main(plan) },
+    let pid = match plan.join {
+        // SAFETY: the plan is complete.
+        Some(fds) => unsafe { enter::spawn(plan, fds) },
+        None => {
+            // SAFETY: the child runs only `init_main`, which makes system calls on `plan` and
+            // never returns; the parent continues as usual.
+            let pid = unsafe { child::clone_process(flags) };
+            if pid == 0 {
+                // SAFETY: this is the freshly cloned child, as `init_main` requires.
+                unsafe { child::init_main(plan) }
+            }
+            pid
         }
-    }
+    };
     if pid < 0 {
         let e = io::Error::last_os_error();
         return Err(if sandboxed {
@@ -488,25 +498,29 @@ impl Running {
         self.pid
     }
 
-    /// The handshake with the init: write the id maps when it asks, let it go on, and wait
-    /// for it to report that the shell runs.
+    /// The handshake with the init: write the id maps when it asks and let it go on (having
+    /// joined the shared namespaces, the call's first process lets it go on), and wait for it
+    /// to report that the shell runs.
     fn start(&mut self, mode: Mode, sandboxed: bool, joined: bool) -> Result<(), JailError> {
         let mut tag = [0u8; 1];
         let read = self.status.read_exact(&mut tag);
-        if joined && read.is_ok() && tag[0] == child::JOINED {
-            self.pid = self.joined_init();
+        let go = if joined && read.is_ok() && tag[0] == child::JOINED {
+            self.joined_init();
+            Some(Ok(()))
         } else if read.is_err() || tag[0] != child::MAPS {
             return Err(self.failed_start(mode, read.is_ok().then_some(tag[0])));
-        } else if sandboxed {
-            if let Err(e) = write_id_maps(self.pid) {
-                self.kill_now();
-                return Err(JailError::Unsupported {
-                    mode,
-                    why: format!("the user namespace's id maps cannot be written ({e})"),
-                });
+        } else {
+            if sandboxed {
+                if let Err(e) = write_id_maps(self.pid) {
+                    self.kill_now();
+                    return Err(JailError::Unsupported {
+                        mode,
+                        why: format!("the user namespace's id maps cannot be written ({e})"),
+                    });
+                }
             }
-        }
-        let go = self.sync.as_mut().map(|s| s.write_all(b"g"));
+            self.sync.as_mut().map(|s| s.write_all(b"g"))
+        };
         let mut tag = [0u8; 1];
         let read = self.status.read_exact(&mut tag);
         if matches!(go, Some(Ok(()))) && read.is_ok() && tag[0] == child::READY {
@@ -515,15 +529,13 @@ impl Running {
         Err(self.failed_start(mode, read.is_ok().then_some(tag[0])))
     }
 
-    /// After [`child::JOINED`]: reap the call's first process and take its init's pid.
-    fn joined_init(&mut self) -> libc::pid_t {
+    /// After [`child::JOINED`]: take the init's pid, and keep the call's first process (which
+    /// has exited or is about to) to reap with the init, so nothing waits for it now.
+    fn joined_init(&mut self) {
         let mut pid = [0u8; 4];
-        let got = self.status.read_exact(&mut pid);
-        // SAFETY: waiting for our own child, which has exited or is about to.
-        unsafe { libc::waitpid(self.pid, std::ptr::null_mut(), 0) };
-        match got {
-            Ok(()) => i32::from_ne_bytes(pid),
-            Err(_) => self.pid,
+        if self.status.read_exact(&mut pid).is_ok() {
+            self.enter = Some(self.pid);
+            self.pid = i32::from_ne_bytes(pid);
         }
     }
 
@@ -579,8 +591,13 @@ impl Running {
 
     fn reap(&mut self) {
         if !self.reaped {
-            // SAFETY: waiting for our own child.
-            unsafe { libc::waitpid(self.pid, std::ptr::null_mut(), 0) };
+            // SAFETY: waiting for our own children.
+            unsafe {
+                libc::waitpid(self.pid, std::ptr::null_mut(), 0);
+                if let Some(enter) = self.enter.take() {
+                    libc::waitpid(enter, std::ptr::null_mut(), 0);
+                }
+            }
             self.reaped = true;
         }
     }

@@ -118,3 +118,87 @@ fn sandbox_command_cannot_redirect_git_to_its_own_config_or_hooks() {
         "the nested repository keeps its commits"
     );
 }
+
+/// The search for nested repositories keeps its answer between the calls of one run and reads
+/// the folders again only when something changed them. Each attack comes after calls that
+/// let it keep that answer: a `.git` file at the deepest level searched, a folder holding a
+/// repository moved in from `$TMPDIR`, a searched folder renamed away and made again with a
+/// repository in it, and a `.git` file in a folder made by the same command. Each must be
+/// found and stripped as a full search finds it.
+#[test]
+fn a_repository_planted_after_earlier_calls_is_still_found() {
+    let env = env_with(None, "");
+    git(&env.cwd, &["init", "-q"]);
+    for d in ["src/a/x", "src/b/y", "lib/c"] {
+        std::fs::create_dir_all(env.cwd.join(d)).unwrap();
+    }
+    let deep = "echo 'gitdir: ../../evil' > src/a/.git && echo planted";
+    let moved = "W=$PWD && cd $TMPDIR && mkdir -p m/.git/objects m/.git/refs/heads && \
+                 echo 'ref: refs/heads/main' > m/.git/HEAD && \
+                 printf '[core]\n\trepositoryformatversion = 0\n\tfsmonitor = \"touch %s/pwned-moved\"\n' \"$W\" > m/.git/config && \
+                 mv m $W/moved && echo planted";
+    let replaced = format!(
+        "mv lib lib.old && mkdir -p lib/c && cd lib/c && {} && mv evil .git && echo planted",
+        evil_gitdir("evil", "pwned-replaced")
+    );
+    let fresh = "mkdir -p new/d && echo 'gitdir: /tmp' > new/d/.git && echo planted";
+    let (_, r) = run_bash(
+        &env,
+        &["true", "ls src", deep, "true", moved, &replaced, fresh],
+        &["--sandbox", "workspace-write"],
+    );
+    for (i, res) in r.iter().enumerate().skip(2) {
+        assert!(res.0.contains("exit 0"), "{i}: {res:?}");
+    }
+    assert!(
+        r[2].0.contains("src/a/.git, which the sandbox"),
+        "{:?}",
+        r[2]
+    );
+    assert!(r[4].0.contains("moved/.git/config"), "{:?}", r[4]);
+    assert!(r[5].0.contains("lib/c/.git/config"), "{:?}", r[5]);
+    assert!(
+        r[6].0.contains("new/d/.git, which the sandbox"),
+        "{:?}",
+        r[6]
+    );
+    for gone in [
+        "src/a/.git",
+        "moved/.git/config",
+        "lib/c/.git/config",
+        "new/d/.git",
+    ] {
+        assert!(!env.cwd.join(gone).exists(), "{gone} is still there");
+    }
+    for dir in ["moved", "lib/c"] {
+        let _ = Command::new("git")
+            .args(["status", "--short"])
+            .current_dir(env.cwd.join(dir))
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("HOME", env.dir.path())
+            .output()
+            .unwrap();
+    }
+    for marker in ["pwned-moved", "pwned-replaced"] {
+        let found = walk_for(&env.cwd, marker);
+        assert!(
+            found.is_empty(),
+            "the user's git ran the command's code: {found:?}"
+        );
+    }
+}
+
+/// Every path below `dir` whose name is `name`.
+fn walk_for(dir: &std::path::Path, name: &str) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let p = e.path();
+        if e.file_name() == name {
+            out.push(p.clone());
+        }
+        if e.file_type().is_ok_and(|t| t.is_dir()) {
+            out.extend(walk_for(&p, name));
+        }
+    }
+    out
+}

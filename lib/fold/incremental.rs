@@ -79,7 +79,9 @@ impl Tally {
     }
 
     fn add(&mut self, m: &Value) {
-        self.chars += m.to_string().chars().count();
+        let mut chars = Chars(0);
+        serde_json::to_writer(&mut chars, m).expect("a message serializes");
+        self.chars += chars.0;
         self.assistants += usize::from(m["role"] == "assistant");
         self.count += 1;
     }
@@ -90,6 +92,21 @@ impl Tally {
             assistants: self.assistants + o.assistants,
             count: self.count + o.count,
         }
+    }
+}
+
+/// Counts the characters of the UTF-8 text written to it (every byte but a continuation
+/// byte), holding none of it.
+struct Chars(usize);
+
+impl std::io::Write for Chars {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0 += buf.iter().filter(|&&b| b & 0xC0 != 0x80).count();
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
     }
 }
 

@@ -226,7 +226,9 @@ fn a_prune_of_old_results_folds_the_whole_view_again_and_then_cuts() {
 
 #[test]
 fn sizes_count_what_a_walk_of_the_body_counts() {
-    let log = long_log();
+    let mut log = long_log();
+    log.turn("t10").step(0);
+    log.user("déjà vu, 漢字, 🎉 and a \"quoted\" line\n");
     for dialect in Dialect::ALL {
         let mut folded = Folded::default();
         let (messages, tally) = folded.messages(&log.chunks, dialect);

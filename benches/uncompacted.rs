@@ -1,7 +1,7 @@
 //! A step's cost on a session that never compacts: `ag-prompt -s ID -m script:FILE --tools
 //! read` on a 100,000-chunk session against the same on a 1,000-chunk one (10,000 against
 //! 1,000 with `--quick`), each alone in its store. The offline `script:` model has no context
-//! window, so neither session is ever compacted and every step's request is the whole log
+//! window, so neither session is ever compacted and every step's request carries the whole log
 //! folded. Target: per step on the big session ≤ 1.5× per step on the small one.
 //!
 //! Per step = (t_N − t_1) / (N − 1), whole process, paired by run: t_N is a turn of N steps
@@ -20,7 +20,7 @@ use super::{
 };
 
 /// Steps of the long turn.
-const N: usize = 10;
+const N: usize = 30;
 /// The most a step on the big session may cost over one on the small session.
 const RATIO: f64 = 1.5;
 const FINAL: &str = "Read every file; done.";

@@ -53,9 +53,10 @@ pub(crate) fn new_id() -> String {
     let mut bytes = [0u8; 10];
     bytes[..2].copy_from_slice(&counter.to_be_bytes());
     bytes[2..].copy_from_slice(&random.to_le_bytes());
-    uuid::Builder::from_unix_timestamp_millis(ms, &bytes)
-        .into_uuid()
-        .to_string()
+    let id = uuid::Builder::from_unix_timestamp_millis(ms, &bytes).into_uuid();
+    // Encoded into a buffer rather than through `Display`: one per chunk written.
+    let mut buf = [0u8; uuid::fmt::Hyphenated::LENGTH];
+    id.hyphenated().encode_lower(&mut buf).to_string()
 }
 
 /// Letters of a handle: `k`..`z`, none a hex digit, so a handle never reads as an id prefix

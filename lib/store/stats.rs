@@ -3,6 +3,7 @@
 //! tallies from them (a fork's sources cut short are made up from the shorter side of the
 //! cut), so it costs the same on a million chunks as on ten.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 use rusqlite::{params, Connection};
@@ -11,10 +12,14 @@ use super::chunks::{TypeCount, UsageTotals};
 use super::{Result, Session, Store};
 use crate::log::{Chunk, ChunkData, ChunkType, Role};
 
+/// A (role, type) key: the names of a written chunk's role and type are borrowed, so counting
+/// it allocates nothing; those read back from the store are owned.
+type Key = (Cow<'static, str>, Cow<'static, str>);
+
 /// Chunk counts by (role, type) and `turn_end` usage, over some chunks.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub(super) struct Tally {
-    counts: BTreeMap<(String, String), i64>,
+    counts: BTreeMap<Key, i64>,
     usage: UsageTotals,
 }
 
@@ -22,8 +27,8 @@ impl Tally {
     /// Count one chunk as it is written.
     pub(super) fn add_chunk(&mut self, c: &Chunk) {
         let key = (
-            c.role.as_str().to_string(),
-            c.chunk_type().as_str().to_string(),
+            Cow::Borrowed(c.role.as_str()),
+            Cow::Borrowed(c.chunk_type().as_str()),
         );
         *self.counts.entry(key).or_default() += 1;
         if let ChunkData::System(m) = &c.data {
@@ -185,13 +190,12 @@ impl Store {
 
 impl Store {
     /// The `(role, type, count)` rows `sql` gives, by role and type.
-    fn counts(
-        &self,
-        sql: &str,
-        args: impl rusqlite::Params,
-    ) -> Result<BTreeMap<(String, String), i64>> {
+    fn counts(&self, sql: &str, args: impl rusqlite::Params) -> Result<BTreeMap<Key, i64>> {
         let mut stmt = self.conn().prepare_cached(sql)?;
-        let rows = stmt.query_map(args, |r| Ok(((r.get(0)?, r.get(1)?), r.get(2)?)))?;
+        let rows = stmt.query_map(args, |r| {
+            let key = (Cow::Owned(r.get(0)?), Cow::Owned(r.get(1)?));
+            Ok((key, r.get(2)?))
+        })?;
         Ok(rows.collect::<rusqlite::Result<_>>()?)
     }
 }

@@ -210,3 +210,108 @@ fn new_with_a_bad_batch_creates_no_session() {
         }
     );
 }
+
+/// A large batch: `n` lines of text, each ~120 bytes, with blank lines among the first ones, so
+/// line numbers must count them.
+fn big_batch(n: usize) -> Vec<String> {
+    let mut lines: Vec<String> = (0..n)
+        .map(|i| chunk::assistant(&format!("line {i}: {}", "x".repeat(100))).to_string())
+        .collect();
+    lines.insert(10, String::new());
+    lines.insert(20, "   ".into());
+    lines
+}
+
+fn joined(lines: &[String]) -> String {
+    lines.iter().map(|l| format!("{l}\n")).collect()
+}
+
+#[test]
+fn a_large_batch_names_its_first_bad_line() {
+    let env = TestEnv::new();
+    let s = env.new_session("big", "start");
+    let mut lines = big_batch(12_000);
+    // A bad line late in the batch is named by its own line number.
+    lines[11_000] = "{\"role\": \"assistant\"".into();
+    let run = refused(&env, &s, &["append", "-s", &s], joined(&lines), 1);
+    assert!(run.stderr.contains("line 11001"), "{}", run.stderr);
+    assert!(run.stderr.contains("malformed JSON"), "{}", run.stderr);
+    // With another early on, the early one is reported.
+    lines[100] = "{\"type\": \"text\", \"data\": {\"text\": \"who?\"}}".into();
+    let run = refused(&env, &s, &["append", "-s", &s], joined(&lines), 1);
+    assert!(
+        run.stderr.contains("stdin line 101: field `role`: missing"),
+        "{}",
+        run.stderr
+    );
+    // A line the store refuses late in the batch names its line too.
+    let mut lines = big_batch(12_000);
+    let mut late = chunk::assistant("skips ahead");
+    late["seq"] = 99_999.into();
+    lines[9_000] = late.to_string();
+    let run = refused(&env, &s, &["append", "-s", &s], joined(&lines), 1);
+    assert!(
+        run.stderr.contains("stdin line 9001: field `seq`"),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn a_large_batch_is_appended_whole_and_in_order() {
+    let env = TestEnv::new();
+    let s = env.new_session("big", "start");
+    let lines = big_batch(12_000);
+    env.log_stdin(&["append", "-q", "-s", &s], joined(&lines))
+        .code(0);
+    let chunks = env.chunks(&s);
+    assert_eq!(
+        chunks.len(),
+        12_001,
+        "the first chunk and the 12,000 appended"
+    );
+    for (i, c) in chunks[1..].iter().enumerate() {
+        let text = c["data"]["text"].as_str().unwrap_or("");
+        assert!(
+            text.starts_with(&format!("line {i}: ")),
+            "chunk {i}: {text}"
+        );
+        assert_eq!(c["seq"], i as i64 + 2, "chunk {i}");
+    }
+}
+
+#[test]
+fn a_batch_spooled_to_disk_is_appended_whole_or_not_at_all() {
+    let env = TestEnv::new();
+    let s = env.new_session("spooled", "start");
+    // Over 32 MiB: spooled to a file in the store's directory, not held in memory.
+    let big = "y".repeat(100_000);
+    let mut lines: Vec<String> = (0..340)
+        .map(|i| chunk::assistant(&format!("{i} {big}")).to_string())
+        .collect();
+    assert!(
+        joined(&lines).len() > 32 << 20,
+        "large enough to be spooled"
+    );
+    lines.push("{\"role\": \"assistant\", \"type\": \"text\"}".into());
+    let run = refused(&env, &s, &["append", "-s", &s], joined(&lines), 1);
+    assert!(
+        run.stderr.contains("stdin line 341: field `data`"),
+        "{}",
+        run.stderr
+    );
+    lines.pop();
+    env.log_stdin(&["append", "-q", "-s", &s], joined(&lines))
+        .code(0);
+    let chunks = env.chunks(&s);
+    assert_eq!(chunks.len(), 341, "the first chunk and the 340 appended");
+    assert!(chunks[340]["data"]["text"]
+        .as_str()
+        .is_some_and(|t| t.starts_with("339 ")));
+    let spools: Vec<_> = std::fs::read_dir(env.db().parent().unwrap())
+        .unwrap()
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().ends_with(".spool"))
+        .collect();
+    assert!(spools.is_empty(), "the spool file is gone: {spools:?}");
+}

@@ -2,25 +2,34 @@
 # Build the release binaries, then run the benchmarks, each figure against a baseline measured
 # in the same run:
 #   bash benches/run.sh                  # everything; writes the figures into benches/README.md
-#   bash benches/run.sh --quick          # sizes ÷10 and 3 ag-prompt runs, a smoke run
+#   bash benches/run.sh --quick          # sizes ÷10, 3 ag-prompt runs, smaller room and import
+#                                        # runs: a smoke run of the whole
 #   bash benches/run.sh --reps 9         # more repetitions per figure
 #   bash benches/run.sh --only prompt    # some scenarios only: append, cat, rss, fold, prompt, fork,
 #                                        # context, uncompacted, mcp, recall, foldrss, turnrss,
 #                                        # scale
-# With no arguments it also runs room.sh, size.sh and import.sh. A run with no arguments (or PUBLISH=1) replaces the "Latest run" section of benches/README.md
-# with what it printed, so the published figures are always a run's own output.
+# With no arguments (or --quick alone) it also runs room.sh, size.sh and import.sh. A run with
+# no arguments (or PUBLISH=1) replaces the "Latest run" section of benches/README.md with what
+# it printed, so the published figures are always a run's own output.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cargo build --release --bins --example mcp_fixture
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT
+# The scripts beside the table run with no arguments, and smaller with --quick alone.
+extras=
+if [ $# -eq 0 ]; then
+  extras=(200 100 3)  # room.sh tells, import.sh megabytes, import.sh runs
+elif [ "$*" = --quick ]; then
+  extras=(50 10 1)
+fi
 {
   cargo bench --bench ag -- "$@"
-  if [ $# -eq 0 ]; then
+  if [ -n "${extras[*]}" ]; then
     echo
     echo '### ag-room (benches/room.sh)'
     echo
-    bash benches/room.sh
+    LAT=${extras[0]} bash benches/room.sh "${extras[0]}"
     echo
     echo '### What `cargo install` puts on disk (benches/size.sh)'
     echo
@@ -28,7 +37,7 @@ trap 'rm -f "$out"' EXIT
     echo
     echo '### Import and export (benches/import.sh)'
     echo
-    bash benches/import.sh
+    REPS=${extras[2]} bash benches/import.sh "${extras[1]}"
   fi
 } | tee "$out"
 if [ $# -eq 0 ] || [ "${PUBLISH:-}" = 1 ]; then

@@ -58,24 +58,26 @@ pub(crate) fn run(ctx: &mut Ctx, args: Args) -> CliResult<()> {
         }
     };
     let line = Cell::new(0usize);
-    // The whole batch is read and decoded before the store is opened for writing: a slow
-    // pipe or a person typing must not hold the write lock that every other writer waits on.
-    let batch = match text {
-        Some(t) => Batch::Held(vec![(0, NewChunk::new(Role::User, ChunkData::text(t)))]),
-        None => read_batch(&ctx.home.dir)?,
-    };
-    let result = match batch {
-        Batch::Held(chunks) => {
-            let chunks = chunks.into_iter().map(|(n, c)| {
-                line.set(n);
-                Ok(c)
-            });
-            crate::record::append(&store, target, chunks, &mut sink)
+    // The whole batch is read before the store is opened for writing: a slow pipe or a person
+    // typing must not hold the write lock that every other writer waits on. Its lines are
+    // then decoded on a second thread while this one writes them; a bad line rolls the whole
+    // batch back, so nothing is appended unless every line is a chunk.
+    let result = match text {
+        Some(t) => {
+            let chunk = NewChunk::new(Role::User, ChunkData::text(t));
+            crate::record::append(&store, target, std::iter::once(Ok(chunk)), &mut sink)
         }
-        Batch::Spooled(file) => {
-            let input = std::io::BufReader::with_capacity(256 * 1024, &file);
-            crate::record::append(&store, target, ndjson_chunks(input, &line), &mut sink)
-        }
+        None => match read_batch(&ctx.home.dir)? {
+            Batch::Held(raw) => decoded_alongside(&raw[..], &line, |chunks| {
+                crate::record::append(&store, target, chunks, &mut sink)
+            }),
+            Batch::Spooled(file) => {
+                let input = std::io::BufReader::with_capacity(256 * 1024, &file);
+                decoded_alongside(input, &line, |chunks| {
+                    crate::record::append(&store, target, chunks, &mut sink)
+                })
+            }
+        },
     };
     let (session, n) = result.map_err(|e| append_error(e, line.get()))?;
     let s = if n == 1 { "" } else { "s" };
@@ -134,11 +136,10 @@ fn append_error(e: StoreError, line: usize) -> CliError {
 /// of being held in memory while they are checked.
 const SPOOL_AT: usize = 32 << 20;
 
-/// A batch of NDJSON chunks read to the end of stdin and decoded (so every line is known to
-/// be a chunk) before any write: held in memory with each chunk's line number, or, when
-/// large, spooled raw to a private file that is decoded again as it is written.
+/// A batch of NDJSON lines read to the end of stdin before any write: held in memory, or,
+/// when large, spooled raw to a private file.
 enum Batch {
-    Held(Vec<(usize, NewChunk)>),
+    Held(Vec<u8>),
     Spooled(std::fs::File),
 }
 
@@ -149,13 +150,8 @@ fn read_batch(spool_dir: &Path) -> CliResult<Batch> {
         .take(SPOOL_AT as u64 + 1)
         .read_to_end(&mut raw)
         .map_err(|e| CliError::from(e).context("reading stdin"))?;
-    let line = Cell::new(0usize);
     if raw.len() <= SPOOL_AT {
-        let mut held = Vec::new();
-        for c in ndjson_chunks(&raw[..], &line) {
-            held.push((line.get(), c.map_err(bad_input)?));
-        }
-        return Ok(Batch::Held(held));
+        return Ok(Batch::Held(raw));
     }
     let mut file = spool_file(spool_dir)?;
     let spool = |e: std::io::Error| {
@@ -165,19 +161,50 @@ fn read_batch(spool_dir: &Path) -> CliResult<Batch> {
     drop(raw);
     std::io::copy(&mut stdin, &mut file).map_err(spool)?;
     file.seek(SeekFrom::Start(0)).map_err(spool)?;
-    for c in ndjson_chunks(std::io::BufReader::with_capacity(256 * 1024, &file), &line) {
-        c.map_err(bad_input)?;
-    }
-    file.seek(SeekFrom::Start(0)).map_err(spool)?;
     Ok(Batch::Spooled(file))
 }
 
-/// A decoding error (it names its own line) as the user sees it.
-fn bad_input(e: StoreError) -> CliError {
-    match e {
-        StoreError::BadChunk { message, .. } => CliError::msg(message).with_hint(NOTHING_APPENDED),
-        e => CliError::from(e),
-    }
+/// Chunks decoded from `input` per channel message: few enough to keep both threads busy,
+/// many enough that the hand-over costs nothing beside the decoding.
+const DECODED_AT_ONCE: usize = 256;
+
+/// Hand `write` the chunks of `input`, decoded on a second thread as it consumes them; `line`
+/// follows the line of the chunk it was last given. A line that is not a chunk ends the
+/// stream with its error. When `write` stops early, the decoding stops too.
+fn decoded_alongside<T>(
+    input: impl BufRead + Send,
+    line: &Cell<usize>,
+    write: impl FnOnce(&mut dyn Iterator<Item = Result<NewChunk, StoreError>>) -> T,
+) -> T {
+    type Decoded = Vec<(usize, Result<NewChunk, StoreError>)>;
+    std::thread::scope(|scope| {
+        let (tx, rx) = std::sync::mpsc::sync_channel::<Decoded>(16);
+        scope.spawn(move || {
+            let at = Cell::new(0usize);
+            let mut batch = Vec::with_capacity(DECODED_AT_ONCE);
+            for c in ndjson_chunks(input, &at) {
+                let bad = c.is_err();
+                batch.push((at.get(), c));
+                if bad || batch.len() == DECODED_AT_ONCE {
+                    let sent = tx.send(std::mem::replace(
+                        &mut batch,
+                        Vec::with_capacity(DECODED_AT_ONCE),
+                    ));
+                    if bad || sent.is_err() {
+                        return;
+                    }
+                }
+            }
+            if !batch.is_empty() {
+                let _ = tx.send(batch);
+            }
+        });
+        let mut chunks = rx.into_iter().flatten().map(|(n, c)| {
+            line.set(n);
+            c
+        });
+        write(&mut chunks)
+    })
 }
 
 /// A private (0600) file in `dir` that is gone from the directory as soon as it is open.

@@ -109,14 +109,7 @@ fn count_compactions(home: &Path, id: &str) -> i64 {
 /// Wall time, CPU time (both in seconds) and the requests of one run.
 fn run_ag(bin: &Path, s: &Compacted, replies: &[String]) -> (f64, f64, Vec<Recorded>) {
     // Back to the store as it was compacted, so every run folds the same view.
-    for f in ["ag.db-wal", "ag.db-shm"] {
-        let _ = std::fs::remove_file(s.home.path().join(f));
-    }
-    std::fs::copy(
-        s.pristine.path().join("pristine.db"),
-        s.home.path().join("ag.db"),
-    )
-    .expect("restore the compacted store");
+    super::restore_store(&s.pristine.path().join("pristine.db"), s.home.path());
     let fake = loaded_fake(replies);
     let mut c = Command::new(bin);
     c.current_dir(s.cwd.path())

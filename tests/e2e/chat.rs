@@ -40,6 +40,16 @@ fn texts(env: &TestEnv, id: &str, role: &str, ty: &str) -> Vec<String> {
 }
 
 fn leave(t: &Tmux) {
+    // Ctrl-D only once the line editor reads again (an empty prompt is the last line): a key
+    // sent while a command or a turn still holds the terminal can be lost when the editor puts
+    // it back in raw mode.
+    t.wait_for("an empty prompt", |s| {
+        s.lines()
+            .rev()
+            .find(|l| !l.trim().is_empty())
+            .map(str::trim)
+            == Some("›")
+    });
     t.keys(&["C-d"]);
     t.wait_for_line("CHAT-END-0");
 }

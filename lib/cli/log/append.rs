@@ -67,17 +67,18 @@ pub(crate) fn run(ctx: &mut Ctx, args: Args) -> CliResult<()> {
             let chunk = NewChunk::new(Role::User, ChunkData::text(t));
             crate::record::append(&store, target, std::iter::once(Ok(chunk)), &mut sink)
         }
-        None => match read_batch(&ctx.home.dir)? {
-            Batch::Held(raw) => decoded_alongside(&raw[..], &line, |chunks| {
+        None => {
+            let batch = read_batch(&ctx.home.dir)?;
+            let input: Box<dyn BufRead + Send + '_> = match &batch {
+                Batch::Held(raw) => Box::new(&raw[..]),
+                Batch::Spooled(file) => {
+                    Box::new(std::io::BufReader::with_capacity(256 * 1024, file))
+                }
+            };
+            decoded_alongside(input, &line, |chunks| {
                 crate::record::append(&store, target, chunks, &mut sink)
-            }),
-            Batch::Spooled(file) => {
-                let input = std::io::BufReader::with_capacity(256 * 1024, &file);
-                decoded_alongside(input, &line, |chunks| {
-                    crate::record::append(&store, target, chunks, &mut sink)
-                })
-            }
-        },
+            })
+        }
     };
     let (session, n) = result.map_err(|e| append_error(e, line.get()))?;
     let s = if n == 1 { "" } else { "s" };

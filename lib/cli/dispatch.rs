@@ -73,6 +73,8 @@ pub fn command() -> Command {
 }
 
 pub fn main() -> ExitCode {
+    // `ag` carries the room server's client for every command it runs.
+    crate::room::carry_servers();
     // One binary, every command: started as `ag-log` (by its launcher, or a link of that
     // name), it is `ag-log`.
     let argv0 = std::env::args_os().next().map(PathBuf::from);

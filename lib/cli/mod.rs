@@ -137,6 +137,14 @@ impl Ctx {
         Ok(self.config.get_or_init(|| config))
     }
 
+    /// Take `config`, read from the current directory by the caller, as the command's
+    /// configuration, as [`Ctx::config`] would have read it (its key variables withdrawn, its
+    /// warnings said).
+    pub(crate) fn adopt_config(&self, config: crate::config::Config) {
+        adopt(&self.out, &config);
+        let _ = self.config.set(config);
+    }
+
     /// The rooms, where the configuration puts them: one participant for the whole command,
     /// so every room it reaches shares one backend (and, on NATS, one connection).
     /// A configuration that does not read leaves rooms that say so at every use (`ag-room
@@ -228,12 +236,17 @@ pub(crate) fn load_config(out: &Out, cwd: &std::path::Path) -> CliResult<crate::
         e @ crate::config::ConfigError::OutOfRange { .. } => CliError::usage(e),
         e => CliError::cause(e),
     })?;
-    // The variables the configuration names as keys leave the environment too.
-    crate::secrets::withdraw_configured(&config);
+    adopt(out, &config);
+    Ok(config)
+}
+
+/// What a command does with the configuration it read: the variables it names as keys leave
+/// the environment too, and its warnings are said.
+fn adopt(out: &Out, config: &crate::config::Config) {
+    crate::secrets::withdraw_configured(config);
     for w in &config.warnings {
         out.warn(w);
     }
-    Ok(config)
 }
 
 /// Say once, on stderr, which model a run uses, what chose it and which host it contacts:
@@ -298,6 +311,16 @@ pub(crate) fn finish(program: &str, result: CliResult<()>) -> ExitCode {
 /// it reads a key or starts a tool or a child: a command run by `bash` (same user) then
 /// cannot read its memory or its `/proc/PID/environ`.
 pub(crate) fn parse<T: clap::Parser>(program: &'static str) -> T {
+    parse_narrowed(program, |_| None)
+}
+
+/// [`parse`], trying `narrow` first: a parse that builds only what the command line names.
+/// Whatever `narrow` does not take (`None`) goes to the whole command, which also answers
+/// help, versions and errors, so they read the same.
+pub(crate) fn parse_narrowed<T: clap::Parser>(
+    program: &'static str,
+    narrow: impl FnOnce(&[std::ffi::OsString]) -> Option<T>,
+) -> T {
     output::set_program(program);
     output::guard_std_fds();
     crate::proc::make_undumpable();
@@ -309,6 +332,9 @@ pub(crate) fn parse<T: clap::Parser>(program: &'static str) -> T {
     if argv.get(1).is_some_and(|a| a == "help") {
         argv.remove(1);
         argv.push("--help".into());
+    }
+    if let Some(t) = narrow(&argv) {
+        return t;
     }
     match T::try_parse_from(argv) {
         Ok(t) => t,

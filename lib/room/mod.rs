@@ -33,6 +33,7 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
+use crate::config::rooms::RoomServer;
 use crate::paths::Home;
 
 pub use kind::LineKind;
@@ -208,6 +209,33 @@ impl PartialEq for Room {
 
 impl Eq for Room {}
 
+/// How this program opens a room server, when it carries the client ([`carry_servers`]).
+static SERVERS: std::sync::OnceLock<fn(RoomServer) -> Arc<dyn backend::Backend>> =
+    std::sync::OnceLock::new();
+
+/// Let this program's rooms live on a room server (NATS) when the configuration says so. `ag`
+/// calls it as it starts. The installed `ag-room` does not: it runs `ag` when rooms are on a
+/// server, and the client (an async runtime, TLS, NATS) left out of it is about half of
+/// what it would load and relocate at every start (docs/decisions.md, "`ag-room` on files").
+pub fn carry_servers() {
+    let _ = SERVERS.set(|server| nats::Nats::open(server));
+}
+
+/// The backend of a room server, through the client this program carries; without one,
+/// rooms that say what to run instead at every use.
+fn server_backend(server: RoomServer) -> Arc<dyn backend::Backend> {
+    #[cfg(test)]
+    carry_servers();
+    match SERVERS.get() {
+        Some(open) => open(server),
+        None => Arc::new(backend::Broken(format!(
+            "rooms are on the room server {} ({}), and this program has no client for it; \
+             `ag room …` has",
+            server.url, server.url_from
+        ))),
+    }
+}
+
 /// A participant in rooms: where rooms live (files under the home, or the NATS server the
 /// configuration names, chosen once) and the home. The command builds one and passes it
 /// down; every room it reaches is made by it, so all of them share its backend (and, on
@@ -235,7 +263,7 @@ impl Rooms {
     pub(crate) fn open(home: &Home, config: &crate::config::Config) -> Rooms {
         let backend: Arc<dyn backend::Backend> = match crate::config::rooms::server(config) {
             Ok(None) => Arc::new(backend::Files),
-            Ok(Some(server)) => nats::Nats::open(server),
+            Ok(Some(server)) => server_backend(server),
             Err(e) => Arc::new(backend::Broken(e)),
         };
         Rooms {

@@ -92,3 +92,86 @@ fn ag_is_every_command_under_its_name_and_the_launchers_need_it() {
     );
     assert!(stderr.contains("install both"), "{stderr}");
 }
+
+/// The installed `ag-room` is whole for rooms in files: alone, it posts and reads them. For
+/// rooms on a server and for `ag-room mcp` it runs `ag` as `ag-room`, before it reads or
+/// writes anything; alone, it says so and how to fix it, and the room is untouched.
+#[test]
+fn ag_room_runs_file_rooms_alone_and_hands_server_rooms_and_mcp_to_ag() {
+    let env = TestEnv::new();
+    let alone = env.dir.path().join("alone");
+    std::fs::create_dir(&alone).unwrap();
+    std::fs::copy(crate::support::bin("ag-room"), alone.join("ag-room")).unwrap();
+    let room = |extra: &[(&str, &str)], args: &[&str]| {
+        let mut cmd = std::process::Command::new(alone.join("ag-room"));
+        cmd.env_clear()
+            .envs(env.env.iter().map(|(k, v)| (k, v)))
+            .envs(extra.iter().copied())
+            .current_dir(&env.cwd)
+            .stdin(std::process::Stdio::null())
+            .args(args);
+        Run::from_output(cmd.output().unwrap())
+    };
+    let id = room(&[], &["tell", "--from", "hook", "built"]).ok();
+    let id = id.stdout.trim().to_string();
+    assert!(!id.is_empty(), "tell printed no id");
+    let tail = room(&[], &["tail", "-n", "1", "--json"]).ok();
+    let line: serde_json::Value = serde_json::from_str(tail.stdout.trim()).unwrap();
+    assert_eq!(line["id"], id.as_str(), "{}", tail.stdout);
+    assert_eq!(line["text"], "built");
+    let rooms = env.home.join("rooms");
+    let files = || {
+        let mut all = std::fs::read_dir(&rooms)
+            .unwrap()
+            .map(|e| {
+                let p = e.unwrap().path();
+                (std::fs::read(&p).unwrap(), p)
+            })
+            .collect::<Vec<_>>();
+        all.sort();
+        all
+    };
+    let before = files();
+    // Nothing listens there.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let url = format!("nats://127.0.0.1:{port}");
+    for (extra, args) in [
+        (
+            vec![("AG_ROOM_URL", url.as_str())],
+            vec!["tell", "-q", "to the server"],
+        ),
+        (
+            vec![("AG_ROOM_URL", url.as_str())],
+            vec!["--from", "x", "claims"],
+        ),
+        (vec![], vec!["mcp"]),
+    ] {
+        let run = room(&extra, &args);
+        assert_eq!(run.code, 127, "ag-room {args:?}: {}", run.stderr);
+        assert!(
+            run.stderr
+                .starts_with("ag-room: error: there is no `ag` beside"),
+            "ag-room {args:?}: {}",
+            run.stderr
+        );
+    }
+    assert_eq!(
+        before,
+        files(),
+        "a command handed to `ag` wrote to the rooms"
+    );
+    // Beside `ag`, the same command line reaches the server through it: `ag` says where it
+    // could not connect, as `ag room` does.
+    let mut env = env;
+    env.set("AG_ROOM_URL", &url);
+    let via_ag = env.run("ag-room", &["tell", "-q", "to the server"]);
+    let direct = env.run("ag", &["room", "tell", "-q", "to the server"]);
+    assert_eq!(via_ag.code, 75, "{}", via_ag.stderr);
+    assert_eq!(via_ag.code, direct.code);
+    assert!(via_ag.stderr.contains(&url[7..]), "{}", via_ag.stderr);
+    assert_eq!(via_ag.stderr, direct.stderr);
+}

@@ -14,6 +14,9 @@ mod tail;
 mod tell;
 mod who;
 
+#[cfg(test)]
+mod tests;
+
 use std::io::Read;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -59,12 +62,19 @@ Rooms are files on this machine unless `[rooms] url = \"nats://HOST:4222\"` in t
 pub(crate) struct Cli {
     #[command(flatten)]
     pub(crate) global: GlobalArgs,
+    #[command(flatten)]
+    pub(crate) speaker: Speaker,
+    #[command(subcommand)]
+    pub(crate) verb: Verb,
+}
+
+/// `--from`, which every verb takes.
+#[derive(Debug, Clone, clap::Args)]
+pub(crate) struct Speaker {
     /// Speak as NAME (a person or script) [default: the session in AG_SESSION, else AG_NAME,
     /// else the user name]
     #[arg(long, global = true, value_name = "NAME")]
     pub(crate) from: Option<String>,
-    #[command(subcommand)]
-    pub(crate) verb: Verb,
 }
 
 #[derive(Debug, Subcommand)]
@@ -115,14 +125,111 @@ pub fn command() -> clap::Command {
     Cli::command()
 }
 
+/// `ag-room` as `ag` runs it: every verb, on rooms in files or on a room server.
 pub fn main() -> ExitCode {
-    let cli: Cli = super::parse("ag-room");
-    finish("ag-room", run(cli))
+    let cli = parse();
+    let ctx = match Ctx::new(cli.global.clone()) {
+        Ok(ctx) => ctx,
+        Err(e) => return finish("ag-room", Err(e)),
+    };
+    finish("ag-room", run(ctx, cli, mcp::mcp))
 }
 
-fn run(cli: Cli) -> CliResult<()> {
-    let mut ctx = Ctx::new(cli.global.clone())?;
-    let from = cli.from.clone();
+/// The installed `ag-room`: a program of its own, because hooks, cron jobs and agents start it
+/// for every line they post. It runs every verb on rooms kept in files. The room server's
+/// client and the MCP server are left out of it (they were half of what every start loaded
+/// and relocated): for rooms on a server, and for `ag-room mcp`, it runs `ag` as `ag-room`,
+/// with the same arguments, before it reads anything (docs/decisions.md, "`ag-room` on
+/// files").
+pub fn main_on_files() -> ExitCode {
+    let cli = parse();
+    if matches!(cli.verb, Verb::Mcp(_)) {
+        return super::launch::exec("ag-room");
+    }
+    let ctx = match Ctx::new(cli.global.clone()) {
+        Ok(ctx) => ctx,
+        Err(e) => return finish("ag-room", Err(e)),
+    };
+    // The configuration says where rooms live; one that does not read is reported by the
+    // verb that needs it, as `ag` would.
+    let here = std::env::current_dir().unwrap_or_default();
+    if let Ok(config) = crate::config::Config::load(&here) {
+        if matches!(crate::config::rooms::server(&config), Ok(Some(_))) {
+            drop(ctx);
+            return super::launch::exec("ag-room");
+        }
+        ctx.adopt_config(config);
+    }
+    finish(
+        "ag-room",
+        run(ctx, cli, |_, _, _| Err(on_files_only("mcp"))),
+    )
+}
+
+/// What the installed `ag-room` says of a verb it hands to `ag` (it never gets that far).
+fn on_files_only(verb: &str) -> CliError {
+    CliError::msg(format!(
+        "`ag-room {verb}` runs in `ag`: run `ag room {verb}`"
+    ))
+}
+
+/// The command line, parsed with only the verb it names: building every verb's flags, and
+/// copying the global flags into each, was most of what `ag-room tell` did before it wrote its
+/// line. Help, versions, `status`, `ack` and anything the narrow parse refuses go to the whole
+/// command ([`super::parse_narrowed`]).
+fn parse() -> Cli {
+    super::parse_narrowed("ag-room", narrow)
+}
+
+/// [`parse`]'s narrow parse: the global flags, `--from` and the one verb `argv` names.
+fn narrow(argv: &[std::ffi::OsString]) -> Option<Cli> {
+    use clap::{Args, FromArgMatches};
+    if argv.iter().any(|a| {
+        matches!(
+            a.to_str(),
+            Some("-h" | "--help" | "-V" | "--version" | "help")
+        )
+    }) {
+        return None;
+    }
+    // The verb is the first word that is neither a flag nor a global flag's value.
+    let mut words = argv.iter().skip(1).map(|a| a.to_str());
+    let name = loop {
+        match words.next()?? {
+            "--home" | "--color" | "--from" => {
+                words.next()?;
+            }
+            w if w.starts_with('-') => {}
+            w => break w,
+        }
+    };
+    let verb = match name {
+        "tell" => TellArgs::augment_args(clap::Command::new("tell")),
+        "peek" => PeekArgs::augment_args(clap::Command::new("peek")),
+        "tail" => TailArgs::augment_args(clap::Command::new("tail")),
+        "inbox" => InboxArgs::augment_args(clap::Command::new("inbox")),
+        "claim" => ClaimArgs::augment_args(clap::Command::new("claim")),
+        "release" => ReleaseArgs::augment_args(clap::Command::new("release")),
+        "guard" => GuardArgs::augment_args(clap::Command::new("guard")),
+        "mcp" => McpArgs::augment_args(clap::Command::new("mcp")),
+        "who" => clap::Command::new("who"),
+        "claims" => clap::Command::new("claims"),
+        "doctor" => clap::Command::new("doctor"),
+        _ => return None,
+    };
+    let cmd = Speaker::augment_args(GlobalArgs::augment_args(clap::Command::new("ag-room")))
+        .subcommand(verb)
+        .subcommand_required(true);
+    let matches = cmd.try_get_matches_from(argv).ok()?;
+    Cli::from_arg_matches(&matches).ok()
+}
+
+fn run(
+    mut ctx: Ctx,
+    cli: Cli,
+    mcp: fn(&mut Ctx, Option<&str>, McpArgs) -> CliResult<()>,
+) -> CliResult<()> {
+    let from = cli.speaker.from.clone();
     let result = match cli.verb {
         Verb::Tell(a) => tell::tell(&mut ctx, from.as_deref(), a),
         Verb::Who => who::who(&mut ctx),
@@ -135,7 +242,7 @@ fn run(cli: Cli) -> CliResult<()> {
         Verb::Release(a) => claim::release(&mut ctx, from.as_deref(), a),
         Verb::Claims => claim::list_claims(&mut ctx),
         Verb::Guard(a) => guard::guard(&mut ctx, from.as_deref(), a),
-        Verb::Mcp(a) => mcp::mcp(&mut ctx, from.as_deref(), a),
+        Verb::Mcp(a) => mcp(&mut ctx, from.as_deref(), a),
         Verb::Doctor => doctor(&mut ctx),
     };
     ctx.conclude(result)

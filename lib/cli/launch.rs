@@ -1,8 +1,9 @@
 //! `ag-log`, `ag-prompt`, `ag-fork` and `ag-summon` as installed: each replaces itself with `ag`,
 //! the binary that holds every command, under its own name (`argv[0]`), which `ag` runs. Five
 //! copies of the library were 97 MB on disk; one is a fifth of that (see docs/decisions.md,
-//! "What `cargo install` builds"). `ag-room` stays a whole binary: hooks and agents run it for
-//! every line, and its start-up is one `exec`.
+//! "What `cargo install` builds"). `ag-room` is a binary of its own, because hooks and agents
+//! run it for every line and its start-up is one `exec`; it holds the room verbs on rooms in
+//! files and comes here only for rooms on a server and `ag-room mcp`.
 
 use std::ffi::OsString;
 use std::os::unix::process::CommandExt;

@@ -187,11 +187,7 @@ pub(crate) fn is_glob(p: &str) -> bool {
 }
 
 pub(crate) fn glob_match(pattern: &str, path: &str) -> bool {
-    globset::GlobBuilder::new(pattern)
-        .literal_separator(true)
-        .build()
-        .map(|g| g.compile_matcher().is_match(path))
-        .unwrap_or(false)
+    super::glob::matches(pattern, path)
 }
 
 /// Whether two claimed paths (globs) can name the same file: equal, one a directory holding

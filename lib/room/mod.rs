@@ -15,6 +15,7 @@ mod behaviours;
 pub(crate) mod claim_index;
 pub(crate) mod claims;
 pub mod file;
+mod glob;
 pub(crate) mod inbox;
 mod kind;
 pub(crate) mod nats;

@@ -528,3 +528,59 @@ fn imported_slash_commands_read_as_typed() {
         "{cat}"
     );
 }
+
+/// Many files: each is read and parsed while the one before is stored. What is stored, what is
+/// printed and what is reported stays in the order of the files, and a bad file in the middle
+/// stops nothing around it.
+#[test]
+fn a_directory_of_many_files_is_stored_in_order_around_a_bad_one() {
+    let env = TestEnv::new();
+    let rollout = std::fs::read_to_string(fixture(
+        "codex/rollout-2026-01-02T03-04-05-11111111-1111-4111-8111-111111111111.jsonl",
+    ))
+    .unwrap();
+    let id = "11111111-1111-4111-8111-111111111111";
+    let mut ids = Vec::new();
+    for i in 0..30 {
+        let copy = format!("11111111-1111-4111-8111-{i:012}");
+        env.write_file(&format!("many/r{i:02}.jsonl"), &rollout.replace(id, &copy));
+        ids.push(copy);
+    }
+    env.write_file("many/r15x.jsonl", "{\"hello\":\"world\"}\n");
+    let dir = env.cwd.join("many");
+    let run = env.log(&["import", &dir.to_string_lossy()]).code(1);
+    let printed: Vec<String> = run
+        .stdout
+        .lines()
+        .map(|l| {
+            let v: Value = serde_json::from_str(l).unwrap();
+            v["source_id"].as_str().unwrap().to_string()
+        })
+        .collect();
+    assert_eq!(printed, ids, "one line per file, in the files' order");
+    assert!(
+        run.stderr
+            .contains("r15x.jsonl: not a Claude Code session file"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr.contains("1 of 31 files could not be imported"),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(env.sqlite_count("SELECT COUNT(*) FROM sessions"), 30);
+    // Stored in the files' order: each session was created after the one before it.
+    let conn = crate::support::rusqlite_open(&env.db());
+    let order: Vec<String> = conn
+        .prepare(
+            "SELECT imports.source_id FROM imports JOIN sessions ON sessions.id = \
+             imports.session_id ORDER BY sessions.rowid",
+        )
+        .unwrap()
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    assert_eq!(order, ids);
+}

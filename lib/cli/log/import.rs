@@ -61,12 +61,27 @@ pub(crate) fn run(ctx: &mut Ctx, args: Args) -> CliResult<()> {
         0 | 1 => ctx.out.progress_none(),
         n => ctx.out.progress(n as u64, "importing"),
     };
-    for f in &files {
-        if let Err(e) = run.file(ctx, &store, f) {
-            failed.push((f.clone(), e));
+    // Files are read and parsed on a second thread while this one stores the file before:
+    // parsing is about half the work, and waiting for the disk most of the rest. Stored in
+    // the order named, so agent files still come after their parents and warnings in order.
+    std::thread::scope(|scope| {
+        let (tx, rx) = std::sync::mpsc::sync_channel(2);
+        let (kind, follow, names) = (run.kind, run.follow, &files);
+        scope.spawn(move || {
+            for f in names {
+                if tx.send(Loaded::load(kind, follow, f)).is_err() {
+                    break;
+                }
+            }
+        });
+        for (f, (seen, loaded)) in files.iter().zip(rx) {
+            run.saw(f, seen);
+            if let Err(e) = loaded.and_then(|l| run.store_file(ctx, &store, f, l)) {
+                failed.push((f.clone(), e));
+            }
+            bar.inc(1);
         }
-        bar.inc(1);
-    }
+    });
     drop(bar);
     ctx.out.flush()?;
     if args.follow {
@@ -136,6 +151,77 @@ fn is_agent_file(p: &Path) -> bool {
         .is_some_and(|n| n.starts_with("agent-"))
 }
 
+/// A file read and parsed, not yet stored.
+struct Loaded {
+    parsed: import::Parsed,
+    /// How messages name it.
+    shown: String,
+    /// How its sessions record where they came from.
+    record: String,
+}
+
+impl Loaded {
+    /// The file's length and modification time before it was read, and what it holds.
+    fn load(
+        kind: Option<SourceKind>,
+        follow: bool,
+        path: &Path,
+    ) -> (Option<(u64, Option<SystemTime>)>, CliResult<Loaded>) {
+        // Length and time are taken before the read: a write that lands while the file is
+        // read then leaves them different, and the next pass reads the file again. (Taken
+        // after, they would describe bytes this read never saw, and the rest would wait for
+        // a write that may never come.)
+        let seen = std::fs::metadata(path)
+            .ok()
+            .map(|m| (m.len(), m.modified().ok()));
+        (seen, Loaded::read_parse(kind, follow, path))
+    }
+
+    fn read_parse(kind: Option<SourceKind>, follow: bool, path: &Path) -> CliResult<Loaded> {
+        let stdin = path.as_os_str() == "-";
+        let mut bytes = if stdin {
+            let mut b = Vec::new();
+            std::io::Read::read_to_end(&mut std::io::stdin(), &mut b)?;
+            b
+        } else {
+            std::fs::read(path)
+                .map_err(|e| CliError::from(e).context(format!("cannot read {}", path.display())))?
+        };
+        // When following, only whole lines: a line still being written is imported once it
+        // is whole.
+        if follow {
+            let whole = bytes.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
+            bytes.truncate(whole);
+        }
+        let name = path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_else(|| "stdin".into());
+        let shown = if stdin {
+            "stdin".into()
+        } else {
+            path.display().to_string()
+        };
+        let parsed = import::parse(kind, &name, &bytes).map_err(|e| {
+            CliError::msg(format!("{shown}: {e}"))
+                .with_hint("ag-log import reads Claude Code session files, Codex rollouts and ag exports; --from names the format")
+        })?;
+        let record = if stdin {
+            "-".to_string()
+        } else {
+            std::path::absolute(path)
+                .unwrap_or_else(|_| path.to_path_buf())
+                .to_string_lossy()
+                .into_owned()
+        };
+        Ok(Loaded {
+            parsed,
+            shown,
+            record,
+        })
+    }
+}
+
 struct Importer {
     kind: Option<SourceKind>,
     follow: bool,
@@ -149,35 +235,38 @@ struct Importer {
 
 impl Importer {
     fn file(&mut self, ctx: &mut Ctx, store: &Store, path: &Path) -> CliResult<()> {
-        let stdin = path.as_os_str() == "-";
-        let bytes = self.read(path, stdin)?;
-        let name = path
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_else(|| "stdin".into());
-        let shown = if stdin {
-            "stdin".into()
-        } else {
-            path.display().to_string()
-        };
-        let parsed = import::parse(self.kind, &name, &bytes).map_err(|e| {
-            CliError::msg(format!("{shown}: {e}"))
-                .with_hint("ag-log import reads Claude Code session files, Codex rollouts and ag exports; --from names the format")
-        })?;
+        let (seen, loaded) = Loaded::load(self.kind, self.follow, path);
+        self.saw(path, seen);
+        self.store_file(ctx, store, path, loaded?)
+    }
+
+    /// Remember a file's length and time as read (also when it could not be imported, so
+    /// following does not report it again until it changes).
+    fn saw(&mut self, path: &Path, seen: Option<(u64, Option<SystemTime>)>) {
+        if let Some(seen) = seen {
+            self.seen.insert(path.to_path_buf(), seen);
+        }
+    }
+
+    /// Store what [`Loaded::load`] made of the file at `path`.
+    fn store_file(
+        &mut self,
+        ctx: &mut Ctx,
+        store: &Store,
+        path: &Path,
+        loaded: Loaded,
+    ) -> CliResult<()> {
+        let Loaded {
+            parsed,
+            shown,
+            record,
+        } = loaded;
         for p in &parsed.problems {
             if self.warned.insert((path.to_path_buf(), p.line)) {
                 ctx.out
                     .warn(&format!("{shown}:{}: skipped: {}", p.line, p.message));
             }
         }
-        let record = if stdin {
-            "-".to_string()
-        } else {
-            std::path::absolute(path)
-                .unwrap_or_else(|_| path.to_path_buf())
-                .to_string_lossy()
-                .into_owned()
-        };
         let mut first_err = None;
         for planned in parsed.sessions {
             if planned.chunks.is_empty() {
@@ -192,32 +281,6 @@ impl Importer {
         }
         ctx.out.flush()?;
         first_err.map_or(Ok(()), Err)
-    }
-
-    /// A file's bytes (or stdin's), remembering its length and time; when following, only
-    /// whole lines (a line still being written is imported once it is whole).
-    fn read(&mut self, path: &Path, stdin: bool) -> CliResult<Vec<u8>> {
-        // Length and time are taken before the read: a write that lands while the file is
-        // read then leaves them different, and the next pass reads the file again. (Taken
-        // after, they would describe bytes this read never saw, and the rest would wait for
-        // a write that may never come.)
-        if let Ok(m) = std::fs::metadata(path) {
-            self.seen
-                .insert(path.to_path_buf(), (m.len(), m.modified().ok()));
-        }
-        let mut bytes = if stdin {
-            let mut b = Vec::new();
-            std::io::Read::read_to_end(&mut std::io::stdin(), &mut b)?;
-            b
-        } else {
-            std::fs::read(path)
-                .map_err(|e| CliError::from(e).context(format!("cannot read {}", path.display())))?
-        };
-        if self.follow {
-            let whole = bytes.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
-            bytes.truncate(whole);
-        }
-        Ok(bytes)
     }
 
     /// Store one planned session; the line to print about it (when following, only news).

@@ -5,7 +5,8 @@
 #      bytes: the cost of just parsing them (target ≤ 1.2×);
 #   2. `ag-log export --format html` of a 10,000-chunk session (target ≤ 1 s), with
 #      `ag-log cat --json` of the same session as information.
-# Usage: benches/import.sh [MB]   (default 100; REPS=3 runs each, the median is reported)
+# Usage: benches/import.sh [MB]   (default 100; REPS=3 runs each, interleaved, the median is
+#   reported)
 # BIN=DIR picks the binaries (default: target/release, built when missing).
 set -euo pipefail
 MB=${1:-${MB:-100}}
@@ -54,15 +55,26 @@ bytes=$(stat -c %s "$tmp/all.jsonl")
 ns() { date +%s%N; }
 median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 
-imp=$(for ((r = 0; r < REPS; r++)); do
+# One import and one jq per repetition, in turn (jq first on odd ones), so a slow stretch of
+# the machine lands on both sides alike.
+: > "$tmp/imp.ns"
+: > "$tmp/jq.ns"
+import_once() {
   rm -rf "$tmp/home"
+  local t0 t1
   t0=$(ns); AG_HOME=$tmp/home "$BIN/ag-log" import -q "$tmp/src"; t1=$(ns)
-  echo $((t1 - t0))
-done | median)
-jqt=$(for ((r = 0; r < REPS; r++)); do
+  echo $((t1 - t0)) >> "$tmp/imp.ns"
+}
+jq_once() {
+  local t0 t1
   t0=$(ns); jq -c . "$tmp/all.jsonl" > /dev/null; t1=$(ns)
-  echo $((t1 - t0))
-done | median)
+  echo $((t1 - t0)) >> "$tmp/jq.ns"
+}
+for ((r = 0; r < REPS; r++)); do
+  if ((r % 2 == 0)); then import_once; jq_once; else jq_once; import_once; fi
+done
+imp=$(median < "$tmp/imp.ns")
+jqt=$(median < "$tmp/jq.ns")
 sessions=$(AG_HOME=$tmp/home "$BIN/ag-log" ls --json | wc -l)
 chunks=$(python3 -c "import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute('select count(*) from chunks').fetchone()[0])" "$tmp/home/ag.db")
 

@@ -22,7 +22,7 @@ trap 'rm -f "$out"' EXIT
 # The scripts beside the table run with no arguments, and smaller with --quick alone.
 extras=
 if [ $# -eq 0 ]; then
-  extras=(200 100 3)  # room.sh tells, import.sh megabytes, import.sh runs
+  extras=(200 100 5)  # room.sh tells, import.sh megabytes, import.sh runs
 elif [ "$*" = --quick ]; then
   extras=(50 10 1)
 fi

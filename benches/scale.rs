@@ -4,7 +4,9 @@
 //! nowhere), `ag-log cat ID --turn T` of a turn in the middle of the session, and a one-step
 //! `ag-prompt -s ID -m echo` turn on the session after `ag-log compact` (a turn's end reads the
 //! turn's chunks). Each figure on the larger sessions is compared with the same command on the
-//! 1k session, in its own store, in the same run: the target is a ratio of at most 1.2.
+//! 1k session, in its own store, in the same run: the target is a ratio of at most 1.2. The
+//! three sessions are timed in turn on every repetition (see [`measure`]), and the CPU time of
+//! the same runs is printed beside, as information.
 //!
 //! Each store holds one generated session (benches/ag.rs), so a search without `-s` searches
 //! that store. The full-text index is brought up to date before the clock starts (the first
@@ -73,16 +75,6 @@ fn turn_at(home: &Path, id: &str, seq: i64) -> String {
         .unwrap_or_else(|e| die(&format!("no chunk {seq} in session {id}: {e}")))
 }
 
-/// The median whole-process time of `cmd()`, after one untimed run.
-fn time(reps: usize, cmd: impl Fn() -> Command) -> f64 {
-    spawn(cmd(), None, Out::Null);
-    median_f(
-        (0..reps)
-            .map(|_| secs(spawn(cmd(), None, Out::Null).wall))
-            .collect(),
-    )
-}
-
 fn prompt_turn(home: &Path, xdg: &Path, id: &str) -> Command {
     let mut c = Command::new(super::prompt::ag_prompt_path());
     c.env("AG_HOME", home)
@@ -92,9 +84,68 @@ fn prompt_turn(home: &Path, xdg: &Path, id: &str) -> Command {
     c
 }
 
-/// The figures of one session; `home` is where its store is.
-fn figures(reps: usize, s: &Sized, xdg: &Path) -> Vec<(String, f64)> {
-    let (home, id) = (s.home.as_path(), s.id.as_str());
+/// One command, as it is run on each session.
+struct Probe<'a> {
+    what: String,
+    /// Information only: no target.
+    info: bool,
+    /// At most this many timed runs per session.
+    cap: usize,
+    cmd: Box<dyn Fn(&Sized) -> Command + 'a>,
+}
+
+/// Medians of one probe on each session: wall time and CPU time (user plus system), seconds.
+#[derive(Clone, Copy, Default)]
+struct Figure {
+    wall: f64,
+    cpu: f64,
+}
+
+/// Time every probe on every session, interleaved: each repetition runs each probe once per
+/// session, the sessions in turn (smallest first, then largest first on the next repetition),
+/// so a slow stretch of the machine lands on every size alike instead of on whichever size was
+/// being timed then. One untimed run of each first. Returns `[probe][session]`.
+fn measure(reps: usize, probes: &[Probe], sizes: &[&Sized]) -> Vec<Vec<Figure>> {
+    let mut wall = vec![vec![Vec::new(); sizes.len()]; probes.len()];
+    let mut cpu = wall.clone();
+    for p in probes {
+        for s in sizes {
+            spawn((p.cmd)(s), None, Out::Null);
+        }
+    }
+    for r in 0..reps {
+        for (i, p) in probes.iter().enumerate() {
+            if r >= p.cap {
+                continue;
+            }
+            let order: Vec<usize> = if r % 2 == 0 {
+                (0..sizes.len()).collect()
+            } else {
+                (0..sizes.len()).rev().collect()
+            };
+            for j in order {
+                let run = spawn((p.cmd)(sizes[j]), None, Out::Null);
+                wall[i][j].push(secs(run.wall));
+                cpu[i][j].push(secs(run.cpu));
+            }
+        }
+    }
+    wall.into_iter()
+        .zip(cpu)
+        .map(|(w, c)| {
+            w.into_iter()
+                .zip(c)
+                .map(|(w, c)| Figure {
+                    wall: median_f(w),
+                    cpu: median_f(c),
+                })
+                .collect()
+        })
+        .collect()
+}
+
+/// The reads: searches with and without `-s`, a turn's chunks.
+fn reads<'a>(reps: usize) -> Vec<Probe<'a>> {
     let mut out = Vec::new();
     for (what, word) in [
         ("a word in nearly every chunk", "session"),
@@ -102,52 +153,47 @@ fn figures(reps: usize, s: &Sized, xdg: &Path) -> Vec<(String, f64)> {
         ("a word that is nowhere", "zebrafish"),
     ] {
         let exit = if word == "zebrafish" { "1" } else { "0" };
-        out.push((
-            format!("search {word} ({what})"),
-            time(reps, || {
-                let mut c = ag(home, &["search", word, "--limit", "10", "--json"]);
+        out.push(Probe {
+            what: format!("search {word} ({what})"),
+            info: false,
+            cap: reps,
+            cmd: Box::new(move |s: &Sized| {
+                let mut c = ag(&s.home, &["search", word, "--limit", "10", "--json"]);
                 c.env("AG_BENCH_EXIT", exit);
                 c
             }),
-        ));
-        out.push((
-            format!("search -s ID {word} ({what})"),
-            time(reps, || {
-                let mut c = ag(home, &["search", "-s", id, word, "--limit", "10", "--json"]);
+        });
+        out.push(Probe {
+            what: format!("search -s ID {word} ({what})"),
+            info: false,
+            cap: reps,
+            cmd: Box::new(move |s: &Sized| {
+                let mut c = ag(
+                    &s.home,
+                    &["search", "-s", &s.id, word, "--limit", "10", "--json"],
+                );
                 c.env("AG_BENCH_EXIT", exit);
                 c
             }),
-        ));
+        });
     }
-    out.push((
-        "cat ID --turn T --json (a turn in the middle)".into(),
-        time(reps, || ag(home, &["cat", id, "--turn", &s.turn, "--json"])),
-    ));
-    out.push((
-        "search session --sort rank (info: ranks every match)".into(),
-        time(reps.min(3), || {
+    out.push(Probe {
+        what: "cat ID --turn T --json (a turn in the middle)".into(),
+        info: false,
+        cap: reps,
+        cmd: Box::new(|s: &Sized| ag(&s.home, &["cat", &s.id, "--turn", &s.turn, "--json"])),
+    });
+    out.push(Probe {
+        what: "search session --sort rank (info: ranks every match)".into(),
+        info: true,
+        cap: 3,
+        cmd: Box::new(|s: &Sized| {
             ag(
-                home,
+                &s.home,
                 &["search", "session", "--sort", "rank", "--limit", "10"],
             )
         }),
-    ));
-    // A one-step turn on the session compacted near its end.
-    let compact = spawn(
-        ag(
-            home,
-            &["compact", id, "--summary", "the bench session so far"],
-        ),
-        None,
-        Out::Null,
-    );
-    if compact.wall.is_zero() {
-        die("ag-log compact did not run");
-    }
-    out.push((
-        "ag-prompt -s ID -m echo, one step after a compaction (turn end)".into(),
-        time(reps, || prompt_turn(home, xdg, id)),
-    ));
+    });
     out
 }
 
@@ -161,48 +207,86 @@ pub fn run(cfg: &Config, rows: &mut Vec<Row>, notes: &mut Vec<String>) {
     // Its own store, built as the others are: the store the other scenarios share holds more
     // by now (a second copy of its session, forks, turns).
     let large = Sized::build(cfg.big_n, scratch.path(), 23);
-    let base = figures(reps, &small, xdg.path());
-    let at_mid = figures(reps, &mid, xdg.path());
-    let at_big = figures(reps, &large, xdg.path());
-    for (sized, got) in [(&mid, &at_mid), (&large, &at_big)] {
-        for ((what, a), (_, b)) in got.iter().zip(&base) {
-            let info = what.contains("(info");
-            let ratio = a / b;
+    let sizes = [&small, &mid, &large];
+    let mut probes = reads(reps);
+    let mut figures = measure(reps, &probes, &sizes);
+    // A one-step turn on each session compacted near its end.
+    for s in sizes {
+        let compact = spawn(
+            ag(
+                &s.home,
+                &["compact", &s.id, "--summary", "the bench session so far"],
+            ),
+            None,
+            Out::Null,
+        );
+        if compact.wall.is_zero() {
+            die("ag-log compact did not run");
+        }
+    }
+    let xdg_path = xdg.path();
+    let turn = [Probe {
+        what: "ag-prompt -s ID -m echo, one step after a compaction (turn end)".into(),
+        info: false,
+        cap: reps,
+        cmd: Box::new(move |s: &Sized| prompt_turn(&s.home, xdg_path, &s.id)),
+    }];
+    figures.extend(measure(reps, &turn, &sizes));
+    probes.extend(turn);
+    // CPU time of the same runs, as information: unlike the wall time it leaves out waiting
+    // for a core or for the disk, so it shows whether the work grows where the wall time moves.
+    let mut cpu_spread = Vec::new();
+    for (j, sized) in sizes.iter().enumerate().skip(1) {
+        let mut lo = f64::INFINITY;
+        let mut hi = 0f64;
+        for (p, f) in probes.iter().zip(&figures) {
+            let ratio = f[j].wall / f[0].wall;
+            let cpu_ratio = f[j].cpu / f[0].cpu;
+            if !p.info {
+                lo = lo.min(cpu_ratio);
+                hi = hi.max(cpu_ratio);
+            }
             rows.push(Row {
                 figure: format!(
-                    "{what}, {} session (baseline: {} session)",
+                    "{}, {} session (baseline: {} session)",
+                    p.what,
                     count(sized.n),
                     count(small.n)
                 ),
-                measured: ms(*a),
-                baseline: ms(*b),
+                measured: ms(f[j].wall),
+                baseline: ms(f[0].wall),
                 ratio: format!("{ratio:.2}"),
-                target: if info {
+                target: if p.info {
                     "-".into()
                 } else {
                     "ratio ≤ 1.2".into()
                 },
-                verdict: if info {
+                verdict: if p.info {
                     "-"
                 } else {
                     verdict(ratio <= TARGET_RATIO)
                 },
             });
         }
+        cpu_spread.push(format!("{}: {lo:.2}–{hi:.2}", count(sized.n)));
     }
     progress(&format!(
         "search -s on {}: {}, on {}: {}",
         count(cfg.big_n),
-        ms(at_big[1].1),
+        ms(figures[1][2].wall),
         count(cfg.small_n),
-        ms(base[1].1)
+        ms(figures[1][0].wall)
     ));
     notes.push(format!(
-        "scale: whole-process times, median of {reps}; sessions of {}, {} and {} chunks, each \
-         alone in its store; searches with --limit 10; the turn is `ag-prompt -s ID -m echo` \
-         after `ag-log compact ID --summary …`",
+        "scale: whole-process times, median of {reps}, the three sessions timed in turn on \
+         each repetition; sessions of {}, {} and {} chunks, each alone in its store; searches \
+         with --limit 10; the turn is `ag-prompt -s ID -m echo` after `ag-log compact ID \
+         --summary …`. CPU time (user + system) of the same runs against the {} session, \
+         lowest–highest over the rows with a target: {}",
         count(cfg.small_n),
         count(mid_n),
-        count(cfg.big_n)
+        count(cfg.big_n),
+        count(cfg.small_n),
+        cpu_spread.join(", ")
     ));
 }

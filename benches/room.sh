@@ -7,6 +7,10 @@
 #   default 200; LAT=200 latency samples)
 # BIN=DIR picks the binaries (default: target/release, built when missing).
 set -euo pipefail
+if [ -z "${EPOCHREALTIME:-}" ]; then
+  echo "room.sh: needs bash 5 or later (EPOCHREALTIME times each run)" >&2
+  exit 1
+fi
 N=${1:-${N:-200}}
 LAT=${LAT:-200}
 root=$(cd "$(dirname "$0")/.." && pwd)

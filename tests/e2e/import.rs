@@ -584,3 +584,60 @@ fn a_directory_of_many_files_is_stored_in_order_around_a_bad_one() {
         .unwrap();
     assert_eq!(order, ids);
 }
+
+/// A file that cannot be imported is reported once while following, not on every pass: its
+/// length and time are remembered as for a file that imported.
+#[test]
+fn follow_reports_a_bad_file_once() {
+    let env = TestEnv::new();
+    let dir = env.cwd.join("projects");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("bad.jsonl"), "{\"hello\":\"world\"}\n").unwrap();
+    let full =
+        std::fs::read_to_string(fixture("claude-code/dag_compact_after_rewind.jsonl")).unwrap();
+    let lines: Vec<&str> = full.lines().collect();
+    let path = dir.join("s1.jsonl");
+    std::fs::write(&path, format!("{}\n", lines[..2].join("\n"))).unwrap();
+    let child = env
+        .command("ag-log")
+        .args(["import", "--follow", &dir.to_string_lossy()])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let chunks = || {
+        rusqlite::Connection::open_with_flags(env.db(), rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
+            .and_then(|c| c.query_row("SELECT COUNT(*) FROM chunks", [], |r| r.get::<_, i64>(0)))
+            .unwrap_or(0)
+    };
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while chunks() < 3 {
+        assert!(Instant::now() < deadline, "the first pass did not import");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    // Two more passes, each started by a write to the good file: every file is looked at.
+    for (from, to) in [(2, 5), (5, lines.len())] {
+        let before = chunks();
+        let mut f = std::fs::OpenOptions::new()
+            .append(true)
+            .open(&path)
+            .unwrap();
+        std::io::Write::write_all(&mut f, (lines[from..to].join("\n") + "\n").as_bytes()).unwrap();
+        drop(f);
+        while chunks() == before {
+            assert!(Instant::now() < deadline, "a later pass did not import");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+    // SAFETY: kill(2) takes two integers.
+    unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(
+        stderr
+            .matches("bad.jsonl: not a Claude Code session file")
+            .count(),
+        1,
+        "{stderr}"
+    );
+}

@@ -85,6 +85,10 @@ pub(crate) fn run(ctx: &mut Ctx, args: Args) -> CliResult<()> {
     drop(bar);
     ctx.out.flush()?;
     if args.follow {
+        // Said now, as a later pass says it: following goes on around a bad file.
+        for (_, e) in &failed {
+            e.render(crate::cli::program());
+        }
         return run.follow(ctx, &store, &args.paths);
     }
     match failed.len() {

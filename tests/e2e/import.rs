@@ -550,12 +550,9 @@ fn a_directory_of_many_files_is_stored_in_order_around_a_bad_one() {
     let dir = env.cwd.join("many");
     let run = env.log(&["import", &dir.to_string_lossy()]).code(1);
     let printed: Vec<String> = run
-        .stdout
-        .lines()
-        .map(|l| {
-            let v: Value = serde_json::from_str(l).unwrap();
-            v["source_id"].as_str().unwrap().to_string()
-        })
+        .json_lines()
+        .iter()
+        .map(|v| v["source_id"].as_str().unwrap().to_string())
         .collect();
     assert_eq!(printed, ids, "one line per file, in the files' order");
     assert!(

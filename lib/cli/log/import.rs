@@ -155,6 +155,14 @@ fn is_agent_file(p: &Path) -> bool {
         .is_some_and(|n| n.starts_with("agent-"))
 }
 
+/// A file's length and modification time.
+type Stamp = (u64, Option<SystemTime>);
+
+fn stamp(path: &Path) -> Option<Stamp> {
+    let m = std::fs::metadata(path).ok()?;
+    Some((m.len(), m.modified().ok()))
+}
+
 /// A file read and parsed, not yet stored.
 struct Loaded {
     parsed: import::Parsed,
@@ -170,15 +178,12 @@ impl Loaded {
         kind: Option<SourceKind>,
         follow: bool,
         path: &Path,
-    ) -> (Option<(u64, Option<SystemTime>)>, CliResult<Loaded>) {
+    ) -> (Option<Stamp>, CliResult<Loaded>) {
         // Length and time are taken before the read: a write that lands while the file is
         // read then leaves them different, and the next pass reads the file again. (Taken
         // after, they would describe bytes this read never saw, and the rest would wait for
         // a write that may never come.)
-        let seen = std::fs::metadata(path)
-            .ok()
-            .map(|m| (m.len(), m.modified().ok()));
-        (seen, Loaded::read_parse(kind, follow, path))
+        (stamp(path), Loaded::read_parse(kind, follow, path))
     }
 
     fn read_parse(kind: Option<SourceKind>, follow: bool, path: &Path) -> CliResult<Loaded> {
@@ -232,7 +237,7 @@ struct Importer {
     /// (file, line) of problems already reported, so following does not repeat them.
     warned: HashSet<(PathBuf, usize)>,
     /// Length and modification time of each file as last imported.
-    seen: HashMap<PathBuf, (u64, Option<SystemTime>)>,
+    seen: HashMap<PathBuf, Stamp>,
     /// Where the import runs: the imported sessions' directory.
     here: PathBuf,
 }
@@ -246,7 +251,7 @@ impl Importer {
 
     /// Remember a file's length and time as read (also when it could not be imported, so
     /// following does not report it again until it changes).
-    fn saw(&mut self, path: &Path, seen: Option<(u64, Option<SystemTime>)>) {
+    fn saw(&mut self, path: &Path, seen: Option<Stamp>) {
         if let Some(seen) = seen {
             self.seen.insert(path.to_path_buf(), seen);
         }
@@ -335,10 +340,9 @@ impl Importer {
                 return Ok(Next::Wait);
             };
             for f in files {
-                let Ok(m) = std::fs::metadata(&f) else {
+                let Some(now) = stamp(&f) else {
                     continue;
                 };
-                let now = (m.len(), m.modified().ok());
                 if self.seen.get(&f) == Some(&now) {
                     continue;
                 }

@@ -95,7 +95,6 @@ struct Probe<'a> {
 }
 
 /// Medians of one probe on each session: wall time and CPU time (user plus system), seconds.
-#[derive(Clone, Copy, Default)]
 struct Figure {
     wall: f64,
     cpu: f64,
